@@ -1,0 +1,591 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"wharf/engine/message"
+	"wharf/engine/selector"
+)
+
+// Conn is a client connection's handle on the engine. A Conn belongs to its
+// protocol session: its methods must be called from one goroutine at a time
+// (the session's), except where a method says otherwise.
+type Conn struct {
+	e        *Engine
+	id       string
+	clientID string
+	subject  *Subject
+	creds    Credentials
+
+	msgSeq  uint64
+	tempSeq uint64
+	subs    map[*Subscription]struct{}
+	temps   []message.Destination
+	txs     map[string]*tx
+	closed  bool
+	idPrefx string
+}
+
+// Connect authenticates a client and registers its client id, which must be
+// unique among connected clients (javax.jms.InvalidClientIDException
+// otherwise). An empty client id is allowed; durable subscriptions need one.
+func (e *Engine) Connect(cr Credentials) (*Conn, error) {
+	subj, err := e.opts.Authenticator.Authenticate(cr)
+	if err != nil {
+		return nil, err
+	}
+	n := e.connSeq.Add(1)
+	c := &Conn{
+		e:        e,
+		id:       e.brokerID + "-" + strconv.FormatUint(n, 10) + ":1",
+		clientID: cr.ClientID,
+		subject:  subj,
+		creds:    cr,
+		subs:     map[*Subscription]struct{}{},
+		txs:      map[string]*tx{},
+	}
+	c.idPrefx = c.id + ":1:1:"
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	if c.clientID != "" {
+		if _, taken := e.clientIDs[c.clientID]; taken {
+			return nil, fmt.Errorf("%w: %q", ErrClientIDInUse, c.clientID)
+		}
+		e.clientIDs[c.clientID] = c
+	}
+	return c, nil
+}
+
+// ID is the connection's id, ActiveMQ style ("ID:host-pid-start-n:1").
+func (c *Conn) ID() string { return c.id }
+
+// ClientID is the client id given at Connect.
+func (c *Conn) ClientID() string { return c.clientID }
+
+// Subject is who the connection authenticated as.
+func (c *Conn) Subject() *Subject { return c.subject }
+
+// NextMessageID returns a fresh message id in ActiveMQ's format
+// (<connection id>:<session>:<producer>:<seq>).
+func (c *Conn) NextMessageID() string {
+	c.msgSeq++
+	return c.idPrefx + strconv.FormatUint(c.msgSeq, 10)
+}
+
+func (c *Conn) authorize(a Action, d message.Destination) error {
+	return c.e.opts.Authorizer.Authorize(c.subject, a, d)
+}
+
+// Send hands a message to the engine. Errors found at once (bad
+// destination, not authorized, unknown transaction) are returned; otherwise
+// comp, when not nil, is told the outcome once the message is stored (or
+// accepted, for non-persistent ones). In a transaction the message is held
+// until Commit and comp is told at once. The message must not be changed
+// after Send.
+func (c *Conn) Send(m *message.Message, txID string, comp Completion, token uint64) error {
+	if c.closed {
+		return ErrConnClosed
+	}
+	if m.Destination.Name == "" {
+		return fmt.Errorf("%w: no destination", ErrBadDestination)
+	}
+	if m.Destination.IsWildcard() {
+		return fmt.Errorf("%w: %s", ErrWildcardSend, m.Destination)
+	}
+	if err := c.authorize(ActionWrite, m.Destination); err != nil {
+		return err
+	}
+	if m.ID == "" {
+		m.ID = c.NextMessageID()
+	}
+	m.Origin = c.id
+	if txID != "" {
+		t := c.txs[txID]
+		if t == nil {
+			return fmt.Errorf("%w: %q", ErrUnknownTx, txID)
+		}
+		t.sends = append(t.sends, m)
+		if comp != nil {
+			comp.Complete(token, nil)
+		}
+		return nil
+	}
+	return c.e.shardFor(m.Destination).post(command{op: opSend, msg: m, comp: comp, token: token})
+}
+
+// CreateTemp creates a temporary queue or topic owned by this connection,
+// named as ActiveMQ names them (<connection id>:<n>). It is deleted when the
+// connection closes.
+func (c *Conn) CreateTemp(topic bool) (message.Destination, error) {
+	if c.closed {
+		return message.Destination{}, ErrConnClosed
+	}
+	c.tempSeq++
+	d := message.Destination{Type: message.TempQueue, Name: c.id + ":" + strconv.FormatUint(c.tempSeq, 10)}
+	if topic {
+		d.Type = message.TempTopic
+	}
+	if err := c.authorize(ActionAdmin, d); err != nil {
+		return message.Destination{}, err
+	}
+	owner := c.id
+	s := c.e.shardFor(d)
+	if err := c.e.onShards([]int{s.idx}, func(s *shard) {
+		s.dest(d, true).owner = owner
+	}); err != nil {
+		return message.Destination{}, err
+	}
+	c.temps = append(c.temps, d)
+	return d, nil
+}
+
+// DeleteTemp deletes one of the connection's temporary destinations.
+func (c *Conn) DeleteTemp(d message.Destination) error {
+	for i, t := range c.temps {
+		if t == d {
+			c.temps = append(c.temps[:i], c.temps[i+1:]...)
+			return c.e.RemoveDestination(d)
+		}
+	}
+	return fmt.Errorf("%w: %s", ErrTempGone, d)
+}
+
+// Subscribe registers a consumer and returns once it is in place (and has
+// been given what is waiting for it).
+func (c *Conn) Subscribe(spec SubSpec, sink Sink) (*Subscription, error) {
+	if c.closed {
+		return nil, ErrConnClosed
+	}
+	d := spec.Destination
+	if d.Name == "" {
+		return nil, fmt.Errorf("%w: no destination", ErrBadDestination)
+	}
+	if err := c.authorize(ActionRead, d); err != nil {
+		return nil, err
+	}
+	var sel *selector.Selector
+	if spec.Selector != "" {
+		var err error
+		sel, err = selector.ParseWith(spec.Selector, selector.Options{ConvertStringExpressions: spec.ConvertStrings})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadSelector, err)
+		}
+	}
+	sub := &Subscription{id: c.e.subSeq.Add(1), conn: c, spec: spec, sel: sel, sink: sink}
+	sub.credit.Store(int64(spec.Prefetch))
+	wild := d.IsWildcard()
+	if wild {
+		sub.shards = make([]int, len(c.e.shards))
+		for i := range sub.shards {
+			sub.shards[i] = i
+		}
+	} else {
+		sub.shards = []int{c.e.shardFor(d).idx}
+	}
+	switch {
+	case spec.Browser:
+		if d.Type.IsTopic() {
+			return nil, fmt.Errorf("%w: only queues can be browsed, not %s", ErrBadDestination, d)
+		}
+		c.subs[sub] = struct{}{}
+		sub.browsing.Store(int32(len(sub.shards)))
+		for _, i := range sub.shards {
+			if err := c.e.shards[i].post(command{op: opFn, fn: func(s *shard) { s.browse(sub) }}); err != nil {
+				return nil, err
+			}
+		}
+		return sub, nil
+	case spec.DurableName != "":
+		if err := c.subscribeDurable(sub); err != nil {
+			return nil, err
+		}
+	default:
+		if d.Type.IsTemp() && !wild {
+			var err error
+			if e := c.e.onShards(sub.shards, func(s *shard) {
+				t := s.dests[d]
+				switch {
+				case t == nil:
+					err = fmt.Errorf("%w: %s", ErrTempGone, d)
+				case t.owner != c.id && !d.Type.IsTopic():
+					err = fmt.Errorf("%w: %s", ErrTempNotOwner, d)
+				}
+			}); e != nil {
+				return nil, e
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		if err := c.e.onShards(sub.shards, func(s *shard) { s.addPart(sub, nil) }); err != nil {
+			return nil, err
+		}
+	}
+	c.subs[sub] = struct{}{}
+	return sub, nil
+}
+
+// addPart registers sub in this shard. durable is the stored subscription
+// for durable ones (whose part may exist already, offline).
+func (s *shard) addPart(sub *Subscription, durable *DurableSub) {
+	var p *part
+	if durable != nil {
+		p = s.durables[durable.Key]
+	}
+	if p == nil {
+		p = &part{spec: sub.spec, sel: sub.sel, durable: durable}
+		if durable != nil {
+			s.durables[durable.Key] = p
+			s.attachPattern(p)
+		}
+	}
+	p.sub = sub
+	p.spec = sub.spec
+	p.sel = sub.sel
+	s.parts[sub] = p
+	if durable == nil {
+		s.attachPattern(p)
+	}
+	s.dispatchPart(p)
+}
+
+// attachPattern attaches p to the destinations its pattern names, creating
+// the destination when it is a plain name.
+func (s *shard) attachPattern(p *part) {
+	d := p.spec.Destination
+	if d.IsWildcard() {
+		s.wild = append(s.wild, p)
+		for _, x := range s.dests {
+			if d.Matches(x.d) {
+				s.attach(p, x)
+			}
+		}
+		return
+	}
+	s.attach(p, s.dest(d, !d.Type.IsTemp()))
+}
+
+func (s *shard) detachPattern(p *part) {
+	for _, d := range p.dests {
+		s.detach(p, d)
+	}
+	p.dests = nil
+	for i, w := range s.wild {
+		if w == p {
+			s.wild = append(s.wild[:i], s.wild[i+1:]...)
+			break
+		}
+	}
+}
+
+// closePart removes sub from this shard: in-flight queue messages go back
+// to their queues with the redelivery counter incremented, a non-durable
+// topic subscription's backlog is dropped, a durable one keeps it offline.
+func (s *shard) closePart(sub *Subscription) {
+	p := s.parts[sub]
+	if p == nil {
+		return
+	}
+	delete(s.parts, sub)
+	touched := s.scratchDests(p)
+	for _, e := range p.inflight {
+		e.dest.inflight--
+		e.redeliveries++
+		e.txAcked = false
+		e.id = 0
+		if e.dest.d.Type.IsTopic() {
+			if p.durable != nil {
+				p.pending.insertSorted(e)
+			} else {
+				s.freeEntry(e)
+			}
+			continue
+		}
+		e.dest.pending.insertSorted(e)
+	}
+	clear(p.inflight)
+	p.inflight = p.inflight[:0]
+	if p.durable != nil {
+		p.sub = nil
+	} else {
+		p.pending.filter(func(e *entry) bool { s.freeEntry(e); return true })
+		s.detachPattern(p)
+	}
+	for _, d := range touched {
+		if !d.d.Type.IsTopic() {
+			s.dispatchQueue(d)
+		}
+	}
+}
+
+func (s *shard) scratchDests(p *part) []*destination {
+	return append([]*destination(nil), p.dests...)
+}
+
+// browse delivers a snapshot of the matching queues' messages, then the
+// end marker once every shard the browser spans has finished.
+func (s *shard) browse(sub *Subscription) {
+	d := sub.spec.Destination
+	send := func(q *destination) {
+		emit := func(e *entry) bool {
+			if sub.closed.Load() {
+				return false
+			}
+			if !e.msg.Expired(s.now) && sub.matches(e.msg, e.redeliveries) {
+				sub.sink.Deliver(Delivery{Sub: sub, ID: sub.nextID.Add(1)<<8 | uint64(s.idx), Msg: e.msg, Redeliveries: e.redeliveries})
+			}
+			return true
+		}
+		// ActiveMQ's browser sees what the queue holds, dispatched or not,
+		// in queue order.
+		var held []*entry
+		for _, c := range q.consumers {
+			for _, e := range c.inflight {
+				if e.dest == q {
+					held = append(held, e)
+				}
+			}
+		}
+		for _, e := range mergeBySeq(held, &q.pending) {
+			if !emit(e) {
+				return
+			}
+		}
+	}
+	if d.IsWildcard() {
+		for _, q := range s.dests {
+			if d.Matches(q.d) {
+				send(q)
+			}
+		}
+	} else if q := s.dests[d]; q != nil {
+		send(q)
+	}
+	if sub.browsing.Add(-1) == 0 && !sub.closed.Load() {
+		sub.sink.Deliver(Delivery{Sub: sub, BrowseEnd: true})
+	}
+}
+
+func mergeBySeq(held []*entry, q *deque) []*entry {
+	out := make([]*entry, 0, len(held)+q.len())
+	out = append(out, held...)
+	q.each(func(e *entry) bool { out = append(out, e); return true })
+	// Insertion sort: held is short (bounded by prefetch) and both halves
+	// are nearly sorted already.
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j-1].seq > out[j].seq; j-- {
+			out[j-1], out[j] = out[j], out[j-1]
+		}
+	}
+	return out
+}
+
+// Ack acknowledges a delivery of sub (with AckClient, every earlier one
+// too). Inside a transaction the acknowledgement takes effect at Commit.
+// Acks are applied asynchronously, in order with the connection's other
+// commands on that destination.
+func (c *Conn) Ack(sub *Subscription, id uint64, txID string) error {
+	if c.closed {
+		return ErrConnClosed
+	}
+	cumulative := sub.spec.AckMode == AckClient
+	if txID != "" {
+		t := c.txs[txID]
+		if t == nil {
+			return fmt.Errorf("%w: %q", ErrUnknownTx, txID)
+		}
+		t.acks = append(t.acks, txAck{sub: sub, id: id, cumulative: cumulative})
+		mark := command{op: opFn, fn: func(s *shard) { s.txMark(sub, id, cumulative, true) }}
+		if cumulative && len(sub.shards) > 1 {
+			for _, i := range sub.shards {
+				if err := c.e.shards[i].post(mark); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		return c.e.shards[id&0xff].post(mark)
+	}
+	if cumulative && len(sub.shards) > 1 {
+		for _, i := range sub.shards {
+			if err := c.e.shards[i].post(command{op: opAck, sub: sub, id: id, flag: true}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return c.e.shards[id&0xff].post(command{op: opAck, sub: sub, id: id, flag: cumulative})
+}
+
+// Nack negatively acknowledges one delivery; kind says what happens to the
+// message, cause is recorded as dlqDeliveryFailureCause if it is
+// dead-lettered.
+func (c *Conn) Nack(sub *Subscription, id uint64, kind NackKind, cause string) error {
+	if c.closed {
+		return ErrConnClosed
+	}
+	return c.e.shards[id&0xff].post(command{op: opNack, sub: sub, id: id, nack: kind, cause: cause})
+}
+
+// CloseSubscription removes a consumer. Unacknowledged queue messages are
+// redelivered to other consumers with the redelivered flag; a durable
+// subscription stays, offline, collecting messages.
+func (c *Conn) CloseSubscription(sub *Subscription) error {
+	if _, ok := c.subs[sub]; !ok {
+		return ErrSubClosed
+	}
+	delete(c.subs, sub)
+	return c.closeSub(sub)
+}
+
+func (c *Conn) closeSub(sub *Subscription) error {
+	sub.closed.Store(true)
+	if sub.spec.Browser {
+		return nil
+	}
+	err := c.e.onShards(sub.shards, func(s *shard) { s.closePart(sub) })
+	if sub.key != (SubKey{}) {
+		c.e.mu.Lock()
+		if r := c.e.durables[sub.key]; r != nil && r.active == sub {
+			r.active = nil
+		}
+		c.e.mu.Unlock()
+	}
+	return err
+}
+
+// Unsubscribe destroys the durable subscription name of this connection's
+// client id, and the messages kept for it.
+func (c *Conn) Unsubscribe(name string) error {
+	if c.clientID == "" {
+		return ErrNoClientID
+	}
+	return c.e.Unsubscribe(SubKey{ClientID: c.clientID, Name: name})
+}
+
+// Unsubscribe destroys a durable subscription. It fails with
+// ErrNoSuchSubscription if there is none, ErrDurableInUse while a consumer
+// is attached.
+func (e *Engine) Unsubscribe(key SubKey) error {
+	e.mu.Lock()
+	r := e.durables[key]
+	switch {
+	case r == nil:
+		e.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrNoSuchSubscription, key)
+	case r.active != nil:
+		e.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrDurableInUse, key)
+	}
+	delete(e.durables, key)
+	e.mu.Unlock()
+	return e.onShards(r.shards, func(s *shard) { s.removeDurable(key) })
+}
+
+func (s *shard) removeDurable(key SubKey) {
+	p := s.durables[key]
+	if p == nil {
+		return
+	}
+	delete(s.durables, key)
+	for _, e := range p.inflight {
+		e.dest.inflight--
+		s.freeEntry(e)
+	}
+	p.inflight = nil
+	p.pending.filter(func(e *entry) bool { s.freeEntry(e); return true })
+	s.detachPattern(p)
+	if s.store != nil {
+		s.ops = append(s.ops, StoreOp{Kind: OpRemoveSub, Dest: p.spec.Destination, Sub: *p.durable})
+	}
+}
+
+// subscribeDurable attaches sub to its durable subscription, creating it,
+// or re-creating it when the topic, selector or noLocal changed (as
+// ActiveMQ does).
+func (c *Conn) subscribeDurable(sub *Subscription) error {
+	spec := sub.spec
+	if c.clientID == "" {
+		return ErrNoClientID
+	}
+	if !spec.Destination.Type.IsTopic() {
+		return fmt.Errorf("%w: %s", ErrDurableOnQueue, spec.Destination)
+	}
+	key := SubKey{ClientID: c.clientID, Name: spec.DurableName}
+	want := DurableSub{Key: key, Destination: spec.Destination, Selector: spec.Selector, NoLocal: spec.NoLocal}
+	e := c.e
+	e.mu.Lock()
+	r := e.durables[key]
+	if r != nil && r.active != nil {
+		e.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrDurableInUse, key)
+	}
+	recreate := r != nil && r.sub != want
+	if r == nil || recreate {
+		r = &durableReg{sub: want, shards: sub.shards}
+		old := e.durables[key]
+		e.durables[key] = r
+		r.active = sub
+		e.mu.Unlock()
+		if recreate {
+			if err := e.onShards(old.shards, func(s *shard) { s.removeDurable(key) }); err != nil {
+				return err
+			}
+		}
+		sub.key = key
+		return e.onShards(r.shards, func(s *shard) {
+			if s.store != nil {
+				s.ops = append(s.ops, StoreOp{Kind: OpAddSub, Dest: want.Destination, Sub: want})
+			}
+			ds := want
+			s.addPart(sub, &ds)
+		})
+	}
+	r.active = sub
+	sub.shards = r.shards
+	e.mu.Unlock()
+	sub.key = key
+	return e.onShards(r.shards, func(s *shard) {
+		ds := r.sub
+		s.addPart(sub, &ds)
+	})
+}
+
+// Close ends the connection: its subscriptions close (queue messages in
+// flight are redelivered), open transactions roll back, temporary
+// destinations are deleted and the client id is released. Safe to call
+// more than once.
+func (c *Conn) Close() error {
+	if c.closed {
+		return nil
+	}
+	var errs []error
+	for id := range c.txs {
+		errs = append(errs, c.Rollback(id))
+	}
+	for sub := range c.subs {
+		errs = append(errs, c.closeSub(sub))
+	}
+	c.subs = nil
+	for _, d := range c.temps {
+		errs = append(errs, c.e.RemoveDestination(d))
+	}
+	c.temps = nil
+	c.closed = true
+	if c.clientID != "" {
+		c.e.mu.Lock()
+		if c.e.clientIDs[c.clientID] == c {
+			delete(c.e.clientIDs, c.clientID)
+		}
+		c.e.mu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
+var _ sync.Locker = (*sync.Mutex)(nil)

@@ -1,0 +1,626 @@
+package engine
+
+import (
+	"time"
+
+	"wharf/engine/message"
+)
+
+// destination is a queue or topic and all its state. Owned by its shard.
+type destination struct {
+	d      message.Destination
+	policy Policy
+	owner  string // temporary destinations: the owning connection's id
+
+	nextSeq uint64
+	// Queues: pending messages and competing consumers.
+	pending   deque
+	consumers []*part // ordered by priority, highest first
+	rr        int
+	// Topics: every subscription part that receives its messages.
+	subs []*part
+
+	nextSweep int64 // ms
+
+	enqueued, dequeued, dispatched, expired, inflight int64
+}
+
+func (d *destination) stats() DestinationStats {
+	st := DestinationStats{
+		Exists:        true,
+		EnqueueCount:  d.enqueued,
+		DequeueCount:  d.dequeued,
+		DispatchCount: d.dispatched,
+		InFlightCount: d.inflight,
+		ExpiredCount:  d.expired,
+	}
+	if d.d.Type.IsTopic() {
+		st.ConsumerCount = int64(len(d.subs))
+	} else {
+		st.ConsumerCount = int64(len(d.consumers))
+		st.QueueSize = int64(d.pending.len()) + d.inflight
+	}
+	return st
+}
+
+// dest returns the destination, creating it when create is set. Temporary
+// destinations are only created by their connection (createTemp).
+func (s *shard) dest(d message.Destination, create bool) *destination {
+	if x := s.dests[d]; x != nil {
+		return x
+	}
+	if !create {
+		return nil
+	}
+	x := &destination{d: d, policy: s.e.opts.PolicyFor(d), nextSeq: 1}
+	if x.policy.MaxPageSize <= 0 {
+		x.policy.MaxPageSize = 200
+	}
+	if x.policy.ExpireMessagesPeriod > 0 {
+		x.nextSweep = s.now + x.policy.ExpireMessagesPeriod.Milliseconds()
+	}
+	s.dests[d] = x
+	for _, p := range s.wild {
+		if p.spec.Destination.Matches(d) {
+			s.attach(p, x)
+		}
+	}
+	return x
+}
+
+// attach makes part p a consumer of queue d or a subscriber of topic d.
+func (s *shard) attach(p *part, d *destination) {
+	p.dests = append(p.dests, d)
+	if d.d.Type.IsTopic() {
+		d.subs = append(d.subs, p)
+		return
+	}
+	prio := p.spec.Priority
+	i := len(d.consumers)
+	for i > 0 && d.consumers[i-1].spec.Priority < prio {
+		i--
+	}
+	d.consumers = append(d.consumers, nil)
+	copy(d.consumers[i+1:], d.consumers[i:])
+	d.consumers[i] = p
+}
+
+func (s *shard) detach(p *part, d *destination) {
+	remove := func(list []*part) []*part {
+		for i, q := range list {
+			if q == p {
+				return append(list[:i], list[i+1:]...)
+			}
+		}
+		return list
+	}
+	if d.d.Type.IsTopic() {
+		d.subs = remove(d.subs)
+	} else {
+		d.consumers = remove(d.consumers)
+		if d.rr >= len(d.consumers) {
+			d.rr = 0
+		}
+	}
+}
+
+// send accepts a message into its destination.
+func (s *shard) send(m *message.Message) error {
+	d := s.dest(m.Destination, !m.Destination.Type.IsTemp())
+	if d == nil {
+		return ErrTempGone
+	}
+	if m.Expired(s.now) {
+		// ActiveMQ checks expiry on arrival: an expired message is never
+		// stored or dispatched, it is expired at once (to the DLQ if
+		// persistent).
+		d.enqueued++
+		d.expired++
+		s.deadLetter(d, m, 0, expiryCause(m), true)
+		return nil
+	}
+	d.enqueued++
+	// Temporary destinations die with their connection: ActiveMQ keeps
+	// their messages in memory only.
+	stored := m.Persistent && s.store != nil && !d.d.Type.IsTemp()
+	seq := d.nextSeq
+	d.nextSeq++
+	if !d.d.Type.IsTopic() {
+		e := s.newEntry(seq, m, d)
+		if stored {
+			e.stored = true
+			s.ops = append(s.ops, StoreOp{Kind: OpAdd, Dest: d.d, Seq: seq, Msg: m})
+		}
+		d.pending.pushBack(e)
+		s.dispatchQueue(d)
+		return nil
+	}
+	// Topic: find who gets it first, store it once for the durable ones,
+	// then hand out the copies.
+	matched := s.scratch[:0]
+	var keys []SubKey
+	for _, p := range d.subs {
+		if p.sub == nil && !m.Persistent {
+			continue // offline durable subscriptions keep persistent messages only
+		}
+		if !p.matches(m) {
+			continue
+		}
+		matched = append(matched, p)
+		if stored && p.durable != nil {
+			keys = append(keys, p.durable.Key)
+		}
+	}
+	if len(keys) > 0 {
+		s.ops = append(s.ops, StoreOp{Kind: OpAdd, Dest: d.d, Seq: seq, Msg: m, Subs: keys})
+	}
+	for i, p := range matched {
+		e := s.newEntry(seq, m, d)
+		e.stored = len(keys) > 0 && p.durable != nil
+		p.pending.pushBack(e)
+		s.dispatchPart(p)
+		matched[i] = nil
+	}
+	s.scratch = matched[:0]
+	return nil
+}
+
+func expiryCause(m *message.Message) string {
+	return "java.lang.Throwable: Message Expired. Expiration:" + itoa(m.Expiration)
+}
+
+// dispatchQueue hands pending messages to consumers with credit: the highest
+// priority first, round-robin among equals, the exclusive consumer alone when
+// there is one. A message no consumer's selector accepts stays for others;
+// a pass looks at most MaxPageSize such messages.
+func (s *shard) dispatchQueue(d *destination) {
+	if len(d.consumers) == 0 || d.pending.len() == 0 {
+		return
+	}
+	skipped := 0
+	q := &d.pending
+	for i := q.head; i < len(q.buf); i++ {
+		e := q.buf[i]
+		if e == nil {
+			continue
+		}
+		if e.msg.Expired(s.now) {
+			q.remove(i)
+			s.expireEntry(e)
+			continue
+		}
+		p, anyCredit := d.pick(e)
+		if p == nil {
+			if !anyCredit {
+				return
+			}
+			if skipped++; skipped >= d.policy.MaxPageSize {
+				return
+			}
+			continue
+		}
+		if !p.sub.takeCredit() {
+			// A wildcard subscription's credit is shared with other
+			// shards, which may have taken it since pick looked.
+			i--
+			continue
+		}
+		q.remove(i)
+		s.deliver(p, e)
+	}
+}
+
+// pick chooses the consumer for e. anyCredit reports whether some consumer
+// could take a message at all.
+func (d *destination) pick(e *entry) (p *part, anyCredit bool) {
+	n := len(d.consumers)
+	for _, c := range d.consumers {
+		if c.spec.Exclusive {
+			// The exclusive consumer is the first exclusive one in priority
+			// order; everyone else waits until it leaves.
+			if !c.sub.hasCredit() {
+				return nil, false
+			}
+			if c.sub.matches(e.msg, e.redeliveries) {
+				return c, true
+			}
+			return nil, true
+		}
+	}
+	best := -1
+	for k := 0; k < n; k++ {
+		j := (d.rr + k) % n
+		c := d.consumers[j]
+		if !c.sub.hasCredit() {
+			continue
+		}
+		anyCredit = true
+		if best >= 0 && c.spec.Priority <= d.consumers[best].spec.Priority {
+			continue
+		}
+		if !c.sub.matches(e.msg, e.redeliveries) {
+			continue
+		}
+		best = j
+	}
+	if best < 0 {
+		return nil, anyCredit
+	}
+	d.rr = best + 1
+	if d.rr >= n {
+		d.rr = 0
+	}
+	return d.consumers[best], true
+}
+
+// dispatchPart delivers to p what it can take: its topic backlog, and the
+// queues it consumes from.
+func (s *shard) dispatchPart(p *part) {
+	if p.sub == nil || p.sub.closed.Load() {
+		return
+	}
+	for p.pending.len() > 0 {
+		if !p.sub.takeCredit() {
+			break
+		}
+		e := p.pending.popFront()
+		if e.msg.Expired(s.now) {
+			p.sub.credit.Add(1)
+			s.expireTopicEntry(p, e)
+			continue
+		}
+		s.deliver(p, e)
+	}
+	for _, d := range p.dests {
+		if !d.d.Type.IsTopic() {
+			s.dispatchQueue(d)
+		}
+	}
+}
+
+// deliver hands e to p's sink; the caller has taken the credit.
+func (s *shard) deliver(p *part, e *entry) {
+	sub := p.sub
+	id := sub.nextID.Add(1)<<8 | uint64(s.idx)
+	e.dest.dispatched++
+	dl := Delivery{Sub: sub, ID: id, Msg: e.msg, Redeliveries: e.redeliveries}
+	if sub.spec.AckMode == AckAuto {
+		s.consumed(p, e)
+	} else {
+		e.id = id
+		p.inflight = append(p.inflight, e)
+		e.dest.inflight++
+	}
+	sub.sink.Deliver(dl)
+}
+
+// consumed retires an acknowledged entry.
+func (s *shard) consumed(p *part, e *entry) {
+	d := e.dest
+	d.dequeued++
+	if e.stored {
+		if d.d.Type.IsTopic() {
+			s.ops = append(s.ops, StoreOp{Kind: OpAck, Dest: d.d, Seq: e.seq, Sub: DurableSub{Key: p.durable.Key}})
+		} else {
+			s.ops = append(s.ops, StoreOp{Kind: OpRemove, Dest: d.d, Seq: e.seq})
+		}
+	}
+	s.freeEntry(e)
+}
+
+// dropStored removes an entry from the store without counting it consumed.
+func (s *shard) dropStored(p *part, e *entry) {
+	if !e.stored {
+		return
+	}
+	if e.dest.d.Type.IsTopic() {
+		if p != nil && p.durable != nil {
+			s.ops = append(s.ops, StoreOp{Kind: OpAck, Dest: e.dest.d, Seq: e.seq, Sub: DurableSub{Key: p.durable.Key}})
+		}
+		return
+	}
+	s.ops = append(s.ops, StoreOp{Kind: OpRemove, Dest: e.dest.d, Seq: e.seq})
+}
+
+// findInflight returns the index of delivery id in p.inflight, or -1.
+func (p *part) findInflight(id uint64) int {
+	lo, hi := 0, len(p.inflight)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if seqOf(p.inflight[m].id) < seqOf(id) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(p.inflight) && p.inflight[lo].id == id {
+		return lo
+	}
+	return -1
+}
+
+func (p *part) removeInflight(i int) {
+	if i == 0 {
+		p.inflight[0] = nil
+		p.inflight = p.inflight[1:]
+		return
+	}
+	copy(p.inflight[i:], p.inflight[i+1:])
+	p.inflight[len(p.inflight)-1] = nil
+	p.inflight = p.inflight[:len(p.inflight)-1]
+}
+
+// ack acknowledges delivery id (and, cumulative, every earlier one).
+func (s *shard) ack(sub *Subscription, id uint64, cumulative bool) {
+	p := s.parts[sub]
+	if p == nil {
+		return
+	}
+	credit := 0
+	if cumulative {
+		n := 0
+		for _, e := range p.inflight {
+			if seqOf(e.id) > seqOf(id) {
+				break
+			}
+			n++
+		}
+		for _, e := range p.inflight[:n] {
+			if !e.txAcked {
+				credit++
+			}
+			e.dest.inflight--
+			s.consumed(p, e)
+		}
+		clear(p.inflight[:n])
+		p.inflight = p.inflight[n:]
+	} else {
+		i := p.findInflight(id)
+		if i < 0 {
+			s.log.Debug("ack of unknown delivery", "sub", sub.id, "delivery", id)
+			return
+		}
+		e := p.inflight[i]
+		p.removeInflight(i)
+		if !e.txAcked {
+			credit++
+		}
+		e.dest.inflight--
+		s.consumed(p, e)
+	}
+	if credit > 0 {
+		sub.credit.Add(int64(credit))
+		s.creditReturned(p)
+	}
+}
+
+// creditReturned dispatches to p here and asks the other shards p's
+// subscription spans to do the same.
+func (s *shard) creditReturned(p *part) {
+	s.dispatchPart(p)
+	if len(p.sub.shards) > 1 {
+		for _, i := range p.sub.shards {
+			if i != s.idx {
+				s.e.shards[i].mailbox(command{op: opKick, sub: p.sub})
+			}
+		}
+	}
+}
+
+// nack handles a negative acknowledgement of one delivery.
+func (s *shard) nack(sub *Subscription, id uint64, kind NackKind, cause string) {
+	p := s.parts[sub]
+	if p == nil {
+		return
+	}
+	i := p.findInflight(id)
+	if i < 0 {
+		s.log.Debug("nack of unknown delivery", "sub", sub.id, "delivery", id)
+		return
+	}
+	e := p.inflight[i]
+	p.removeInflight(i)
+	e.dest.inflight--
+	if !e.txAcked {
+		sub.credit.Add(1)
+	}
+	e.txAcked = false
+	switch kind {
+	case NackPoison:
+		s.deadLetterEntry(p, e, cause)
+	case NackRedeliver:
+		e.redeliveries++
+		if max := e.dest.policy.MaxRedeliveries; max >= 0 && int(e.redeliveries) > max {
+			if cause == "" {
+				cause = "java.lang.Throwable: Delivery[" + itoa(int64(e.redeliveries)) + "] exceeds redelivery policy limit:" + itoa(int64(max))
+			}
+			s.deadLetterEntry(p, e, cause)
+		} else {
+			s.requeue(p, e)
+		}
+	case NackRelease:
+		s.requeue(p, e)
+	}
+	s.creditReturned(p)
+}
+
+// requeue puts an entry back where it came from, in sequence order.
+func (s *shard) requeue(p *part, e *entry) {
+	e.id = 0
+	e.txAcked = false
+	if e.dest.d.Type.IsTopic() {
+		if p.durable == nil && p.sub == nil {
+			s.freeEntry(e)
+			return
+		}
+		p.pending.insertSorted(e)
+		return
+	}
+	e.dest.pending.insertSorted(e)
+	s.dispatchQueue(e.dest)
+}
+
+// deadLetterEntry moves an in-flight or pending entry to its DLQ.
+func (s *shard) deadLetterEntry(p *part, e *entry, cause string) {
+	s.dropStored(p, e)
+	d := e.dest
+	s.deadLetter(d, e.msg, e.redeliveries, cause, false)
+	s.freeEntry(e)
+}
+
+// deadLetter sends a copy of m to d's dead-letter destination as
+// RegionBroker.sendToDeadLetterQueue does, or drops it when the strategy
+// says so (non-persistent, expired with processExpired=false, discarding, or
+// already on its DLQ).
+func (s *shard) deadLetter(d *destination, m *message.Message, redeliveries int32, cause string, expired bool) {
+	pol := &d.policy.DeadLetter
+	if (!m.Persistent && !pol.ProcessNonPersistent) || (expired && !pol.ProcessExpired) {
+		return
+	}
+	target, ok := pol.Target(d.d)
+	if !ok || target == d.d {
+		return // discarding strategy, or the loop guard: never re-DLQ a DLQ message
+	}
+	c := m.Clone()
+	c.OriginalDestination = m.Destination
+	c.Destination = target
+	c.RedeliveryCounter = 0
+	if pol.Expiration > 0 {
+		c.Expiration = s.now + pol.Expiration
+	} else if m.Expiration != 0 {
+		c.Props.Set("originalExpiration", message.LongValue(m.Expiration))
+		c.Expiration = 0
+	}
+	if !m.Persistent {
+		c.Persistent = true
+		c.Props.Set("originalDeliveryMode", message.StringValue("NON_PERSISTENT"))
+	}
+	if cause != "" {
+		c.Props.Set("dlqDeliveryFailureCause", message.StringValue(cause))
+	}
+	_ = redeliveries
+	if ts := s.e.shardFor(target); ts == s {
+		if err := s.send(c); err != nil {
+			s.log.Warn("dead letter dropped", "dest", target.String(), "msg_id", m.ID, "err", err)
+		}
+	} else {
+		ts.mailbox(command{op: opInternal, msg: c})
+	}
+}
+
+// expireEntry expires a queue entry that is no longer pending.
+func (s *shard) expireEntry(e *entry) {
+	d := e.dest
+	d.expired++
+	d.dequeued++
+	s.dropStored(nil, e)
+	s.deadLetter(d, e.msg, e.redeliveries, expiryCause(e.msg), true)
+	s.freeEntry(e)
+}
+
+// expireTopicEntry expires a message waiting for a topic subscription. The
+// DLQ gets one copy per durable subscription that held it, as in ActiveMQ.
+func (s *shard) expireTopicEntry(p *part, e *entry) {
+	d := e.dest
+	d.expired++
+	s.dropStored(p, e)
+	if p.durable != nil {
+		s.deadLetter(d, e.msg, e.redeliveries, expiryCause(e.msg), true)
+	}
+	s.freeEntry(e)
+}
+
+// tick runs the periodic expiry sweeps that are due.
+func (s *shard) tick() {
+	for _, d := range s.dests {
+		if d.policy.ExpireMessagesPeriod <= 0 || s.now < d.nextSweep {
+			continue
+		}
+		d.nextSweep = s.now + d.policy.ExpireMessagesPeriod.Milliseconds()
+		s.sweep(d)
+	}
+}
+
+// sweep expires the pending messages of d that are past their expiration.
+func (s *shard) sweep(d *destination) {
+	now := s.now
+	if !d.d.Type.IsTopic() {
+		d.pending.filter(func(e *entry) bool {
+			if !e.msg.Expired(now) {
+				return false
+			}
+			s.expireEntry(e)
+			return true
+		})
+		return
+	}
+	for _, p := range d.subs {
+		p.pending.filter(func(e *entry) bool {
+			if e.dest != d || !e.msg.Expired(now) {
+				return false
+			}
+			s.expireTopicEntry(p, e)
+			return true
+		})
+	}
+}
+
+// removeDest deletes a destination: its messages, and its consumers'
+// claims on it.
+func (s *shard) removeDest(d *destination) {
+	for _, p := range append(append([]*part(nil), d.consumers...), d.subs...) {
+		for i, x := range p.dests {
+			if x == d {
+				p.dests = append(p.dests[:i], p.dests[i+1:]...)
+				break
+			}
+		}
+		keep := p.inflight[:0]
+		for _, e := range p.inflight {
+			if e.dest == d {
+				s.freeEntry(e)
+				continue
+			}
+			keep = append(keep, e)
+		}
+		clear(p.inflight[len(keep):])
+		p.inflight = keep
+		p.pending.filter(func(e *entry) bool {
+			if e.dest == d {
+				s.freeEntry(e)
+				return true
+			}
+			return false
+		})
+	}
+	d.pending.filter(func(e *entry) bool { s.freeEntry(e); return true })
+	if s.store != nil {
+		s.ops = append(s.ops, StoreOp{Kind: OpRemoveDest, Dest: d.d})
+	}
+	delete(s.dests, d.d)
+}
+
+func itoa(n int64) string {
+	var b [20]byte
+	i := len(b)
+	neg := n < 0
+	u := uint64(n)
+	if neg {
+		u = uint64(-n)
+	}
+	for {
+		i--
+		b[i] = byte('0' + u%10)
+		u /= 10
+		if u == 0 {
+			break
+		}
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}
+
+var _ = time.Second

@@ -1,0 +1,171 @@
+package message
+
+// BodyType is the JMS message type, fixed by the body.
+type BodyType uint8
+
+// The JMS message types.
+const (
+	NoBody     BodyType = iota // javax.jms.Message
+	TextBody                   // TextMessage: Body holds UTF-8 text
+	BytesBody                  // BytesMessage: Body holds the bytes
+	MapBody                    // MapMessage: Map holds the entries
+	StreamBody                 // StreamMessage: List holds the values
+	ObjectBody                 // ObjectMessage: Body holds the serialized object
+)
+
+var bodyNames = [...]string{"message", "text", "bytes", "map", "stream", "object"}
+
+func (b BodyType) String() string {
+	if int(b) < len(bodyNames) {
+		return bodyNames[b]
+	}
+	return "body?"
+}
+
+// DefaultPriority is JMS's default priority.
+const DefaultPriority = 4
+
+// Encoded is a message's original wire form, kept so that delivery over the
+// protocol it arrived on need not re-encode it.
+type Encoded struct {
+	Protocol string // "openwire", "amqp"...; empty when none is kept
+	Bytes    []byte
+}
+
+// Message is a JMS message as ActiveMQ models it. See the package comment for
+// who may change it and when.
+type Message struct {
+	ID            string // JMSMessageID, "ID:<producer id>:<seq>"
+	Destination   Destination
+	ReplyTo       Destination
+	CorrelationID string
+	Type          string // JMSType
+	Priority      uint8  // 0-9
+	Persistent    bool
+	Timestamp     int64 // JMSTimestamp, ms since the epoch
+	Expiration    int64 // absolute, ms since the epoch; 0 never expires
+	UserID        string
+	GroupID       string // JMSXGroupID
+	GroupSeq      int32  // JMSXGroupSeq
+
+	// OriginalDestination is set on DLQ copies and virtual-destination copies.
+	OriginalDestination Destination
+
+	// RedeliveryCounter as the message was stored or received; the engine's
+	// per-delivery count starts from it.
+	RedeliveryCounter int32
+
+	Props Properties
+
+	BodyType BodyType
+	Body     []byte     // text (UTF-8), bytes or serialized object
+	Map      Properties // MapBody entries
+	List     []Value    // StreamBody values
+
+	// Origin is the id of the connection that sent the message (for noLocal).
+	// It is not a header and never leaves the broker.
+	Origin string
+
+	Original Encoded
+}
+
+// Expired reports whether the message's expiration has passed at now (ms).
+func (m *Message) Expired(nowMS int64) bool {
+	return m.Expiration > 0 && m.Expiration <= nowMS
+}
+
+// Size is the approximate memory the message holds, in bytes; usage limits
+// and statistics count it.
+func (m *Message) Size() int {
+	n := 128 + len(m.ID) + len(m.Destination.Name) + len(m.CorrelationID) + len(m.Type) + len(m.GroupID)
+	n += len(m.Body)
+	for i := range m.Props {
+		n += 16 + len(m.Props[i].Name) + len(m.Props[i].Value.str) + len(m.Props[i].Value.raw)
+	}
+	for i := range m.Map {
+		n += 16 + len(m.Map[i].Name) + len(m.Map[i].Value.str) + len(m.Map[i].Value.raw)
+	}
+	for i := range m.List {
+		n += 16 + len(m.List[i].str) + len(m.List[i].raw)
+	}
+	return n
+}
+
+// Clone returns a copy that may be changed without touching m. The body bytes
+// are shared: nothing changes them in place.
+func (m *Message) Clone() *Message {
+	c := *m
+	c.Props = append(Properties(nil), m.Props...)
+	c.Map = append(Properties(nil), m.Map...)
+	c.List = append([]Value(nil), m.List...)
+	c.Original = Encoded{}
+	return &c
+}
+
+// Header names as selectors and JMS see them.
+const (
+	JMSMessageID      = "JMSMessageID"
+	JMSDestination    = "JMSDestination"
+	JMSReplyTo        = "JMSReplyTo"
+	JMSCorrelationID  = "JMSCorrelationID"
+	JMSDeliveryMode   = "JMSDeliveryMode"
+	JMSExpiration     = "JMSExpiration"
+	JMSPriority       = "JMSPriority"
+	JMSTimestamp      = "JMSTimestamp"
+	JMSType           = "JMSType"
+	JMSRedelivered    = "JMSRedelivered"
+	JMSXDeliveryCount = "JMSXDeliveryCount"
+	JMSXGroupID       = "JMSXGroupID"
+	JMSXGroupSeq      = "JMSXGroupSeq"
+	JMSXUserID        = "JMSXUserID"
+)
+
+// Field resolves an identifier the way ActiveMQ's selector PropertyExpression
+// does: JMS header names first, then properties. redeliveries is the
+// delivery's redelivery counter (which lives outside the message). The second
+// result is false when the identifier names nothing (SQL NULL).
+func (m *Message) Field(name string, redeliveries int32) (Value, bool) {
+	if len(name) > 3 && name[0] == 'J' && name[1] == 'M' && name[2] == 'S' {
+		switch name {
+		case JMSMessageID:
+			return strOrNull(m.ID)
+		case JMSDestination:
+			return strOrNull(m.Destination.String())
+		case JMSReplyTo:
+			return strOrNull(m.ReplyTo.String())
+		case JMSCorrelationID:
+			return strOrNull(m.CorrelationID)
+		case JMSDeliveryMode:
+			if m.Persistent {
+				return StringValue("PERSISTENT"), true
+			}
+			return StringValue("NON_PERSISTENT"), true
+		case JMSExpiration:
+			return LongValue(m.Expiration), true
+		case JMSPriority:
+			return IntValue(int32(m.Priority)), true
+		case JMSTimestamp:
+			return LongValue(m.Timestamp), true
+		case JMSType:
+			return strOrNull(m.Type)
+		case JMSRedelivered:
+			return BoolValue(redeliveries > 0), true
+		case JMSXDeliveryCount:
+			return IntValue(redeliveries + 1), true
+		case JMSXGroupID:
+			return strOrNull(m.GroupID)
+		case JMSXGroupSeq:
+			return IntValue(m.GroupSeq), true
+		case JMSXUserID:
+			return strOrNull(m.UserID)
+		}
+	}
+	return m.Props.Get(name)
+}
+
+func strOrNull(s string) (Value, bool) {
+	if s == "" {
+		return Value{}, false
+	}
+	return StringValue(s), true
+}

@@ -1,0 +1,258 @@
+package engine
+
+import (
+	"log/slog"
+	"sync"
+
+	"wharf/engine/message"
+)
+
+// Completion is told when a command is done: for a send, once the message is
+// as durable as the store makes it. Complete is called from a shard
+// goroutine and must not block. Protocols implement it once per connection
+// and tell operations apart by token, so completing costs no allocation.
+type Completion interface {
+	Complete(token uint64, err error)
+}
+
+type cmdOp uint8
+
+const (
+	opSend     cmdOp = iota + 1 // msg from a connection
+	opInternal                  // msg forwarded by another shard (DLQ moves)
+	opAck                       // sub, id, flag = cumulative
+	opNack                      // sub, id, nack, cause
+	opKick                      // sub got credit
+	opTick                      // timers
+	opFn                        // run fn on the shard (control operations)
+)
+
+// command is what connections and other shards post to a shard. It is a
+// value type so that posting it allocates nothing.
+type command struct {
+	op    cmdOp
+	flag  bool
+	nack  NackKind
+	msg   *message.Message
+	sub   *Subscription
+	id    uint64
+	cause string
+	comp  Completion
+	token uint64
+	fn    func(*shard)
+}
+
+type completion struct {
+	comp  Completion
+	token uint64
+	err   error
+}
+
+// maxBatch bounds how many commands one turn of the loop applies before it
+// flushes the store and releases completions.
+const maxBatch = 512
+
+// shard owns a set of destinations. Everything below the mailbox is touched
+// only by the goroutine running run.
+type shard struct {
+	e     *Engine
+	idx   int
+	inbox chan command
+	quit  chan struct{}
+	log   *slog.Logger
+
+	// mailbox is for shard-to-shard and timer traffic. It is unbounded so
+	// that two shards forwarding to each other cannot deadlock on full
+	// inboxes; what enters it is bounded by what the inboxes let in.
+	mu      sync.Mutex
+	mail    []command
+	spare   []command
+	mailSig chan struct{}
+
+	store    ShardStore
+	dests    map[message.Destination]*destination
+	parts    map[*Subscription]*part
+	wild     []*part // parts with a wildcard pattern, attached to new destinations
+	durables map[SubKey]*part
+
+	ops     []StoreOp
+	comps   []completion
+	now     int64 // ms, read once per turn of the loop
+	free    []*entry
+	scratch []*part
+}
+
+func newShard(e *Engine, idx int) *shard {
+	return &shard{
+		e:        e,
+		idx:      idx,
+		inbox:    make(chan command, e.opts.InboxSize),
+		quit:     make(chan struct{}),
+		mailSig:  make(chan struct{}, 1),
+		log:      e.log.With("shard", idx),
+		dests:    map[message.Destination]*destination{},
+		parts:    map[*Subscription]*part{},
+		durables: map[SubKey]*part{},
+		now:      e.now().UnixMilli(),
+	}
+}
+
+// post puts a command in the inbox, waiting while it is full.
+func (s *shard) post(c command) error {
+	select {
+	case s.inbox <- c:
+		return nil
+	case <-s.quit:
+		return ErrClosed
+	}
+}
+
+// mailbox queues a command without waiting. Safe from any goroutine.
+func (s *shard) mailbox(c command) {
+	s.mu.Lock()
+	s.mail = append(s.mail, c)
+	s.mu.Unlock()
+	select {
+	case s.mailSig <- struct{}{}:
+	default:
+	}
+}
+
+func (s *shard) drainMail() {
+	s.mu.Lock()
+	batch := s.mail
+	s.mail = s.spare[:0]
+	s.mu.Unlock()
+	for i := range batch {
+		s.handle(batch[i])
+		batch[i] = command{}
+	}
+	s.spare = batch
+}
+
+func (s *shard) run() {
+	defer s.e.wg.Done()
+	for {
+		select {
+		case c := <-s.inbox:
+			s.now = s.e.now().UnixMilli()
+			s.handle(c)
+		case <-s.mailSig:
+			s.now = s.e.now().UnixMilli()
+			s.drainMail()
+		case <-s.quit:
+			for {
+				select {
+				case c := <-s.inbox:
+					s.handle(c)
+					continue
+				default:
+				}
+				break
+			}
+			s.drainMail()
+			s.flush()
+			return
+		}
+	batch:
+		for i := 0; i < maxBatch; i++ {
+			select {
+			case c := <-s.inbox:
+				s.handle(c)
+			case <-s.mailSig:
+				s.drainMail()
+			default:
+				break batch
+			}
+		}
+		s.flush()
+	}
+}
+
+// flush makes the turn's store operations durable with one Apply (group
+// commit), then releases the completions that waited for them.
+func (s *shard) flush() {
+	var storeErr error
+	if len(s.ops) > 0 {
+		if s.store != nil {
+			storeErr = s.store.Apply(s.ops)
+			if storeErr != nil {
+				s.log.Error("store write failed", "ops", len(s.ops), "err", storeErr)
+			}
+		}
+		clear(s.ops)
+		s.ops = s.ops[:0]
+	}
+	for i := range s.comps {
+		c := &s.comps[i]
+		err := c.err
+		if err == nil {
+			err = storeErr
+		}
+		c.comp.Complete(c.token, err)
+	}
+	clear(s.comps)
+	s.comps = s.comps[:0]
+}
+
+func (s *shard) complete(comp Completion, token uint64, err error) {
+	if comp != nil {
+		s.comps = append(s.comps, completion{comp, token, err})
+	}
+}
+
+func (s *shard) handle(c command) {
+	switch c.op {
+	case opSend:
+		err := s.send(c.msg)
+		s.complete(c.comp, c.token, err)
+	case opInternal:
+		if err := s.send(c.msg); err != nil {
+			s.log.Warn("forwarded message dropped", "dest", c.msg.Destination.String(), "msg_id", c.msg.ID, "err", err)
+		}
+	case opAck:
+		s.ack(c.sub, c.id, c.flag)
+	case opNack:
+		s.nack(c.sub, c.id, c.nack, c.cause)
+	case opKick:
+		if p := s.parts[c.sub]; p != nil {
+			s.dispatchPart(p)
+		}
+	case opTick:
+		s.now = s.e.now().UnixMilli()
+		s.tick()
+	case opFn:
+		c.fn(s)
+	}
+}
+
+// entry is one message on one destination (queues) or for one subscription
+// (topics), with what differs per copy.
+type entry struct {
+	seq          uint64
+	msg          *message.Message
+	dest         *destination
+	redeliveries int32
+	id           uint64 // delivery id while in flight
+	stored       bool   // the store holds it (persistent, with a store)
+	txAcked      bool   // acknowledged inside an open transaction
+}
+
+func (s *shard) newEntry(seq uint64, m *message.Message, d *destination) *entry {
+	var e *entry
+	if n := len(s.free); n > 0 {
+		e = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
+		e = new(entry)
+	}
+	*e = entry{seq: seq, msg: m, dest: d, redeliveries: m.RedeliveryCounter}
+	return e
+}
+
+func (s *shard) freeEntry(e *entry) {
+	*e = entry{}
+	if len(s.free) < 4096 {
+		s.free = append(s.free, e)
+	}
+}

@@ -1,0 +1,102 @@
+package engine
+
+import "wharf/engine/message"
+
+// Store is the persistence interface the engine owns; storage/memory,
+// storage/kahadb and the others implement it, and storage/storetest holds the
+// behaviour suite every implementation passes.
+//
+// The engine runs one ShardStore per shard (KahaDB lays these out as mKahaDB
+// lays out its child stores). A ShardStore is used only by its shard's
+// goroutine, so implementations need no locking between its methods.
+type Store interface {
+	// OpenShard opens (creating if needed) the store of shard index of count.
+	OpenShard(index, count int) (ShardStore, error)
+	// Close releases everything (file locks included).
+	Close() error
+}
+
+// ShardStore holds the persistent state of the destinations of one shard.
+type ShardStore interface {
+	// Apply makes the operations durable, in order, as one atomic batch: after
+	// a crash either all of them are recovered or none. It returns only when
+	// the batch is as durable as the store is configured to make it (fsynced,
+	// with enableJournalDiskSyncs). The shard groups every operation of one
+	// turn of its loop into one Apply: that is Wharf's group commit.
+	Apply(ops []StoreOp) error
+	// Recover calls fn for the stored state in this order: every durable
+	// subscription, then every pending message in the order it was added
+	// (with the subscriptions that have not yet acknowledged it, for topics).
+	Recover(fn func(RecoveredItem) error) error
+	// Close releases the shard's files.
+	Close() error
+}
+
+// StoreOpKind tells what a StoreOp does.
+type StoreOpKind uint8
+
+// The store operations.
+const (
+	// OpAdd stores Msg on Dest with the destination-local sequence Seq. For a
+	// topic, Subs lists the durable subscriptions that still need it.
+	OpAdd StoreOpKind = iota + 1
+	// OpRemove removes message Seq from queue Dest (acknowledged, expired,
+	// moved to a DLQ, purged).
+	OpRemove
+	// OpAck records that durable subscription Sub acknowledged topic message
+	// Seq; the store drops the message once no subscription needs it.
+	OpAck
+	// OpAddSub stores durable subscription Sub (its destination, selector and
+	// noLocal flag).
+	OpAddSub
+	// OpRemoveSub deletes durable subscription Sub and its unacknowledged
+	// messages.
+	OpRemoveSub
+	// OpUpdate replaces the stored redelivery counter of message Seq
+	// (persistJMSRedelivered).
+	OpUpdate
+	// OpRemoveDest deletes destination Dest and everything stored for it.
+	OpRemoveDest
+)
+
+// SubKey identifies a durable topic subscription: ActiveMQ's
+// "clientId:subscriptionName".
+type SubKey struct {
+	ClientID string
+	Name     string
+}
+
+// String is the key as KahaDB and JMX write it.
+func (k SubKey) String() string { return k.ClientID + ":" + k.Name }
+
+// DurableSub is the stored form of a durable subscription.
+type DurableSub struct {
+	Key         SubKey
+	Destination message.Destination // the topic or topic pattern subscribed to
+	Selector    string
+	NoLocal     bool
+}
+
+// StoreOp is one change to a shard's store.
+type StoreOp struct {
+	Kind  StoreOpKind
+	Dest  message.Destination
+	Seq   uint64
+	Msg   *message.Message // OpAdd
+	Subs  []SubKey         // OpAdd on a topic: who still needs it
+	Sub   DurableSub       // OpAck (Key), OpAddSub, OpRemoveSub (Key)
+	Count int32            // OpUpdate: the new redelivery counter
+}
+
+// RecoveredItem is one element of a shard's stored state. Exactly one of Sub
+// and Msg is set.
+type RecoveredItem struct {
+	Sub *DurableSub
+
+	Dest message.Destination
+	Seq  uint64
+	Msg  *message.Message
+	// Subs: for a topic message, the durable subscriptions that have not yet
+	// acknowledged it.
+	Subs []SubKey
+}

@@ -1,0 +1,179 @@
+package engine
+
+import (
+	"sync/atomic"
+
+	"wharf/engine/message"
+	"wharf/engine/selector"
+)
+
+// AckMode is how a subscription's deliveries are acknowledged.
+type AckMode uint8
+
+// The acknowledgement modes.
+const (
+	// AckAuto: the message is consumed when it is handed to the sink (STOMP
+	// ack:auto, MQTT QoS 0, pre-settled AMQP). The credit it took is given
+	// back by the protocol with AddCredit once the bytes are written, so a
+	// consumer that does not read still holds at most its prefetch.
+	AckAuto AckMode = iota
+	// AckClient: Ack acknowledges the delivery and every earlier one of the
+	// subscription (STOMP ack:client, JMS CLIENT_ACKNOWLEDGE).
+	AckClient
+	// AckIndividual: Ack acknowledges exactly one delivery.
+	AckIndividual
+)
+
+// NackKind says what a negative acknowledgement asks for. Each protocol maps
+// its own to the one ActiveMQ 5.17 uses (reference/mappings.md).
+type NackKind uint8
+
+// The negative acknowledgements.
+const (
+	// NackPoison sends the message to its dead-letter queue at once (STOMP
+	// NACK, AMQP rejected, OpenWire POISON ack).
+	NackPoison NackKind = iota
+	// NackRedeliver redelivers with the counter incremented, and sends it to
+	// the DLQ once the counter passes the policy's MaxRedeliveries (AMQP
+	// modified with delivery-failed).
+	NackRedeliver
+	// NackRelease redelivers without counting (AMQP released).
+	NackRelease
+)
+
+// SubSpec describes a subscription.
+type SubSpec struct {
+	Destination message.Destination // may be a wildcard pattern
+	Selector    string
+	// ConvertStrings compares string properties numerically (ActiveMQ's
+	// convert_string_expressions, which STOMP subscriptions use).
+	ConvertStrings bool
+	// Prefetch is the credit window, how many unacknowledged deliveries the
+	// sink may hold (0: none until AddCredit, pull mode).
+	Prefetch int
+	AckMode  AckMode
+	// DurableName makes a durable topic subscription keyed by the
+	// connection's client id and this name.
+	DurableName string
+	NoLocal     bool
+	Exclusive   bool
+	Priority    int8
+	// Browser browses a queue: the sink gets a snapshot of its messages, then
+	// a Delivery with BrowseEnd, and nothing is consumed.
+	Browser bool
+	// Retroactive is accepted for ActiveMQ compatibility; topics keep no
+	// history yet, so it changes nothing.
+	Retroactive bool
+}
+
+// Delivery is one message handed to a subscription's sink.
+type Delivery struct {
+	Sub *Subscription
+	// ID identifies the delivery for Ack and Nack; it increases with every
+	// delivery of the subscription.
+	ID  uint64
+	Msg *message.Message
+	// Redeliveries is the message's redelivery counter for this delivery:
+	// JMSRedelivered is Redeliveries > 0, JMSXDeliveryCount Redeliveries+1.
+	Redeliveries int32
+	// BrowseEnd marks the end of a browse; Msg is nil.
+	BrowseEnd bool
+}
+
+// Sink receives a subscription's deliveries. Deliver is called from shard
+// goroutines, possibly several at once for a wildcard subscription that
+// spans shards; it must not block, and must copy nothing it need not (the
+// message is shared and immutable).
+type Sink interface {
+	Deliver(d Delivery)
+}
+
+// Subscription is a consumer's registration. Its fields are fixed at
+// creation; credit and delivery ids are atomics shared by the shards it
+// spans.
+type Subscription struct {
+	id     uint64
+	conn   *Conn
+	spec   SubSpec
+	sel    *selector.Selector
+	sink   Sink
+	shards []int // where its parts live
+	key    SubKey
+
+	credit   atomic.Int64
+	nextID   atomic.Uint64
+	browsing atomic.Int32 // shards yet to finish a browse
+	closed   atomic.Bool
+}
+
+// Spec returns the subscription's description.
+func (s *Subscription) Spec() SubSpec { return s.spec }
+
+// Conn returns the connection that owns the subscription.
+func (s *Subscription) Conn() *Conn { return s.conn }
+
+// AddCredit gives the subscription n more deliveries' worth of credit (after
+// an auto-acknowledged delivery was written, or a pull). Safe from any
+// goroutine.
+func (s *Subscription) AddCredit(n int) {
+	if n <= 0 || s.closed.Load() {
+		return
+	}
+	s.credit.Add(int64(n))
+	s.kick()
+}
+
+// kick asks every shard the subscription spans to dispatch to it.
+func (s *Subscription) kick() {
+	e := s.conn.e
+	for _, i := range s.shards {
+		e.shards[i].mailbox(command{op: opKick, sub: s})
+	}
+}
+
+// takeCredit takes one unit of credit if there is any.
+func (s *Subscription) takeCredit() bool {
+	for {
+		c := s.credit.Load()
+		if c <= 0 {
+			return false
+		}
+		if s.credit.CompareAndSwap(c, c-1) {
+			return true
+		}
+	}
+}
+
+func (s *Subscription) hasCredit() bool { return s.credit.Load() > 0 }
+
+// matches applies noLocal and the selector.
+func (s *Subscription) matches(m *message.Message, redeliveries int32) bool {
+	if s.spec.NoLocal && m.Origin != "" && m.Origin == s.conn.id {
+		return false
+	}
+	return s.sel == nil || s.sel.Matches(m, redeliveries)
+}
+
+func seqOf(id uint64) uint64 { return id >> 8 }
+
+// part is a subscription's presence in one shard: its in-flight deliveries
+// there, and for topics the messages waiting for credit. A durable
+// subscription's part outlives its consumers (sub is nil while offline).
+// Owned by the shard loop.
+type part struct {
+	sub      *Subscription
+	durable  *DurableSub // nil for non-durable
+	dests    []*destination
+	pending  deque // topic messages not yet delivered
+	inflight []*entry
+	spec     SubSpec // for offline durables: what matches
+	sel      *selector.Selector
+}
+
+func (p *part) matches(m *message.Message) bool {
+	if p.sub != nil {
+		return p.sub.matches(m, 0)
+	}
+	// Offline durable subscription: noLocal has no connection to compare.
+	return p.sel == nil || p.sel.Matches(m, 0)
+}

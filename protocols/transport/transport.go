@@ -1,0 +1,79 @@
+package transport
+
+import (
+	"net"
+)
+
+// Conn is the transport's side of one client connection, as a protocol
+// session sees it.
+type Conn interface {
+	// Write queues b to be sent and returns at once; b may be reused by the
+	// caller as soon as Write returns. Safe from any goroutine. Writes from
+	// one goroutine are sent in the order they were made. When the bytes
+	// queued and not yet on the socket exceed the connection's outbound cap
+	// (Options.MaxOutboundBytes) the connection is closed and Write returns
+	// ErrOutboundFull: a client that does not read is cut, never buffered
+	// without bound.
+	//
+	// The queue Wharf holds is checked by Write itself; gnet's own outbound
+	// buffer can only be measured on the event loop, so when it is that part
+	// which crosses the cap the connection is cut on the loop and it is the
+	// next Write that returns ErrOutboundFull. After Close, or once the
+	// connection is gone, Write returns ErrClosed.
+	Write(b []byte) error
+	// WriteNotify is Write, then calls done (from the transport's goroutine)
+	// once the bytes have been handed to the kernel, or with an error when the
+	// connection closed first. Protocols use it to return flow-control credit.
+	//
+	// Precisely: done runs on the connection's event loop, in write order,
+	// once the bytes were given to gnet, which writes what the kernel takes
+	// at once and keeps the rest in its outbound buffer (counted against
+	// Options.MaxOutboundBytes and sent before anything written later). gnet
+	// has no callback for the moment that buffer drains. done gets nil, or
+	// ErrClosed, ErrOutboundFull or the connection's error when the bytes
+	// were not sent. If WriteNotify itself returns an error, done is never
+	// called. done must not block.
+	WriteNotify(b []byte, done func(error)) error
+	// Close flushes what was queued by Write, then closes the connection. Safe
+	// from any goroutine; later calls do nothing. It returns at once: the
+	// flush and close happen on the event loop, which waits (up to 30 s) for
+	// gnet's outbound buffer to reach the kernel before closing the socket;
+	// input arriving meanwhile is read and discarded. Handler.OnClose
+	// follows with nil, or ErrDrainTimeout when the peer never took the bytes.
+	Close() error
+	// RemoteAddr is the peer's address. Safe from any goroutine.
+	RemoteAddr() net.Addr
+	// LocalAddr is the address the connection was accepted on, with the real
+	// port. Safe from any goroutine.
+	LocalAddr() net.Addr
+	// ID is unique among the connections of this process. Safe from any
+	// goroutine.
+	ID() uint64
+}
+
+// Handler is a protocol session bound to one connection. The transport calls
+// its methods from one goroutine at a time, never concurrently: the gnet event
+// loop that owns the connection (see doc.go). A panic in a method is
+// recovered, logged with the connection's ID and remote address, and cuts
+// that connection only; OnClose still follows (with an error wrapping
+// ErrHandlerPanic).
+type Handler interface {
+	// OnData is called with bytes read from the socket. b is valid only during
+	// the call: copy what must outlive it. A non-nil error closes the
+	// connection (the handler has already written whatever error frame its
+	// protocol sends). OnData must not block for long: it runs on an event
+	// loop shared with other connections.
+	OnData(b []byte) error
+	// OnClose is called exactly once when the connection is gone, whoever
+	// closed it; err is nil for an orderly close (the peer's FIN, or Close
+	// after a complete flush). Otherwise it is the handler's own OnData
+	// error, ErrOutboundFull, ErrDrainTimeout, ErrListenerClosed, an error
+	// wrapping ErrHandlerPanic, or the socket error. Writes are refused from
+	// then on.
+	OnClose(err error)
+}
+
+// HandlerFactory builds the session for a newly accepted connection. It runs
+// on the connection's event loop and may Write (a greeting) or Close; a nil
+// Handler or a panic refuses the connection (no OnClose follows).
+type HandlerFactory func(c Conn) Handler
