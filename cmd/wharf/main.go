@@ -1,0 +1,141 @@
+// Command wharf is the Wharf message broker.
+//
+//	wharf run [--config FILE] [-Dname=value ...] [--log-level LEVEL]
+//	wharf version
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"wharf/cmd/wharf/wiring"
+	"wharf/engine/broker"
+	"wharf/engine/config"
+	"wharf/protocols/stomp"
+)
+
+const usage = `wharf: an ActiveMQ Classic compatible message broker
+
+Usage:
+  wharf run [flags]     start a broker (Ctrl-C or SIGTERM stops it)
+  wharf version         print the version
+  wharf help            print this help
+
+Flags of run:
+  --config FILE         activemq.xml or native YAML (.yaml/.yml) configuration;
+                        without it: STOMP on 127.0.0.1:61613, store under ./data
+  -Dname=value          set a ${name} placeholder of the config (repeatable);
+                        the environment is consulted after these
+  --log-level LEVEL     debug, info (default), warn or error
+  --log-format FORMAT   text (default) or json
+
+Protocols in this build: STOMP 1.0/1.1/1.2 (stomp://, stomp+nio://).
+OpenWire, MQTT and AMQP connectors in a config are reported as not supported.
+`
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "wharf:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	switch args[0] {
+	case "run":
+		return runBroker(args[1:], stderr)
+	case "version", "--version":
+		fmt.Fprintln(stdout, "wharf", stomp.Version)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+type defines map[string]string
+
+func (d defines) String() string { return "" }
+func (d defines) Set(v string) error {
+	name, val, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("want -Dname=value, got -D%s", v)
+	}
+	d[name] = val
+	return nil
+}
+
+func runBroker(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	cfgPath := fs.String("config", "", "configuration file")
+	level := fs.String("log-level", "info", "log level")
+	format := fs.String("log-format", "text", "log format")
+	vars := defines{}
+	fs.Var(vars, "D", "placeholder value name=value")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("run takes no arguments, got %q", fs.Args())
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(*level)); err != nil {
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", *level)
+	}
+	var h slog.Handler
+	switch *format {
+	case "text":
+		h = slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv})
+	case "json":
+		h = slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lv})
+	default:
+		return fmt.Errorf("--log-format %q: want text or json", *format)
+	}
+	log := slog.New(h)
+
+	var cfg *config.Config
+	if *cfgPath != "" {
+		c, err := config.LoadFile(*cfgPath, vars)
+		if err != nil {
+			return err
+		}
+		cfg = c
+		log.Info("configuration loaded", "file", *cfgPath)
+	} else {
+		c := config.Default()
+		c.Persistence.KahaDB.Directory = filepath.Join(c.DataDirectory, "kahadb")
+		f := wiring.Factories()
+		for _, t := range config.DefaultTransports() {
+			if f.Listeners[t.Scheme] != nil {
+				c.Transports = append(c.Transports, t)
+			}
+		}
+		cfg = &c
+	}
+	b, err := broker.Start(cfg, broker.Options{Factories: wiring.Factories(), Logger: log})
+	if err != nil {
+		return err
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	s := <-sig
+	log.Info("stopping", "signal", s.String())
+	signal.Stop(sig)
+	return b.Close()
+}

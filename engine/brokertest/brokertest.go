@@ -1,0 +1,102 @@
+// Package brokertest starts real brokers for tests, as net/http/httptest
+// starts servers: every connector on 127.0.0.1 port 0, storage in the test's
+// temporary directory, stopped by t.Cleanup. Import it only from tests and
+// the conformance harness.
+package brokertest
+
+import (
+	"log/slog"
+	"net"
+	"os"
+	"testing"
+
+	"wharf/engine"
+	"wharf/engine/broker"
+	"wharf/engine/config"
+)
+
+// Broker is a running test broker.
+type Broker struct {
+	*broker.Broker
+	t    testing.TB
+	cfg  *config.Config
+	opts broker.Options
+}
+
+// Option changes the config or options before the broker starts.
+type Option func(*config.Config, *broker.Options)
+
+// WithEngine adjusts the engine options (inject a clock, a shard count).
+func WithEngine(fn func(*engine.Options)) Option {
+	return func(_ *config.Config, o *broker.Options) { o.Engine = fn }
+}
+
+// WithConfig adjusts the config.
+func WithConfig(fn func(*config.Config)) Option {
+	return func(c *config.Config, _ *broker.Options) { fn(c) }
+}
+
+// Start starts a broker with every connector f serves among the default
+// ones, on loopback port 0, and returns once they accept connections.
+func Start(t testing.TB, f broker.Factories, opts ...Option) *Broker {
+	t.Helper()
+	cfg := config.Default()
+	cfg.DataDirectory = t.TempDir()
+	cfg.Persistence.Kind = config.KindMemory
+	for _, tr := range config.DefaultTransports() {
+		if f.Listeners[tr.Scheme] != nil {
+			tr.Port = 0
+			cfg.Transports = append(cfg.Transports, tr)
+		}
+	}
+	o := broker.Options{Factories: f, AnyPort: true}
+	if testing.Verbose() || os.Getenv("WHARF_TEST_LOG") != "" {
+		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	for _, opt := range opts {
+		opt(&cfg, &o)
+	}
+	b := &Broker{t: t, cfg: &cfg, opts: o}
+	b.start()
+	t.Cleanup(func() {
+		if b.Broker != nil {
+			b.Broker.Close()
+		}
+	})
+	return b
+}
+
+func (b *Broker) start() {
+	b.t.Helper()
+	bk, err := broker.Start(b.cfg, b.opts)
+	if err != nil {
+		b.t.Fatalf("start broker: %v", err)
+	}
+	b.Broker = bk
+}
+
+// STOMPAddr is the STOMP connector's address ("127.0.0.1:port").
+func (b *Broker) STOMPAddr() string { return addrString(b.Addr("stomp")) }
+
+func addrString(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	return a.String()
+}
+
+// Restart stops the broker and starts it again on the same store (new
+// ports). Persistent state survives as it would a broker restart.
+func (b *Broker) Restart() {
+	b.t.Helper()
+	// The memory store keeps its state when closed; hand the same one to
+	// the next start, as a restarted broker reopens its data directory.
+	st := b.Broker.Store()
+	if err := b.Broker.Close(); err != nil {
+		b.t.Fatalf("stop broker: %v", err)
+	}
+	b.opts.Factories.Stores = map[string]broker.StoreFactory{
+		config.KindMemory: func(*config.Config, *slog.Logger) (engine.Store, error) { return st, nil },
+	}
+	b.start()
+}

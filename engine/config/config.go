@@ -1,0 +1,429 @@
+package config
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"wharf/engine/message"
+)
+
+// Config is the whole broker configuration, from either file form. A Config
+// returned by LoadFile, ParseXML or ParseYAML is validated and frozen: it
+// shares no memory with anything else and must not be modified, so any
+// goroutine may read it (and call PolicyFor) without locking.
+type Config struct {
+	// BrokerName is <broker brokerName>.
+	BrokerName string
+	// DataDirectory is <broker dataDirectory>; relative paths are relative
+	// to the working directory.
+	DataDirectory string
+	// Persistent is <broker persistent>; false forces the memory store.
+	Persistent bool
+	// UseJMX is <broker useJmx>; Wharf serves the management view through
+	// its Jolokia-compatible HTTP API.
+	UseJMX bool
+	// AdvisorySupport is <broker advisorySupport>.
+	AdvisorySupport bool
+	// SchedulerSupport is <broker schedulerSupport>.
+	SchedulerSupport bool
+	// OfflineDurableSubscriberTimeout is <broker offlineDurableSubscriberTimeout>
+	// (ms in XML): durable subscriptions offline longer than this are
+	// destroyed. 0 means never (ActiveMQ writes -1).
+	OfflineDurableSubscriberTimeout time.Duration
+	// OfflineDurableSubscriberTaskSchedule is how often the offline durable
+	// subscriber sweep runs (<broker offlineDurableSubscriberTaskSchedule>, ms).
+	OfflineDurableSubscriberTaskSchedule time.Duration
+	// Shards is the number of engine shards (native form only); 0 means
+	// GOMAXPROCS.
+	Shards int
+	// Transports are the <transportConnectors>, in file order.
+	Transports []Transport
+	// Persistence is the <persistenceAdapter>.
+	Persistence Persistence
+	// Policies are the <policyEntries>, in file order.
+	Policies []PolicyEntry
+	// DefaultPolicy is <policyMap><defaultEntry>, nil when absent.
+	DefaultPolicy *PolicyEntry
+	// SystemUsage is <systemUsage>: broker-wide limits.
+	SystemUsage SystemUsage
+}
+
+// Transport is one <transportConnector>.
+type Transport struct {
+	// Name is the connector name; ActiveMQ names an unnamed connector after
+	// its URI, and so do we.
+	Name string
+	// URI is the connector URI as written (placeholders resolved).
+	URI    string
+	Scheme string // e.g. "tcp", "stomp", "mqtt+nio", "ws"
+	Host   string // literal address or host name; never empty
+	Port   int    // 0 asks the kernel for a free port
+	// Options are the URI query parameters (maximumConnections,
+	// wireFormat.maxFrameSize, ...), names as written.
+	Options map[string]string
+	// Line is where the connector is declared in the file (0 if built in Go).
+	Line int
+}
+
+// Persistence kinds.
+const (
+	KindKahaDB = "kahaDB"
+	KindMemory = "memory"
+)
+
+// Persistence selects and configures the message store.
+type Persistence struct {
+	// Kind is KindKahaDB or KindMemory.
+	Kind   string
+	KahaDB KahaDB // meaningful when Kind is KindKahaDB
+}
+
+// Journal disk sync strategies (<kahaDB journalDiskSyncStrategy>).
+const (
+	SyncAlways   = "always"
+	SyncPeriodic = "periodic"
+	SyncNever    = "never"
+)
+
+// KahaDB is <kahaDB>: the journal + B-tree index store.
+type KahaDB struct {
+	// Directory holds the journal and index; default <DataDirectory>/kahadb.
+	Directory string
+	// JournalMaxFileLength is the journal file size at which a new file is
+	// started, in bytes.
+	JournalMaxFileLength int64
+	// JournalMaxWriteBatchSize caps one journal write batch, in bytes.
+	JournalMaxWriteBatchSize int64
+	// EnableJournalDiskSyncs reports whether every persistent send is
+	// fsynced before it is acknowledged (JournalDiskSyncStrategy "always").
+	EnableJournalDiskSyncs bool
+	// JournalDiskSyncStrategy is SyncAlways, SyncPeriodic or SyncNever.
+	JournalDiskSyncStrategy string
+	// JournalDiskSyncInterval is the fsync period for SyncPeriodic.
+	JournalDiskSyncInterval time.Duration
+	// CheckpointInterval is how often dirty index pages are written.
+	CheckpointInterval time.Duration
+	// CleanupInterval is how often unreferenced journal files are removed.
+	CleanupInterval time.Duration
+	// IndexCacheSize is the number of index pages kept in memory.
+	IndexCacheSize int
+	// IndexWriteBatchSize is the number of dirty index pages written per batch.
+	IndexWriteBatchSize int
+	// ConcurrentStoreAndDispatchQueues lets a queue message be dispatched
+	// while its journal write is in flight (and skipped if acked first).
+	ConcurrentStoreAndDispatchQueues bool
+	// ConcurrentStoreAndDispatchTopics is the same for durable topic messages.
+	ConcurrentStoreAndDispatchTopics bool
+	// ArchiveDataLogs moves garbage journal files to data-archive/ instead
+	// of deleting them.
+	ArchiveDataLogs bool
+	// CleanupOnStop runs a final checkpoint and cleanup at shutdown.
+	CleanupOnStop bool
+	// IgnoreMissingJournalFiles lets recovery continue past missing or
+	// corrupt journal files, dropping what they held.
+	IgnoreMissingJournalFiles bool
+	// CheckForCorruptJournalFiles verifies journal checksums at startup.
+	CheckForCorruptJournalFiles bool
+	// ChecksumJournalFiles writes batch checksums into the journal.
+	ChecksumJournalFiles bool
+	// EnableAckCompaction rewrites acks that pin old journal files.
+	EnableAckCompaction bool
+	// CompactAcksAfterNoGC is the number of cleanup cycles without any
+	// garbage collected before ack compaction is tried.
+	CompactAcksAfterNoGC int
+}
+
+// Dead letter strategy kinds.
+const (
+	DLQShared     = "shared"
+	DLQIndividual = "individual"
+	DLQDiscarding = "discarding"
+)
+
+// DeadLetterStrategy says where poison and expired messages go
+// (broker-behaviour.md §6).
+type DeadLetterStrategy struct {
+	// Kind is DLQShared, DLQIndividual or DLQDiscarding.
+	Kind string
+	// Individual strategy: DLQ name is prefix + destination name + suffix.
+	QueuePrefix, TopicPrefix string
+	QueueSuffix, TopicSuffix string
+	// UseQueueForQueueMessages and UseQueueForTopicMessages choose a queue
+	// (true) or a topic (false) as the individual DLQ.
+	UseQueueForQueueMessages bool
+	UseQueueForTopicMessages bool
+	// DestinationPerDurableSubscriber appends ".<clientId>:<subName>" for
+	// messages of durable subscriptions.
+	DestinationPerDurableSubscriber bool
+	// ProcessExpired sends expired messages to the DLQ (else drops them).
+	ProcessExpired bool
+	// ProcessNonPersistent sends non-persistent messages to the DLQ (else
+	// drops them).
+	ProcessNonPersistent bool
+	// Expiration, when > 0, is the TTL given to dead-lettered messages.
+	Expiration time.Duration
+	// DeadLetterQueue is the shared strategy's queue name.
+	DeadLetterQueue string
+	// EnableAudit suppresses duplicate DLQ entries for the same message.
+	EnableAudit bool
+}
+
+// PolicyEntry is one <policyEntry>: settings for the destinations matching
+// a pattern.
+type PolicyEntry struct {
+	// Queue and Topic are the pattern as written; exactly one is set
+	// (neither in DefaultPolicy).
+	Queue, Topic string
+	// Destination is the parsed pattern.
+	Destination message.Destination
+	// DeadLetter is never nil in a loaded Config: unset means the shared
+	// strategy, as in ActiveMQ.
+	DeadLetter *DeadLetterStrategy
+	// ExpireMessagesPeriod is the expiry sweep period; 0 disables the sweep.
+	ExpireMessagesPeriod time.Duration
+	// MaxExpirePageSize is the number of messages one expiry sweep examines.
+	MaxExpirePageSize int
+	// Prefetches replace a consumer's prefetch only when the consumer asked
+	// for the client default of its kind (broker-behaviour.md §4); the
+	// defaults are those client defaults, so an untouched entry changes
+	// nothing. 0 forces pull mode.
+	QueuePrefetch        int
+	TopicPrefetch        int
+	DurableTopicPrefetch int
+	QueueBrowserPrefetch int
+	// MemoryLimit is the per-destination memory limit in bytes; 0 means
+	// the destination shares the broker's memory limit.
+	MemoryLimit int64
+	// ProducerFlowControl blocks (or fails) producers when limits are hit.
+	ProducerFlowControl bool
+	// CursorMemoryHighWaterMark is the percent of the memory limit at which
+	// the cursor stops caching messages in memory.
+	CursorMemoryHighWaterMark int
+	// StoreUsageHighWaterMark is the percent of the store limit at which
+	// persistent sends are blocked.
+	StoreUsageHighWaterMark int
+	// BlockedProducerWarningInterval is how often a blocked producer is
+	// logged.
+	BlockedProducerWarningInterval time.Duration
+	// PendingMessageLimit caps messages pending for a slow non-durable topic
+	// subscriber beyond its prefetch (older ones are discarded); 0 means no
+	// limit. <pendingMessageLimitStrategy><constantPendingMessageLimitStrategy limit>.
+	PendingMessageLimit int
+	// SendAdvisoryIfNoConsumers publishes ActiveMQ.Advisory.NoConsumer.* for
+	// messages sent with no consumer.
+	SendAdvisoryIfNoConsumers bool
+	// UseConsumerPriority fills higher-priority consumers first.
+	UseConsumerPriority bool
+	// AllConsumersExclusiveByDefault makes every queue consumer exclusive.
+	AllConsumersExclusiveByDefault bool
+	// Line is where the entry is declared (0 if built in Go).
+	Line int
+}
+
+// SystemUsage is <systemUsage>: the broker-wide resource limits
+// (broker-behaviour.md §10).
+type SystemUsage struct {
+	// MemoryLimit is the memory for in-flight messages, in bytes.
+	MemoryLimit int64
+	// MemoryPercentOfJVMHeap is <memoryUsage percentOfJvmHeap>; when > 0
+	// it replaces MemoryLimit. DEVIATION: Wharf has no JVM heap; we take the
+	// percentage of physical RAM (the broker computes the bytes at start).
+	MemoryPercentOfJVMHeap int
+	// StoreLimit is the disk space for persistent messages, in bytes.
+	StoreLimit int64
+	// TempLimit is the disk space for spooled non-persistent messages, in bytes.
+	TempLimit int64
+	// SendFailIfNoSpace fails a send with ResourceAllocationException
+	// instead of blocking the producer.
+	SendFailIfNoSpace bool
+	// SendFailIfNoSpaceAfterTimeout fails a blocked send after waiting this
+	// long; 0 waits forever.
+	SendFailIfNoSpaceAfterTimeout time.Duration
+}
+
+// Default returns the configuration ActiveMQ 5.17 runs with when a setting
+// is absent. It is the single source of defaults: the parsers start from it.
+func Default() Config {
+	return Config{
+		BrokerName:       "localhost", // BrokerService.DEFAULT_BROKER_NAME
+		DataDirectory:    "data",      // wharf run keeps its store under ./data (DESIGN.md); ActiveMQ: activemq-data
+		Persistent:       true,        // BrokerService.persistent
+		UseJMX:           true,        // BrokerService.useJmx
+		AdvisorySupport:  true,        // BrokerService.advisorySupport
+		SchedulerSupport: false,       // BrokerService.schedulerSupport
+		// BrokerService.offlineDurableSubscriberTimeout = -1 (never).
+		OfflineDurableSubscriberTimeout: 0,
+		// BrokerService.offlineDurableSubscriberTaskSchedule = 300000 ms.
+		OfflineDurableSubscriberTaskSchedule: 300 * time.Second,
+		Shards:                               0, // GOMAXPROCS (DESIGN.md)
+		Persistence: Persistence{
+			Kind:   KindKahaDB, // BrokerService.createPersistenceAdapter: KahaDB
+			KahaDB: defaultKahaDB(),
+		},
+		SystemUsage: defaultSystemUsage(),
+	}
+}
+
+// defaultKahaDB is MessageDatabase's defaults (activemq-5.17.2).
+func defaultKahaDB() KahaDB {
+	return KahaDB{
+		Directory:                        "",       // filled from DataDirectory: <dataDirectory>/kahadb
+		JournalMaxFileLength:             32 << 20, // Journal.DEFAULT_MAX_FILE_LENGTH
+		JournalMaxWriteBatchSize:         4 << 20,  // Journal.DEFAULT_MAX_WRITE_BATCH_SIZE
+		EnableJournalDiskSyncs:           true,     // journalDiskSyncStrategy = ALWAYS
+		JournalDiskSyncStrategy:          SyncAlways,
+		JournalDiskSyncInterval:          time.Second,      // journalDiskSyncInterval = 1000 ms
+		CheckpointInterval:               5 * time.Second,  // checkpointInterval = 5*1000
+		CleanupInterval:                  30 * time.Second, // cleanupInterval = 30*1000
+		IndexCacheSize:                   10000,            // pages
+		IndexWriteBatchSize:              1000,             // pages
+		ConcurrentStoreAndDispatchQueues: true,
+		ConcurrentStoreAndDispatchTopics: false,
+		ArchiveDataLogs:                  false,
+		CleanupOnStop:                    true,
+		IgnoreMissingJournalFiles:        false,
+		CheckForCorruptJournalFiles:      false,
+		ChecksumJournalFiles:             true,
+		EnableAckCompaction:              true,
+		CompactAcksAfterNoGC:             10,
+	}
+}
+
+// defaultSystemUsage is SystemUsage's code defaults (the stock activemq.xml
+// overrides memory with percentOfJvmHeap="70").
+func defaultSystemUsage() SystemUsage {
+	return SystemUsage{
+		MemoryLimit:                   1 << 30,   // MemoryUsage: 1 GiB
+		StoreLimit:                    100 << 30, // StoreUsage: 100 GiB
+		TempLimit:                     50 << 30,  // TempUsage: 50 GiB
+		SendFailIfNoSpace:             false,
+		SendFailIfNoSpaceAfterTimeout: 0,
+	}
+}
+
+// DefaultPolicyEntry is the settings a destination gets when no policy
+// entry matches it: PolicyEntry's field defaults (activemq-5.17.2).
+func DefaultPolicyEntry() PolicyEntry {
+	dl := DefaultDeadLetterStrategy(DLQShared) // Destination.DEFAULT_DEAD_LETTER_STRATEGY
+	return PolicyEntry{
+		DeadLetter:                     &dl,
+		ExpireMessagesPeriod:           30 * time.Second, // BaseDestination.EXPIRE_MESSAGE_PERIOD
+		MaxExpirePageSize:              400,              // BaseDestination.MAX_BROWSE_PAGE_SIZE
+		QueuePrefetch:                  1000,             // ActiveMQPrefetchPolicy.DEFAULT_QUEUE_PREFETCH
+		TopicPrefetch:                  32767,            // DEFAULT_TOPIC_PREFETCH (Short.MAX_VALUE)
+		DurableTopicPrefetch:           100,              // DEFAULT_DURABLE_TOPIC_PREFETCH
+		QueueBrowserPrefetch:           500,              // DEFAULT_QUEUE_BROWSER_PREFETCH
+		MemoryLimit:                    0,                // unset: shares the broker limit
+		ProducerFlowControl:            true,
+		CursorMemoryHighWaterMark:      70,               // percent
+		StoreUsageHighWaterMark:        100,              // percent
+		BlockedProducerWarningInterval: 30 * time.Second, // DEFAULT_BLOCKED_PRODUCER_WARNING_INTERVAL
+		PendingMessageLimit:            0,                // no pendingMessageLimitStrategy
+		SendAdvisoryIfNoConsumers:      false,
+		UseConsumerPriority:            true,
+		AllConsumersExclusiveByDefault: false,
+	}
+}
+
+// DefaultDeadLetterStrategy returns a strategy of the given kind with
+// AbstractDeadLetterStrategy's and the kind's defaults.
+func DefaultDeadLetterStrategy(kind string) DeadLetterStrategy {
+	return DeadLetterStrategy{
+		Kind:                     kind,
+		QueuePrefix:              "ActiveMQ.DLQ.Queue.", // IndividualDeadLetterStrategy
+		TopicPrefix:              "ActiveMQ.DLQ.Topic.",
+		UseQueueForQueueMessages: true,
+		UseQueueForTopicMessages: true,
+		ProcessExpired:           true,  // AbstractDeadLetterStrategy
+		ProcessNonPersistent:     false, // AbstractDeadLetterStrategy
+		DeadLetterQueue:          "ActiveMQ.DLQ",
+		EnableAudit:              true,
+	}
+}
+
+// DefaultTransports are the listeners `wharf run` opens when it is given no
+// configuration file: every protocol on its usual port, bound to loopback
+// (STYLE.md §8: listeners stay on loopback until credentials exist). A
+// configuration file that lists no connectors gets none, as in ActiveMQ.
+func DefaultTransports() []Transport {
+	mk := func(name, scheme string, port int) Transport {
+		return Transport{Name: name, URI: scheme + "://127.0.0.1:" + strconv.Itoa(port), Scheme: scheme,
+			Host: "127.0.0.1", Port: port, Options: map[string]string{}}
+	}
+	return []Transport{
+		mk("openwire", "tcp", 61616),
+		mk("stomp", "stomp", 61613),
+		mk("mqtt", "mqtt", 1883),
+		mk("amqp", "amqp", 5672),
+	}
+}
+
+// PolicyFor returns the policy entry for the destination d, as ActiveMQ's
+// PolicyMap.getEntryFor does (DestinationMap.chooseValue, 5.17.2): among
+// the entries whose pattern matches d (queue patterns never match topics),
+// an entry naming d exactly wins; otherwise an entry whose pattern is
+// matched by another's pattern is the more specific one ("orders.>" beats
+// ">", "orders.*" beats "orders.>"); otherwise the smaller pattern string
+// wins. With no match it returns DefaultPolicy, or when that is nil a fresh
+// DefaultPolicyEntry. The result must not be modified. Safe from any
+// goroutine on a loaded Config.
+func (c *Config) PolicyFor(d message.Destination) *PolicyEntry {
+	var best *PolicyEntry
+	for i := range c.Policies {
+		p := &c.Policies[i]
+		if p.Destination != d && !p.Destination.Matches(d) {
+			continue
+		}
+		if best == nil || comparePolicy(d, p.Destination, best.Destination) < 0 {
+			best = p
+		}
+	}
+	if best != nil {
+		return best
+	}
+	if c.DefaultPolicy != nil {
+		return c.DefaultPolicy
+	}
+	e := DefaultPolicyEntry()
+	return &e
+}
+
+// comparePolicy orders two matching patterns for destination d, most
+// specific first (negative when a sorts before b).
+func comparePolicy(d, a, b message.Destination) int {
+	if a == d {
+		return -1
+	}
+	if b == d {
+		return 1
+	}
+	// ActiveMQDestination.compare (5.17.2): a pattern that matches the
+	// other pattern (read as a name) is the more general one and sorts
+	// after it.
+	if a.Name == b.Name {
+		return 0
+	}
+	bCoversA := b.IsWildcard() && message.MatchName(b.Name, a.Name)
+	aCoversB := a.IsWildcard() && message.MatchName(a.Name, b.Name)
+	switch {
+	case bCoversA && !aCoversB:
+		return -1
+	case aCoversB && !bCoversA:
+		return 1
+	case aCoversB && bCoversA:
+		// DEVIATION: patterns such as "orders.*" and "orders.>" each match
+		// the other, so ActiveMQ's comparator puts each after the other and
+		// its pick depends on HashSet order. Wharf prefers the pattern
+		// without ">" (it spans fewer levels), then falls through.
+		if ga, gb := strings.Contains(a.Name, ">"), strings.Contains(b.Name, ">"); ga != gb {
+			if ga {
+				return 1
+			}
+			return -1
+		}
+	}
+	// Java String.compareTo compares UTF-16 units; for the ASCII names in
+	// practice that equals Go's byte order.
+	return strings.Compare(a.Name, b.Name)
+}

@@ -1,0 +1,240 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// LoadFile reads the configuration file at path. It is activemq.xml form
+// when the name ends in ".xml", YAML when it ends in ".yaml" or ".yml", and
+// otherwise XML when the first non-blank byte is "<". vars are placeholder
+// values (see the package doc for the lookup order). Errors name the file
+// as path was given.
+func LoadFile(path string, vars map[string]string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".xml":
+		return ParseXML(bytes.NewReader(data), path, vars)
+	case ".yaml", ".yml":
+		return ParseYAML(bytes.NewReader(data), path, vars)
+	}
+	if t := bytes.TrimLeft(data, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '<' {
+		return ParseXML(bytes.NewReader(data), path, vars)
+	}
+	return ParseYAML(bytes.NewReader(data), path, vars)
+}
+
+// loader carries one load through its stages: the Config being built, the
+// position and label of every setting the file wrote (so validation can
+// point at it), and the problems found so far.
+type loader struct {
+	file     string
+	xml      bool
+	res      *resolver
+	cfg      Config
+	pos      map[string]srcPos
+	problems []Problem
+	// syncStrategySet and syncFlagSet detect a file that sets both
+	// enableJournalDiskSyncs and journalDiskSyncStrategy.
+	syncStrategySet, syncFlagSet bool
+	kahaDirSet                   bool
+	persistenceSet               string // path of the adapter that was set, for duplicates
+}
+
+type srcPos struct {
+	line, col int
+	label     string // "<kahaDB journalMaxFileLength=\"1kb\">" or "persistence.kahadb.journal_max_file_length"
+}
+
+// val is one scalar setting as written in the file.
+type val struct {
+	raw       string
+	path      string
+	line, col int
+	label     string
+	yamlInt   bool // YAML scalar tagged !!int
+}
+
+func newLoader(file string, xml bool, vars map[string]string) *loader {
+	return &loader{file: file, xml: xml, res: newResolver(vars), cfg: Default(), pos: map[string]srcPos{}}
+}
+
+func (l *loader) note(path string, line, col int, label string) {
+	l.pos[path] = srcPos{line, col, label}
+}
+
+func (l *loader) problemAt(path string, line, col int, msg string) {
+	l.problems = append(l.problems, Problem{File: l.file, Line: line, Col: col, Path: path, Msg: msg})
+}
+
+// fail reports a problem with the setting at path, located where the file
+// wrote it (or its closest enclosing setting).
+func (l *loader) fail(path, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	for p := path; ; {
+		if sp, ok := l.pos[p]; ok {
+			l.problemAt(path, sp.line, sp.col, sp.label+": "+msg)
+			return
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i <= 0 {
+			break
+		}
+		p = p[:i]
+	}
+	l.problemAt(path, 0, 0, path+": "+msg)
+}
+
+// text resolves the placeholders in v, reporting a problem on failure.
+func (l *loader) text(v val) (string, bool) {
+	s, err := l.res.resolve(v.raw)
+	if err != nil {
+		l.problemAt(v.path, v.line, v.col, v.label+": "+err.Error())
+		return "", false
+	}
+	return s, true
+}
+
+func (l *loader) bad(v val, resolved, what string) {
+	msg := v.label + ": " + what
+	if resolved != v.raw {
+		msg += fmt.Sprintf(" (%q after placeholders)", resolved)
+	}
+	l.problemAt(v.path, v.line, v.col, msg)
+}
+
+func (l *loader) record(v val) { l.note(v.path, v.line, v.col, v.label) }
+
+func (l *loader) setString(dst *string, v val) {
+	l.record(v)
+	if s, ok := l.text(v); ok {
+		*dst = s
+	}
+}
+
+func (l *loader) setBool(dst *bool, v val) {
+	l.record(v)
+	s, ok := l.text(v)
+	if !ok {
+		return
+	}
+	b, ok := parseBool(s)
+	if !ok {
+		l.bad(v, s, `not a boolean (want "true" or "false")`)
+		return
+	}
+	*dst = b
+}
+
+func (l *loader) setSize(dst *int64, v val) {
+	l.record(v)
+	s, ok := l.text(v)
+	if !ok {
+		return
+	}
+	if !l.xml && strings.HasPrefix(strings.TrimSpace(s), "-") {
+		if n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
+			*dst = n // negative: reported by validation with the rule it breaks
+			return
+		}
+	}
+	n, err := ParseSize(s)
+	if err != nil {
+		what := "not a size"
+		if errors.Is(err, ErrSizeOverflow) {
+			what = "size too large"
+		}
+		l.bad(v, s, what)
+		return
+	}
+	*dst = n
+}
+
+func (l *loader) setInt(dst *int, v val) {
+	l.record(v)
+	s, ok := l.text(v)
+	if !ok {
+		return
+	}
+	n, ok := parseInt(s)
+	if !ok {
+		l.bad(v, s, "not an integer")
+		return
+	}
+	*dst = n
+}
+
+// setDuration reads milliseconds in XML (ActiveMQ's long setters) and Go
+// duration strings ("30s", "1m30s") in YAML.
+func (l *loader) setDuration(dst *time.Duration, v val) {
+	l.record(v)
+	s, ok := l.text(v)
+	if !ok {
+		return
+	}
+	if l.xml {
+		d, ok := parseMillis(s)
+		if !ok {
+			l.bad(v, s, "not a number of milliseconds")
+			return
+		}
+		*dst = d
+		return
+	}
+	if v.yamlInt {
+		l.bad(v, s, `not a duration: write it with a unit, e.g. "`+s+`ms" or "30s"`)
+		return
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		l.bad(v, s, `not a duration (want e.g. "500ms", "30s", "5m")`)
+		return
+	}
+	*dst = d
+}
+
+// finish runs the stages after parsing: derived defaults, validation, freeze.
+func (l *loader) finish() (*Config, error) {
+	l.applyDefaults()
+	l.validate()
+	if len(l.problems) > 0 {
+		// Report in file order; parse and validation problems interleave.
+		sort.SliceStable(l.problems, func(i, j int) bool {
+			a, b := l.problems[i], l.problems[j]
+			return a.Line < b.Line || (a.Line == b.Line && a.Col < b.Col)
+		})
+		return nil, &Error{Problems: l.problems}
+	}
+	c := freeze(l.cfg)
+	return &c, nil
+}
+
+// readPropertiesFile loads a PropertyPlaceholderConfigurer location.
+func (l *loader) readPropertiesFile(loc string, ignoreMissing bool) error {
+	p, err := propertiesPath(loc)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		if ignoreMissing && errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("cannot read properties file %q: %w (set ignoreResourceNotFound to skip a missing file)", p, err)
+	}
+	defer f.Close()
+	if err := readProperties(f, l.res.props); err != nil {
+		return fmt.Errorf("reading properties file %q: %w", p, err)
+	}
+	return nil
+}

@@ -1,0 +1,401 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"wharf/engine/message"
+)
+
+// applyDefaults fills the settings whose default depends on other settings.
+// (Plain defaults come from Default(), which the parsers start from.)
+func (l *loader) applyDefaults() {
+	c := &l.cfg
+	if !c.Persistent {
+		// BrokerService: persistent=false uses a MemoryPersistenceAdapter
+		// whatever adapter is configured.
+		c.Persistence.Kind = KindMemory
+	}
+	if !l.kahaDirSet {
+		// DEVIATION: ActiveMQ puts an unset KahaDB directory under
+		// <dataDirectory>/<brokerName>/KahaDB; the stock activemq.xml sets
+		// ${activemq.data}/kahadb explicitly and Wharf uses that layout.
+		c.Persistence.KahaDB.Directory = filepath.Join(c.DataDirectory, "kahadb")
+	}
+	k := &c.Persistence.KahaDB
+	k.EnableJournalDiskSyncs = k.JournalDiskSyncStrategy == SyncAlways
+	if c.OfflineDurableSubscriberTimeout < 0 {
+		c.OfflineDurableSubscriberTimeout = 0 // ActiveMQ writes -1 for never
+	}
+	for i := range c.Transports {
+		l.deriveTransport(i)
+	}
+	for i := range c.Policies {
+		p := &c.Policies[i]
+		switch {
+		case p.Queue != "" && p.Topic == "":
+			p.Destination = message.QueueDest(p.Queue)
+		case p.Topic != "" && p.Queue == "":
+			p.Destination = message.TopicDest(p.Topic)
+		}
+	}
+}
+
+// deriveTransport splits a connector URI into scheme, host, port, options.
+func (l *loader) deriveTransport(i int) {
+	t := &l.cfg.Transports[i]
+	path := fmt.Sprintf("transport_connectors[%d].uri", i)
+	if t.Name == "" {
+		t.Name = t.URI // TransportConnector.getName(): the URI when unnamed
+	}
+	if t.URI == "" {
+		l.fail(path, "uri is required")
+		return
+	}
+	u, err := url.Parse(t.URI)
+	if err != nil || u.Scheme == "" || u.Opaque != "" {
+		l.fail(path, "%q is not a transport URI (want scheme://host:port)", t.URI)
+		return
+	}
+	t.Scheme = strings.ToLower(u.Scheme)
+	t.Host = u.Hostname()
+	t.Options = map[string]string{}
+	for k, vs := range u.Query() {
+		t.Options[k] = vs[len(vs)-1]
+	}
+	ps := u.Port()
+	if ps == "" {
+		l.fail(path, "%q has no port", t.URI)
+		return
+	}
+	port, err := strconv.Atoi(ps)
+	if err != nil || port < 0 || port > 65535 {
+		l.fail(path, "%q: port %q is not in 0..65535", t.URI, ps)
+		return
+	}
+	t.Port = port
+	if t.Host == "" {
+		l.fail(path, "%q has no host (write 127.0.0.1 for loopback)", t.URI)
+	}
+	if u.Path != "" && u.Path != "/" {
+		l.fail(path, "%q: a path is not allowed in a connector URI", t.URI)
+	}
+}
+
+// transportSchemes are the connector schemes Wharf can listen on, with the
+// protocol each speaks.
+var transportSchemes = map[string]string{
+	"tcp": "openwire", "nio": "openwire",
+	"stomp": "stomp", "stomp+nio": "stomp",
+	"mqtt": "mqtt", "mqtt+nio": "mqtt",
+	"amqp": "amqp", "amqp+nio": "amqp",
+	"ws": "websocket",
+}
+
+// transportOptions are the connector URI options Wharf honours, each with
+// its check.
+var transportOptions = map[string]func(string) error{
+	"maximumConnections": func(s string) error {
+		if n, err := strconv.Atoi(s); err != nil || n < 0 {
+			return fmt.Errorf("not a count")
+		}
+		return nil
+	},
+	"wireFormat.maxFrameSize": func(s string) error {
+		if n, err := ParseSize(s); err != nil || n <= 0 {
+			return fmt.Errorf("not a positive size")
+		}
+		return nil
+	},
+}
+
+var brokerNameRE = regexp.MustCompile(`^[a-zA-Z0-9._\-:]+$`)
+
+// Limits checked by validation.
+const (
+	minJournalFileLength = 64 << 10 // below this every message rolls a file
+	maxJournalFileLength = 1<<31 - 1
+	maxPrefetch          = 32767 // Short.MAX_VALUE, ActiveMQ's maximum prefetch
+	maxShards            = 4096
+)
+
+func (l *loader) validate() {
+	c := &l.cfg
+	if c.BrokerName == "" {
+		l.fail("broker_name", "must not be empty")
+	} else if !brokerNameRE.MatchString(c.BrokerName) {
+		// DEVIATION: BrokerService rewrites other characters to "_" with a
+		// warning; the name appears in JMX names and store paths, so Wharf
+		// refuses it instead.
+		l.fail("broker_name", "%q may contain only letters, digits and . _ - :", c.BrokerName)
+	}
+	if c.DataDirectory == "" {
+		l.fail("data_directory", "must not be empty")
+	}
+	if c.Shards < 0 || c.Shards > maxShards {
+		l.fail("shards", "%d is not in 0..%d (0 means GOMAXPROCS)", c.Shards, maxShards)
+	}
+	if c.OfflineDurableSubscriberTaskSchedule <= 0 {
+		l.fail("offline_durable_subscriber_task_schedule", "%v must be positive", c.OfflineDurableSubscriberTaskSchedule)
+	}
+	l.validateTransports()
+	l.validateStore()
+	seen := map[message.Destination]int{}
+	for i := range c.Policies {
+		path := fmt.Sprintf("destination_policy[%d]", i)
+		p := &c.Policies[i]
+		switch {
+		case p.Queue != "" && p.Topic != "":
+			l.fail(path, "set exactly one of queue and topic, not both (queue %q, topic %q)", p.Queue, p.Topic)
+		case p.Queue == "" && p.Topic == "":
+			l.fail(path, "set exactly one of queue and topic (the destination pattern)")
+		case strings.Contains(p.Destination.Name, ","):
+			l.fail(path, "composite pattern %q is not supported by Wharf yet", p.Destination.Name)
+		default:
+			if j, dup := seen[p.Destination]; dup {
+				l.fail(path, "duplicate entry for %s %q (first at line %d): ActiveMQ would pick one at random",
+					strings.ToLower(p.Destination.Type.String()), p.Destination.Name, c.Policies[j].Line)
+			} else {
+				seen[p.Destination] = i
+			}
+		}
+		l.validatePolicy(path, p)
+	}
+	if c.DefaultPolicy != nil {
+		for key, v := range map[string]string{"queue": c.DefaultPolicy.Queue, "topic": c.DefaultPolicy.Topic} {
+			if v != "" {
+				l.fail("default_policy."+key, "the default entry applies to every destination; remove its %s pattern %q", key, v)
+			}
+		}
+		l.validatePolicy("default_policy", c.DefaultPolicy)
+	}
+	u := &c.SystemUsage
+	l.positive("system_usage.memory_limit", u.MemoryLimit)
+	l.positive("system_usage.store_limit", u.StoreLimit)
+	l.positive("system_usage.temp_limit", u.TempLimit)
+	if u.MemoryPercentOfJVMHeap < 0 || u.MemoryPercentOfJVMHeap > 100 {
+		l.fail("system_usage.memory_percent_of_ram", "%d is not a percentage in 0..100", u.MemoryPercentOfJVMHeap)
+	}
+	if u.SendFailIfNoSpaceAfterTimeout < 0 {
+		l.fail("system_usage.send_fail_if_no_space_after_timeout", "%v must not be negative", u.SendFailIfNoSpaceAfterTimeout)
+	}
+}
+
+func (l *loader) positive(path string, n int64) {
+	if n <= 0 {
+		l.fail(path, "%d must be a positive size", n)
+	}
+}
+
+func (l *loader) validateTransports() {
+	names := map[string]int{}
+	addrs := map[string]int{}
+	for i := range l.cfg.Transports {
+		t := &l.cfg.Transports[i]
+		path := fmt.Sprintf("transport_connectors[%d]", i)
+		if j, dup := names[t.Name]; dup {
+			l.fail(path+".name", "duplicate connector name %q (first at line %d)", t.Name, l.cfg.Transports[j].Line)
+		} else {
+			names[t.Name] = i
+		}
+		if t.Scheme == "" {
+			continue // URI already reported
+		}
+		upath := path + ".uri"
+		if _, ok := transportSchemes[t.Scheme]; !ok {
+			switch {
+			case strings.Contains(t.Scheme, "ssl") || t.Scheme == "wss":
+				l.fail(upath, "scheme %q needs <sslContext>, which is not supported by Wharf yet", t.Scheme)
+			default:
+				l.fail(upath, "scheme %q is not supported by Wharf yet (supported: %s)", t.Scheme, schemeList())
+			}
+		}
+		if t.Host != "" && !isLoopback(t.Host) {
+			l.fail(upath, "listening on %q needs authentication, which is not configured (Wharf binds only loopback until <plugins> authentication is supported); use 127.0.0.1", t.Host)
+		}
+		if t.Port != 0 {
+			key := net.JoinHostPort(t.Host, strconv.Itoa(t.Port))
+			if j, dup := addrs[key]; dup {
+				l.fail(upath, "address %s is already used by connector %q", key, l.cfg.Transports[j].Name)
+			} else {
+				addrs[key] = i
+			}
+		}
+		keys := make([]string, 0, len(t.Options))
+		for k := range t.Options {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			check, ok := transportOptions[k]
+			if !ok {
+				l.fail(upath, "option %q is not supported by Wharf yet", k)
+				continue
+			}
+			if err := check(t.Options[k]); err != nil {
+				l.fail(upath, "option %s=%q: %v", k, t.Options[k], err)
+			}
+		}
+	}
+}
+
+func schemeList() string {
+	s := make([]string, 0, len(transportSchemes))
+	for k := range transportSchemes {
+		s = append(s, k)
+	}
+	sort.Strings(s)
+	return strings.Join(s, ", ")
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (l *loader) validateStore() {
+	p := &l.cfg.Persistence
+	if p.Kind != KindKahaDB {
+		return
+	}
+	k := &p.KahaDB
+	const kp = "persistence.kahadb."
+	if k.Directory == "" {
+		l.fail(kp+"directory", "must not be empty")
+	}
+	switch {
+	case k.JournalMaxFileLength < minJournalFileLength:
+		l.fail(kp+"journal_max_file_length", "%s is below the minimum %s", formatSize(k.JournalMaxFileLength), formatSize(minJournalFileLength))
+	case k.JournalMaxFileLength > maxJournalFileLength:
+		l.fail(kp+"journal_max_file_length", "%s is above the maximum %d bytes (ActiveMQ's journalMaxFileLength is an int)", formatSize(k.JournalMaxFileLength), maxJournalFileLength)
+	}
+	if k.JournalMaxWriteBatchSize <= 0 || k.JournalMaxWriteBatchSize > maxJournalFileLength {
+		l.fail(kp+"journal_max_write_batch_size", "%s is not in 1..%d bytes", formatSize(k.JournalMaxWriteBatchSize), maxJournalFileLength)
+	}
+	switch k.JournalDiskSyncStrategy {
+	case SyncAlways, SyncNever:
+	case SyncPeriodic:
+		if k.JournalDiskSyncInterval <= 0 {
+			l.fail(kp+"journal_disk_sync_interval", "%v must be positive with the periodic strategy", k.JournalDiskSyncInterval)
+		}
+	default:
+		l.fail(kp+"journal_disk_sync_strategy", "%q is not one of always, periodic, never", k.JournalDiskSyncStrategy)
+	}
+	if k.CheckpointInterval < 0 {
+		l.fail(kp+"checkpoint_interval", "%v must not be negative (0 disables)", k.CheckpointInterval)
+	}
+	if k.CleanupInterval < 0 {
+		l.fail(kp+"cleanup_interval", "%v must not be negative (0 disables)", k.CleanupInterval)
+	}
+	if k.IndexCacheSize <= 0 {
+		l.fail(kp+"index_cache_size", "%d pages must be positive", k.IndexCacheSize)
+	}
+	if k.IndexWriteBatchSize <= 0 {
+		l.fail(kp+"index_write_batch_size", "%d pages must be positive", k.IndexWriteBatchSize)
+	}
+	if k.CompactAcksAfterNoGC < 0 {
+		l.fail(kp+"compact_acks_after_no_gc", "%d must not be negative", k.CompactAcksAfterNoGC)
+	}
+}
+
+func (l *loader) validatePolicy(path string, p *PolicyEntry) {
+	for _, f := range []struct {
+		key string
+		n   int
+	}{
+		{"queue_prefetch", p.QueuePrefetch},
+		{"topic_prefetch", p.TopicPrefetch},
+		{"durable_topic_prefetch", p.DurableTopicPrefetch},
+		{"queue_browser_prefetch", p.QueueBrowserPrefetch},
+	} {
+		if f.n < 0 || f.n > maxPrefetch {
+			l.fail(path+"."+f.key, "%d is not in 0..%d", f.n, maxPrefetch)
+		}
+	}
+	if p.MemoryLimit < 0 {
+		l.fail(path+".memory_limit", "%d must not be negative", p.MemoryLimit)
+	}
+	if p.ExpireMessagesPeriod < 0 {
+		l.fail(path+".expire_messages_period", "%v must not be negative (0 disables the sweep)", p.ExpireMessagesPeriod)
+	}
+	if p.MaxExpirePageSize <= 0 {
+		l.fail(path+".max_expire_page_size", "%d must be positive", p.MaxExpirePageSize)
+	}
+	if p.CursorMemoryHighWaterMark < 1 || p.CursorMemoryHighWaterMark > 100 {
+		l.fail(path+".cursor_memory_high_water_mark", "%d is not a percentage in 1..100", p.CursorMemoryHighWaterMark)
+	}
+	if p.StoreUsageHighWaterMark < 1 || p.StoreUsageHighWaterMark > 100 {
+		l.fail(path+".store_usage_high_water_mark", "%d is not a percentage in 1..100", p.StoreUsageHighWaterMark)
+	}
+	if p.BlockedProducerWarningInterval <= 0 {
+		l.fail(path+".blocked_producer_warning_interval", "%v must be positive", p.BlockedProducerWarningInterval)
+	}
+	if p.PendingMessageLimit < -1 {
+		l.fail(path+".pending_message_limit", "%d must not be negative", p.PendingMessageLimit)
+	}
+	d := p.DeadLetter
+	if d == nil {
+		return
+	}
+	dp := path + ".dead_letter_strategy"
+	if d.Expiration < 0 {
+		l.fail(dp, "expiration %v must not be negative", d.Expiration)
+	}
+	switch d.Kind {
+	case DLQShared:
+		if d.DeadLetterQueue == "" {
+			l.fail(dp, "the shared dead letter queue name must not be empty")
+		}
+	case DLQIndividual:
+		if d.QueuePrefix == "" && d.QueueSuffix == "" && d.UseQueueForQueueMessages {
+			l.fail(dp, "queuePrefix and queueSuffix are both empty: queue messages would be dead-lettered onto their own queue")
+		}
+		if d.TopicPrefix == "" && d.TopicSuffix == "" && !d.UseQueueForTopicMessages {
+			l.fail(dp, "topicPrefix and topicSuffix are both empty: topic messages would be dead-lettered onto their own topic")
+		}
+	}
+}
+
+// freeze returns a deep copy of c that shares no memory with the loader.
+func freeze(c Config) Config {
+	out := c
+	out.Transports = make([]Transport, len(c.Transports))
+	for i, t := range c.Transports {
+		t.Options = cloneMap(t.Options)
+		out.Transports[i] = t
+	}
+	out.Policies = make([]PolicyEntry, len(c.Policies))
+	for i, p := range c.Policies {
+		out.Policies[i] = clonePolicy(p)
+	}
+	if c.DefaultPolicy != nil {
+		p := clonePolicy(*c.DefaultPolicy)
+		out.DefaultPolicy = &p
+	}
+	return out
+}
+
+func clonePolicy(p PolicyEntry) PolicyEntry {
+	if p.DeadLetter != nil {
+		d := *p.DeadLetter
+		p.DeadLetter = &d
+	}
+	return p
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,765 @@
+package config
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// xmlElem is one element of the parsed document, with its position.
+type xmlElem struct {
+	name      string // local name; namespaces are not significant
+	line, col int
+	attrs     []xmlAttr
+	kids      []*xmlElem
+	text      strings.Builder
+	textLine  int
+	textCol   int
+}
+
+type xmlAttr struct {
+	name, value string
+	line, col   int
+}
+
+// xsiNS is the XML Schema instance namespace (xsi:schemaLocation).
+const xsiNS = "http://www.w3.org/2001/XMLSchema-instance"
+
+// maxXMLDepth bounds element nesting; activemq.xml needs fewer than 10.
+const maxXMLDepth = 64
+
+// ParseXML reads an activemq.xml document: Spring's <beans> wrapper (or a
+// bare <broker>) holding ActiveMQ's <broker> element. name is used in error
+// positions. See the package documentation and docs/config.md for what is
+// accepted; everything else is reported with its line.
+func ParseXML(r io.Reader, name string, vars map[string]string) (*Config, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("config: reading %s: %w", name, err)
+	}
+	l := newLoader(name, true, vars)
+	root, err := buildXMLTree(data)
+	if err != nil {
+		var se *xml.SyntaxError
+		line := 0
+		if errors.As(err, &se) {
+			line = se.Line
+		}
+		l.problemAt("", line, 0, "XML syntax error: "+strings.TrimPrefix(err.Error(), "XML syntax error on line "+fmt.Sprint(line)+": "))
+		return nil, &Error{Problems: l.problems}
+	}
+	p := &xmlParser{l: l}
+	p.document(root)
+	return l.finish()
+}
+
+// buildXMLTree decodes the whole document into elements, recording where
+// every element and attribute starts.
+func buildXMLTree(data []byte) (*xmlElem, error) {
+	lines := lineIndex(data)
+	pos := func(off int64) (int, int) {
+		i := sort.Search(len(lines), func(i int) bool { return lines[i] > int(off) }) - 1
+		return i + 1, int(off) - lines[i] + 1
+	}
+	d := xml.NewDecoder(bytes.NewReader(data))
+	d.Strict = true
+	var stack []*xmlElem
+	var root *xmlElem
+	for {
+		start := d.InputOffset()
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if len(stack) >= maxXMLDepth {
+				line, _ := pos(start)
+				return nil, &xml.SyntaxError{Msg: fmt.Sprintf("elements nested deeper than %d", maxXMLDepth), Line: line}
+			}
+			e := &xmlElem{name: t.Name.Local}
+			e.line, e.col = pos(start)
+			tag := data[start:d.InputOffset()]
+			for _, a := range t.Attr {
+				if a.Name.Space == "xmlns" || (a.Name.Space == "" && a.Name.Local == "xmlns") || a.Name.Space == xsiNS {
+					continue // namespace declarations and schema hints
+				}
+				xa := xmlAttr{name: a.Name.Local, value: a.Value, line: e.line, col: e.col}
+				if a.Name.Space != "" {
+					xa.name = a.Name.Space + ":" + a.Name.Local
+				}
+				if off := attrOffset(tag, a.Name.Local); off >= 0 {
+					xa.line, xa.col = pos(start + int64(off))
+				}
+				e.attrs = append(e.attrs, xa)
+			}
+			if len(stack) == 0 {
+				root = e
+			} else {
+				parent := stack[len(stack)-1]
+				parent.kids = append(parent.kids, e)
+			}
+			stack = append(stack, e)
+		case xml.EndElement:
+			stack = stack[:len(stack)-1]
+		case xml.CharData:
+			if len(stack) > 0 {
+				e := stack[len(stack)-1]
+				if e.textLine == 0 && len(bytes.TrimSpace(t)) > 0 {
+					lead := len(t) - len(bytes.TrimLeft(t, " \t\r\n"))
+					e.textLine, e.textCol = pos(start + int64(lead))
+				}
+				e.text.Write(t)
+			}
+		}
+	}
+	if root == nil {
+		return nil, &xml.SyntaxError{Msg: "no root element", Line: 1}
+	}
+	return root, nil
+}
+
+func lineIndex(data []byte) []int {
+	lines := []int{0}
+	for i, b := range data {
+		if b == '\n' {
+			lines = append(lines, i+1)
+		}
+	}
+	return lines
+}
+
+// attrOffset finds where the attribute named local starts in the raw tag.
+func attrOffset(tag []byte, local string) int {
+	re := regexp.MustCompile(`[\s:]` + regexp.QuoteMeta(local) + `\s*=`)
+	if m := re.FindIndex(tag); m != nil {
+		return m[0] + 1
+	}
+	return -1
+}
+
+// xmlParser interprets the element tree into the loader's Config.
+type xmlParser struct {
+	l         *loader
+	brokerSet bool
+}
+
+// unsupported reports an element Wharf does not implement.
+func (p *xmlParser) unsupported(e *xmlElem, path, why string) {
+	msg := "<" + e.name + "> is not supported by Wharf yet"
+	if why != "" {
+		msg += ": " + why
+	}
+	p.l.problemAt(path, e.line, e.col, msg)
+}
+
+// removed names elements for stores and features ActiveMQ itself dropped.
+var removed = map[string]string{
+	"amqPersistenceAdapter":        "the AMQ store was removed from ActiveMQ in 5.9; use <kahaDB>",
+	"levelDB":                      "LevelDB was removed from ActiveMQ in 5.17; use <kahaDB>",
+	"replicatedLevelDB":            "LevelDB was removed from ActiveMQ in 5.17; use <kahaDB>",
+	"amqPersistenceAdapterFactory": "the AMQ store was removed from ActiveMQ in 5.9; use <kahaDB>",
+}
+
+// attrs dispatches e's attributes to handlers; an attribute with no
+// handler is reported as unsupported.
+func (p *xmlParser) attrs(e *xmlElem, path string, handlers map[string]func(val)) {
+	for _, a := range e.attrs {
+		h, ok := handlers[a.name]
+		if !ok {
+			p.l.problemAt(path, a.line, a.col, fmt.Sprintf("<%s %s=%q>: attribute %s is not supported by Wharf yet", e.name, a.name, a.value, a.name))
+			continue
+		}
+		h(val{raw: a.value, line: a.line, col: a.col, label: fmt.Sprintf("<%s %s=%q>", e.name, a.name, a.value)})
+	}
+}
+
+// noText reports character data inside an element that takes none.
+func (p *xmlParser) noText(e *xmlElem, path string) {
+	if t := strings.TrimSpace(e.text.String()); t != "" {
+		p.l.problemAt(path, e.textLine, e.textCol, fmt.Sprintf("<%s>: unexpected text %q", e.name, clip(t)))
+	}
+}
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
+
+// at binds a handler to a path, so that the val it receives carries it.
+func at(path string, set func(val)) func(val) {
+	return func(v val) {
+		v.path = path
+		set(v)
+	}
+}
+
+func (p *xmlParser) document(root *xmlElem) {
+	switch root.name {
+	case "beans":
+		p.attrs(root, "", nil)
+		p.noText(root, "")
+		// The placeholder configurer must be read before any value is
+		// resolved, wherever it appears.
+		for _, k := range root.kids {
+			if k.name == "bean" {
+				p.bean(k)
+			}
+		}
+		for _, k := range root.kids {
+			switch k.name {
+			case "bean":
+			case "broker":
+				p.broker(k)
+			case "import":
+				p.importElem(k)
+			default:
+				p.unsupported(k, "", "")
+			}
+		}
+	case "broker":
+		p.broker(root)
+	default:
+		p.l.problemAt("", root.line, root.col, fmt.Sprintf("<%s>: the document must be <beans> or <broker>", root.name))
+	}
+	if !p.brokerSet {
+		p.l.problemAt("", root.line, root.col, "no <broker> element")
+	}
+}
+
+const (
+	placeholderConfigurer  = "org.springframework.beans.factory.config.PropertyPlaceholderConfigurer"
+	placeholderConfigurer2 = "org.springframework.context.support.PropertySourcesPlaceholderConfigurer"
+)
+
+// bean accepts Spring's placeholder configurer and reads its properties
+// files. Other beans are application wiring Wharf cannot run.
+func (p *xmlParser) bean(e *xmlElem) {
+	class := ""
+	for _, a := range e.attrs {
+		if a.name == "class" {
+			class = a.value
+		}
+	}
+	if class != placeholderConfigurer && class != placeholderConfigurer2 {
+		p.l.problemAt("", e.line, e.col, fmt.Sprintf("<bean class=%q> is not supported by Wharf yet (only %s)", class, placeholderConfigurer))
+		return
+	}
+	p.attrs(e, "", map[string]func(val){"class": func(val) {}, "id": func(val) {}})
+	p.noText(e, "")
+	var locations []val
+	ignoreMissing := false
+	for _, k := range e.kids {
+		if k.name != "property" {
+			p.unsupported(k, "", "")
+			continue
+		}
+		var name string
+		var value *val
+		p.attrs(k, "", map[string]func(val){
+			"name":  func(v val) { name = v.raw },
+			"value": func(v val) { value = &v },
+		})
+		switch name {
+		case "location", "locations":
+			if value != nil {
+				locations = append(locations, *value)
+			}
+			for _, v := range propertyValues(p, k) {
+				locations = append(locations, v)
+			}
+		case "ignoreResourceNotFound":
+			if value != nil {
+				p.l.setBool(&ignoreMissing, *value)
+			}
+			for _, v := range propertyValues(p, k) {
+				p.l.setBool(&ignoreMissing, v)
+			}
+		default:
+			p.l.problemAt("", k.line, k.col, fmt.Sprintf("<property name=%q> of the placeholder configurer is not supported by Wharf yet", name))
+		}
+	}
+	for _, loc := range locations {
+		s, ok := p.l.text(loc)
+		if !ok {
+			continue
+		}
+		for _, one := range strings.Split(s, ",") {
+			if strings.TrimSpace(one) == "" {
+				continue
+			}
+			if err := p.l.readPropertiesFile(one, ignoreMissing); err != nil {
+				p.l.problemAt("", loc.line, loc.col, loc.label+": "+err.Error())
+			}
+		}
+	}
+}
+
+// propertyValues collects <value> texts under a <property>, directly or in
+// a <list>.
+func propertyValues(p *xmlParser, e *xmlElem) []val {
+	var out []val
+	for _, k := range e.kids {
+		switch k.name {
+		case "value":
+			t := strings.TrimSpace(k.text.String())
+			line, col := k.textLine, k.textCol
+			if line == 0 {
+				line, col = k.line, k.col
+			}
+			out = append(out, val{raw: t, line: line, col: col, label: "<value>" + t + "</value>"})
+		case "list":
+			out = append(out, propertyValues(p, k)...)
+		default:
+			p.unsupported(k, "", "")
+		}
+	}
+	return out
+}
+
+// importElem accepts the stock <import resource="jetty.xml"/>: Wharf's
+// HTTP server (console, Jolokia, metrics) is configured separately.
+func (p *xmlParser) importElem(e *xmlElem) {
+	var res string
+	p.attrs(e, "", map[string]func(val){"resource": func(v val) { res = v.raw }})
+	base := res
+	if i := strings.LastIndexAny(base, "/:"); i >= 0 {
+		base = base[i+1:]
+	}
+	if base != "jetty.xml" {
+		p.l.problemAt("", e.line, e.col, fmt.Sprintf("<import resource=%q> is not supported by Wharf yet (only jetty.xml, whose settings Wharf's HTTP configuration replaces)", res))
+	}
+}
+
+func (p *xmlParser) broker(e *xmlElem) {
+	if p.brokerSet {
+		p.l.problemAt("", e.line, e.col, "<broker>: only one broker per file")
+		return
+	}
+	p.brokerSet = true
+	l, c := p.l, &p.l.cfg
+	var ignoredHook bool
+	p.attrs(e, "", map[string]func(val){
+		"brokerName":                           at("broker_name", func(v val) { l.setString(&c.BrokerName, v) }),
+		"dataDirectory":                        at("data_directory", func(v val) { l.setString(&c.DataDirectory, v) }),
+		"persistent":                           at("persistent", func(v val) { l.setBool(&c.Persistent, v) }),
+		"useJmx":                               at("use_jmx", func(v val) { l.setBool(&c.UseJMX, v) }),
+		"advisorySupport":                      at("advisory_support", func(v val) { l.setBool(&c.AdvisorySupport, v) }),
+		"schedulerSupport":                     at("scheduler_support", func(v val) { l.setBool(&c.SchedulerSupport, v) }),
+		"offlineDurableSubscriberTimeout":      at("offline_durable_subscriber_timeout", func(v val) { l.setDuration(&c.OfflineDurableSubscriberTimeout, v) }),
+		"offlineDurableSubscriberTaskSchedule": at("offline_durable_subscriber_task_schedule", func(v val) { l.setDuration(&c.OfflineDurableSubscriberTaskSchedule, v) }),
+		// Wharf always stops cleanly on SIGINT/SIGTERM; the JVM hook
+		// setting has nothing to change.
+		"useShutdownHook": at("use_shutdown_hook", func(v val) { l.setBool(&ignoredHook, v) }),
+	})
+	p.noText(e, "")
+	once := map[string]bool{}
+	for _, k := range e.kids {
+		if once[k.name] {
+			p.l.problemAt("", k.line, k.col, fmt.Sprintf("<%s> appears more than once in <broker>", k.name))
+			continue
+		}
+		once[k.name] = true
+		switch k.name {
+		case "managementContext":
+			p.managementContext(k)
+		case "persistenceAdapter":
+			p.persistenceAdapter(k)
+		case "transportConnectors":
+			p.transportConnectors(k)
+		case "destinationPolicy":
+			p.destinationPolicy(k)
+		case "systemUsage":
+			p.systemUsage(k)
+		case "shutdownHooks":
+			p.shutdownHooks(k)
+		default:
+			p.unsupported(k, "", "")
+		}
+	}
+}
+
+// only checks that e holds exactly one child named want (or one of them)
+// and returns it.
+func (p *xmlParser) only(e *xmlElem, path string, want ...string) *xmlElem {
+	p.attrs(e, path, nil)
+	p.noText(e, path)
+	var got *xmlElem
+	for _, k := range e.kids {
+		ok := false
+		for _, w := range want {
+			ok = ok || k.name == w
+		}
+		switch {
+		case !ok:
+			if why, gone := removed[k.name]; gone {
+				p.unsupported(k, path, why)
+			} else {
+				p.unsupported(k, path, "")
+			}
+		case got != nil:
+			p.l.problemAt(path, k.line, k.col, fmt.Sprintf("<%s> holds more than one <%s>", e.name, strings.Join(want, "> or <")))
+		default:
+			got = k
+		}
+	}
+	return got
+}
+
+func (p *xmlParser) managementContext(e *xmlElem) {
+	k := p.only(e, "use_jmx", "managementContext")
+	if k == nil {
+		return
+	}
+	p.noText(k, "use_jmx")
+	for _, kk := range k.kids {
+		p.unsupported(kk, "use_jmx", "")
+	}
+	p.attrs(k, "use_jmx", map[string]func(val){
+		// Wharf exposes management data through its Jolokia-compatible
+		// HTTP API; it never opens a JMX/RMI connector.
+		"createConnector": func(v val) {
+			v.path = "use_jmx"
+			var b bool
+			p.l.setBool(&b, v)
+			if b {
+				p.l.problemAt(v.path, v.line, v.col, v.label+": a JMX remote connector is not supported by Wharf; management is served over the Jolokia HTTP API")
+			}
+		},
+	})
+}
+
+func (p *xmlParser) shutdownHooks(e *xmlElem) {
+	p.attrs(e, "", nil)
+	p.noText(e, "")
+	for _, k := range e.kids {
+		class := ""
+		for _, a := range k.attrs {
+			if a.name == "class" {
+				class = a.value
+			}
+		}
+		if k.name != "bean" || class != "org.apache.activemq.hooks.SpringContextHook" {
+			p.unsupported(k, "", "only the SpringContextHook bean is accepted here")
+			continue
+		}
+		// Stops the Spring context (Jetty) at shutdown; Wharf stops its
+		// HTTP server itself.
+		p.attrs(k, "", map[string]func(val){"class": func(val) {}, "id": func(val) {}})
+	}
+}
+
+func (p *xmlParser) persistenceAdapter(e *xmlElem) {
+	k := p.only(e, "persistence", "kahaDB", "memoryPersistenceAdapter")
+	if k == nil {
+		return
+	}
+	p.noText(k, "persistence")
+	for _, kk := range k.kids {
+		p.unsupported(kk, "persistence", "")
+	}
+	l, c := p.l, &p.l.cfg
+	if k.name == "memoryPersistenceAdapter" {
+		c.Persistence.Kind = KindMemory
+		l.note("persistence.memory", k.line, k.col, "<memoryPersistenceAdapter>")
+		p.attrs(k, "persistence.memory", nil)
+		return
+	}
+	c.Persistence.Kind = KindKahaDB
+	l.note("persistence.kahadb", k.line, k.col, "<kahaDB>")
+	kd := &c.Persistence.KahaDB
+	const kp = "persistence.kahadb."
+	p.attrs(k, "persistence.kahadb", map[string]func(val){
+		"directory": at(kp+"directory", func(v val) {
+			l.kahaDirSet = true
+			l.setString(&kd.Directory, v)
+		}),
+		"journalMaxFileLength":     at(kp+"journal_max_file_length", func(v val) { l.setSize(&kd.JournalMaxFileLength, v) }),
+		"journalMaxWriteBatchSize": at(kp+"journal_max_write_batch_size", func(v val) { l.setSize(&kd.JournalMaxWriteBatchSize, v) }),
+		"enableJournalDiskSyncs":   at(kp+"enable_journal_disk_syncs", func(v val) { l.setSyncFlag(v) }),
+		"journalDiskSyncStrategy":  at(kp+"journal_disk_sync_strategy", func(v val) { l.setSyncStrategy(v) }),
+		"journalDiskSyncInterval":  at(kp+"journal_disk_sync_interval", func(v val) { l.setDuration(&kd.JournalDiskSyncInterval, v) }),
+		"checkpointInterval":       at(kp+"checkpoint_interval", func(v val) { l.setDuration(&kd.CheckpointInterval, v) }),
+		"cleanupInterval":          at(kp+"cleanup_interval", func(v val) { l.setDuration(&kd.CleanupInterval, v) }),
+		"indexCacheSize":           at(kp+"index_cache_size", func(v val) { l.setInt(&kd.IndexCacheSize, v) }),
+		"indexWriteBatchSize":      at(kp+"index_write_batch_size", func(v val) { l.setInt(&kd.IndexWriteBatchSize, v) }),
+		"concurrentStoreAndDispatchQueues": at(kp+"concurrent_store_and_dispatch_queues", func(v val) {
+			l.setBool(&kd.ConcurrentStoreAndDispatchQueues, v)
+		}),
+		"concurrentStoreAndDispatchTopics": at(kp+"concurrent_store_and_dispatch_topics", func(v val) {
+			l.setBool(&kd.ConcurrentStoreAndDispatchTopics, v)
+		}),
+		"archiveDataLogs":             at(kp+"archive_data_logs", func(v val) { l.setBool(&kd.ArchiveDataLogs, v) }),
+		"cleanupOnStop":               at(kp+"cleanup_on_stop", func(v val) { l.setBool(&kd.CleanupOnStop, v) }),
+		"ignoreMissingJournalfiles":   at(kp+"ignore_missing_journal_files", func(v val) { l.setBool(&kd.IgnoreMissingJournalFiles, v) }),
+		"checkForCorruptJournalFiles": at(kp+"check_for_corrupt_journal_files", func(v val) { l.setBool(&kd.CheckForCorruptJournalFiles, v) }),
+		"checksumJournalFiles":        at(kp+"checksum_journal_files", func(v val) { l.setBool(&kd.ChecksumJournalFiles, v) }),
+		"enableAckCompaction":         at(kp+"enable_ack_compaction", func(v val) { l.setBool(&kd.EnableAckCompaction, v) }),
+		"compactAcksAfterNoGC":        at(kp+"compact_acks_after_no_gc", func(v val) { l.setInt(&kd.CompactAcksAfterNoGC, v) }),
+	})
+}
+
+func (p *xmlParser) transportConnectors(e *xmlElem) {
+	p.attrs(e, "transport_connectors", nil)
+	p.noText(e, "transport_connectors")
+	l, c := p.l, &p.l.cfg
+	for _, k := range e.kids {
+		if k.name != "transportConnector" {
+			p.unsupported(k, "transport_connectors", "")
+			continue
+		}
+		i := len(c.Transports)
+		c.Transports = append(c.Transports, Transport{Line: k.line})
+		t := &c.Transports[i]
+		path := fmt.Sprintf("transport_connectors[%d]", i)
+		l.note(path, k.line, k.col, "<transportConnector>")
+		p.noText(k, path)
+		for _, kk := range k.kids {
+			p.unsupported(kk, path, "")
+		}
+		p.attrs(k, path, map[string]func(val){
+			"name": at(path+".name", func(v val) { l.setString(&t.Name, v) }),
+			"uri":  at(path+".uri", func(v val) { l.setString(&t.URI, v) }),
+		})
+	}
+}
+
+func (p *xmlParser) destinationPolicy(e *xmlElem) {
+	pm := p.only(e, "destination_policy", "policyMap")
+	if pm == nil {
+		return
+	}
+	p.attrs(pm, "destination_policy", nil)
+	p.noText(pm, "destination_policy")
+	once := map[string]bool{}
+	l, c := p.l, &p.l.cfg
+	for _, k := range pm.kids {
+		if once[k.name] {
+			l.problemAt("destination_policy", k.line, k.col, fmt.Sprintf("<%s> appears more than once in <policyMap>", k.name))
+			continue
+		}
+		once[k.name] = true
+		switch k.name {
+		case "policyEntries":
+			p.attrs(k, "destination_policy", nil)
+			p.noText(k, "destination_policy")
+			for _, pe := range k.kids {
+				if pe.name != "policyEntry" {
+					p.unsupported(pe, "destination_policy", "")
+					continue
+				}
+				entry := DefaultPolicyEntry()
+				entry.Line = pe.line
+				path := fmt.Sprintf("destination_policy[%d]", len(c.Policies))
+				p.policyEntry(pe, path, &entry)
+				c.Policies = append(c.Policies, entry)
+			}
+		case "defaultEntry":
+			pe := p.only(k, "default_policy", "policyEntry")
+			if pe == nil {
+				continue
+			}
+			entry := DefaultPolicyEntry()
+			entry.Line = pe.line
+			p.policyEntry(pe, "default_policy", &entry)
+			c.DefaultPolicy = &entry
+		default:
+			p.unsupported(k, "destination_policy", "")
+		}
+	}
+}
+
+func (p *xmlParser) policyEntry(e *xmlElem, path string, pe *PolicyEntry) {
+	l := p.l
+	l.note(path, e.line, e.col, "<policyEntry>")
+	f := func(key string, set func(val)) func(val) { return at(path+"."+key, set) }
+	p.attrs(e, path, map[string]func(val){
+		"queue":                          f("queue", func(v val) { l.setString(&pe.Queue, v) }),
+		"topic":                          f("topic", func(v val) { l.setString(&pe.Topic, v) }),
+		"producerFlowControl":            f("producer_flow_control", func(v val) { l.setBool(&pe.ProducerFlowControl, v) }),
+		"memoryLimit":                    f("memory_limit", func(v val) { l.setSize(&pe.MemoryLimit, v) }),
+		"expireMessagesPeriod":           f("expire_messages_period", func(v val) { l.setDuration(&pe.ExpireMessagesPeriod, v) }),
+		"maxExpirePageSize":              f("max_expire_page_size", func(v val) { l.setInt(&pe.MaxExpirePageSize, v) }),
+		"queuePrefetch":                  f("queue_prefetch", func(v val) { l.setInt(&pe.QueuePrefetch, v) }),
+		"topicPrefetch":                  f("topic_prefetch", func(v val) { l.setInt(&pe.TopicPrefetch, v) }),
+		"durableTopicPrefetch":           f("durable_topic_prefetch", func(v val) { l.setInt(&pe.DurableTopicPrefetch, v) }),
+		"queueBrowserPrefetch":           f("queue_browser_prefetch", func(v val) { l.setInt(&pe.QueueBrowserPrefetch, v) }),
+		"cursorMemoryHighWaterMark":      f("cursor_memory_high_water_mark", func(v val) { l.setInt(&pe.CursorMemoryHighWaterMark, v) }),
+		"storeUsageHighWaterMark":        f("store_usage_high_water_mark", func(v val) { l.setInt(&pe.StoreUsageHighWaterMark, v) }),
+		"blockedProducerWarningInterval": f("blocked_producer_warning_interval", func(v val) { l.setDuration(&pe.BlockedProducerWarningInterval, v) }),
+		"sendAdvisoryIfNoConsumers":      f("send_advisory_if_no_consumers", func(v val) { l.setBool(&pe.SendAdvisoryIfNoConsumers, v) }),
+		"useConsumerPriority":            f("use_consumer_priority", func(v val) { l.setBool(&pe.UseConsumerPriority, v) }),
+		"allConsumersExclusiveByDefault": f("all_consumers_exclusive_by_default", func(v val) { l.setBool(&pe.AllConsumersExclusiveByDefault, v) }),
+	})
+	p.noText(e, path)
+	once := map[string]bool{}
+	for _, k := range e.kids {
+		if once[k.name] {
+			l.problemAt(path, k.line, k.col, fmt.Sprintf("<%s> appears more than once in <policyEntry>", k.name))
+			continue
+		}
+		once[k.name] = true
+		switch k.name {
+		case "deadLetterStrategy":
+			s := p.only(k, path+".dead_letter_strategy", "individualDeadLetterStrategy", "sharedDeadLetterStrategy", "discardingDeadLetterStrategy")
+			if s != nil {
+				pe.DeadLetter = p.deadLetter(s, path+".dead_letter_strategy")
+			}
+		case "pendingMessageLimitStrategy":
+			s := p.only(k, path+".pending_message_limit", "constantPendingMessageLimitStrategy")
+			if s == nil {
+				continue
+			}
+			p.noText(s, path+".pending_message_limit")
+			for _, kk := range s.kids {
+				p.unsupported(kk, path, "")
+			}
+			l.note(path+".pending_message_limit", s.line, s.col, "<constantPendingMessageLimitStrategy>")
+			p.attrs(s, path+".pending_message_limit", map[string]func(val){
+				"limit": f("pending_message_limit", func(v val) { l.setInt(&pe.PendingMessageLimit, v) }),
+			})
+		default:
+			p.unsupported(k, path, "")
+		}
+	}
+}
+
+func (p *xmlParser) deadLetter(e *xmlElem, path string) *DeadLetterStrategy {
+	l := p.l
+	kind := map[string]string{
+		"individualDeadLetterStrategy": DLQIndividual,
+		"sharedDeadLetterStrategy":     DLQShared,
+		"discardingDeadLetterStrategy": DLQDiscarding,
+	}[e.name]
+	d := DefaultDeadLetterStrategy(kind)
+	l.note(path, e.line, e.col, "<"+e.name+">")
+	f := func(key string, set func(val)) func(val) { return at(path+"."+key, set) }
+	h := map[string]func(val){
+		"processExpired":       f("process_expired", func(v val) { l.setBool(&d.ProcessExpired, v) }),
+		"processNonPersistent": f("process_non_persistent", func(v val) { l.setBool(&d.ProcessNonPersistent, v) }),
+		"expiration":           f("expiration", func(v val) { l.setDuration(&d.Expiration, v) }),
+		"enableAudit":          f("enable_audit", func(v val) { l.setBool(&d.EnableAudit, v) }),
+	}
+	if kind == DLQIndividual {
+		h["queuePrefix"] = f("queue_prefix", func(v val) { l.setString(&d.QueuePrefix, v) })
+		h["topicPrefix"] = f("topic_prefix", func(v val) { l.setString(&d.TopicPrefix, v) })
+		h["queueSuffix"] = f("queue_suffix", func(v val) { l.setString(&d.QueueSuffix, v) })
+		h["topicSuffix"] = f("topic_suffix", func(v val) { l.setString(&d.TopicSuffix, v) })
+		h["useQueueForQueueMessages"] = f("use_queue_for_queue_messages", func(v val) { l.setBool(&d.UseQueueForQueueMessages, v) })
+		h["useQueueForTopicMessages"] = f("use_queue_for_topic_messages", func(v val) { l.setBool(&d.UseQueueForTopicMessages, v) })
+		h["destinationPerDurableSubscriber"] = f("destination_per_durable_subscriber", func(v val) { l.setBool(&d.DestinationPerDurableSubscriber, v) })
+	}
+	p.attrs(e, path, h)
+	p.noText(e, path)
+	for _, k := range e.kids {
+		if kind != DLQShared || k.name != "deadLetterQueue" {
+			p.unsupported(k, path, "")
+			continue
+		}
+		// <deadLetterQueue><queue physicalName="..."/></deadLetterQueue>
+		q := p.only(k, path+".dead_letter_queue", "queue")
+		if q == nil {
+			continue
+		}
+		p.noText(q, path)
+		for _, kk := range q.kids {
+			p.unsupported(kk, path, "")
+		}
+		p.attrs(q, path, map[string]func(val){
+			"physicalName": f("dead_letter_queue", func(v val) { l.setString(&d.DeadLetterQueue, v) }),
+		})
+	}
+	return &d
+}
+
+func (p *xmlParser) systemUsage(e *xmlElem) {
+	su := p.only(e, "system_usage", "systemUsage")
+	if su == nil {
+		return
+	}
+	l, u := p.l, &p.l.cfg.SystemUsage
+	const sp = "system_usage."
+	l.note("system_usage", su.line, su.col, "<systemUsage>")
+	p.attrs(su, "system_usage", map[string]func(val){
+		"sendFailIfNoSpace":             at(sp+"send_fail_if_no_space", func(v val) { l.setBool(&u.SendFailIfNoSpace, v) }),
+		"sendFailIfNoSpaceAfterTimeout": at(sp+"send_fail_if_no_space_after_timeout", func(v val) { l.setDuration(&u.SendFailIfNoSpaceAfterTimeout, v) }),
+	})
+	p.noText(su, "system_usage")
+	once := map[string]bool{}
+	for _, k := range su.kids {
+		if once[k.name] {
+			l.problemAt("system_usage", k.line, k.col, fmt.Sprintf("<%s> appears more than once in <systemUsage>", k.name))
+			continue
+		}
+		once[k.name] = true
+		var inner *xmlElem
+		switch k.name {
+		case "memoryUsage", "storeUsage", "tempUsage":
+			inner = p.only(k, "system_usage", k.name)
+		default:
+			p.unsupported(k, "system_usage", "")
+			continue
+		}
+		if inner == nil {
+			continue
+		}
+		p.noText(inner, "system_usage")
+		for _, kk := range inner.kids {
+			p.unsupported(kk, "system_usage", "")
+		}
+		h := map[string]func(val){}
+		switch k.name {
+		case "memoryUsage":
+			h["limit"] = at(sp+"memory_limit", func(v val) { l.setSize(&u.MemoryLimit, v) })
+			h["percentOfJvmHeap"] = at(sp+"memory_percent_of_ram", func(v val) { l.setInt(&u.MemoryPercentOfJVMHeap, v) })
+		case "storeUsage":
+			h["limit"] = at(sp+"store_limit", func(v val) { l.setSize(&u.StoreLimit, v) })
+		case "tempUsage":
+			h["limit"] = at(sp+"temp_limit", func(v val) { l.setSize(&u.TempLimit, v) })
+		}
+		p.attrs(inner, "system_usage", h)
+	}
+}
+
+// setSyncFlag handles enableJournalDiskSyncs, the deprecated boolean form
+// of journalDiskSyncStrategy (true = always, false = never).
+func (l *loader) setSyncFlag(v val) {
+	var b bool
+	before := len(l.problems)
+	l.setBool(&b, v)
+	if len(l.problems) > before {
+		return
+	}
+	if l.syncStrategySet {
+		l.problemAt(v.path, v.line, v.col, v.label+": set either enableJournalDiskSyncs or journalDiskSyncStrategy, not both")
+		return
+	}
+	l.syncFlagSet = true
+	if b {
+		l.cfg.Persistence.KahaDB.JournalDiskSyncStrategy = SyncAlways
+	} else {
+		l.cfg.Persistence.KahaDB.JournalDiskSyncStrategy = SyncNever
+	}
+}
+
+func (l *loader) setSyncStrategy(v val) {
+	var s string
+	l.setString(&s, v)
+	if l.syncFlagSet {
+		l.problemAt(v.path, v.line, v.col, v.label+": set either enableJournalDiskSyncs or journalDiskSyncStrategy, not both")
+		return
+	}
+	l.syncStrategySet = true
+	// JournalDiskSyncStrategy.valueOf(s.trim().toUpperCase())
+	l.cfg.Persistence.KahaDB.JournalDiskSyncStrategy = strings.ToLower(strings.TrimSpace(s))
+}

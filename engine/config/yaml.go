@@ -1,0 +1,317 @@
+package config
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// ParseYAML reads the native YAML form: the same settings as activemq.xml
+// under snake_case keys (broker_name, transport_connectors,
+// persistence.kahadb, destination_policy, default_policy, system_usage).
+// Sizes are integers (bytes) or size strings ("32mb", "1 gb"); durations are
+// Go duration strings ("30s"). Unknown keys are errors. name is used in
+// error positions. docs/config.md lists every key.
+func ParseYAML(r io.Reader, name string, vars map[string]string) (*Config, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("config: reading %s: %w", name, err)
+	}
+	l := newLoader(name, false, vars)
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		line := 0
+		msg := err.Error()
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			line, _ = strconv.Atoi(m[1])
+			msg = m[2]
+		}
+		l.problemAt("", line, 0, "YAML syntax error: "+msg)
+		return nil, &Error{Problems: l.problems}
+	}
+	p := &yamlParser{l: l}
+	if len(doc.Content) > 0 {
+		p.top(doc.Content[0])
+	}
+	return l.finish()
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+type yamlParser struct {
+	l *loader
+}
+
+// handler receives the value node of one key and its path.
+type handler func(n *yaml.Node, path string)
+
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// mapping dispatches the keys of a mapping node; unknown keys are errors.
+// A null node is an empty mapping.
+func (p *yamlParser) mapping(n *yaml.Node, path string, hs map[string]handler) {
+	n = deref(n)
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		p.l.problemAt(path, n.Line, n.Column, fmt.Sprintf("%s: want a mapping of keys, not %s", orRoot(path), kind(n)))
+		return
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), n.Content[i+1]
+		kp := join(path, k.Value)
+		if first, dup := seen[k.Value]; dup {
+			p.l.problemAt(kp, k.Line, k.Column, fmt.Sprintf("%s: duplicate key (first at line %d)", kp, first))
+			continue
+		}
+		seen[k.Value] = k.Line
+		h, ok := hs[k.Value]
+		if !ok {
+			p.l.problemAt(kp, k.Line, k.Column, fmt.Sprintf("%s: unknown key %q", orRoot(path), k.Value))
+			continue
+		}
+		p.l.note(kp, k.Line, k.Column, kp)
+		h(v, kp)
+	}
+}
+
+func orRoot(path string) string {
+	if path == "" {
+		return "top level"
+	}
+	return path
+}
+
+func kind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	}
+	return fmt.Sprintf("%q", n.Value)
+}
+
+// scalar turns a node into a val for the loader's setters.
+func (p *yamlParser) scalar(set func(*loader, val)) handler {
+	return func(n *yaml.Node, path string) {
+		n = deref(n)
+		if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+			p.l.problemAt(path, n.Line, n.Column, fmt.Sprintf("%s: want a value, not %s", path, kindOrEmpty(n)))
+			return
+		}
+		set(p.l, val{raw: n.Value, path: path, line: n.Line, col: n.Column,
+			label: fmt.Sprintf("%s %q", path, n.Value), yamlInt: n.Tag == "!!int"})
+	}
+}
+
+func kindOrEmpty(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode {
+		return "nothing"
+	}
+	return kind(n)
+}
+
+func (p *yamlParser) str(dst *string) handler {
+	return p.scalar(func(l *loader, v val) { l.setString(dst, v) })
+}
+func (p *yamlParser) boolean(dst *bool) handler {
+	return p.scalar(func(l *loader, v val) { l.setBool(dst, v) })
+}
+func (p *yamlParser) size(dst *int64) handler {
+	return p.scalar(func(l *loader, v val) { l.setSize(dst, v) })
+}
+func (p *yamlParser) integer(dst *int) handler {
+	return p.scalar(func(l *loader, v val) { l.setInt(dst, v) })
+}
+func (p *yamlParser) duration(dst *time.Duration) handler {
+	return p.scalar(func(l *loader, v val) { l.setDuration(dst, v) })
+}
+
+// list walks a sequence node, calling each for every element.
+func (p *yamlParser) list(n *yaml.Node, path string, each func(el *yaml.Node, path string)) {
+	n = deref(n)
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		p.l.problemAt(path, n.Line, n.Column, fmt.Sprintf("%s: want a list, not %s", path, kind(n)))
+		return
+	}
+	for i, el := range n.Content {
+		ep := fmt.Sprintf("%s[%d]", path, i)
+		el = deref(el)
+		p.l.note(ep, el.Line, el.Column, ep)
+		each(el, ep)
+	}
+}
+
+func (p *yamlParser) top(n *yaml.Node) {
+	l, c := p.l, &p.l.cfg
+	p.mapping(n, "", map[string]handler{
+		"broker_name":                        p.str(&c.BrokerName),
+		"data_directory":                     p.str(&c.DataDirectory),
+		"persistent":                         p.boolean(&c.Persistent),
+		"use_jmx":                            p.boolean(&c.UseJMX),
+		"advisory_support":                   p.boolean(&c.AdvisorySupport),
+		"scheduler_support":                  p.boolean(&c.SchedulerSupport),
+		"offline_durable_subscriber_timeout": p.duration(&c.OfflineDurableSubscriberTimeout),
+		"offline_durable_subscriber_task_schedule": p.duration(&c.OfflineDurableSubscriberTaskSchedule),
+		"shards": p.integer(&c.Shards),
+		"transport_connectors": func(n *yaml.Node, path string) {
+			p.list(n, path, func(el *yaml.Node, ep string) {
+				c.Transports = append(c.Transports, Transport{Line: el.Line})
+				t := &c.Transports[len(c.Transports)-1]
+				p.mapping(el, ep, map[string]handler{
+					"name": p.str(&t.Name),
+					"uri":  p.str(&t.URI),
+				})
+			})
+		},
+		"persistence": func(n *yaml.Node, path string) {
+			n = deref(n)
+			if n.Kind == yaml.MappingNode && len(n.Content) > 2 {
+				l.problemAt(path, n.Line, n.Column, path+": set exactly one of kahadb and memory")
+			}
+			kd := &c.Persistence.KahaDB
+			p.mapping(n, path, map[string]handler{
+				"memory": func(n *yaml.Node, path string) {
+					c.Persistence.Kind = KindMemory
+					p.mapping(n, path, nil)
+				},
+				"kahadb": func(n *yaml.Node, path string) {
+					c.Persistence.Kind = KindKahaDB
+					p.mapping(n, path, map[string]handler{
+						"directory": func(n *yaml.Node, path string) {
+							l.kahaDirSet = true
+							p.str(&kd.Directory)(n, path)
+						},
+						"journal_max_file_length":      p.size(&kd.JournalMaxFileLength),
+						"journal_max_write_batch_size": p.size(&kd.JournalMaxWriteBatchSize),
+						"enable_journal_disk_syncs": p.scalar(func(l *loader, v val) {
+							l.setSyncFlag(v)
+						}),
+						"journal_disk_sync_strategy": p.scalar(func(l *loader, v val) {
+							l.setSyncStrategy(v)
+						}),
+						"journal_disk_sync_interval":           p.duration(&kd.JournalDiskSyncInterval),
+						"checkpoint_interval":                  p.duration(&kd.CheckpointInterval),
+						"cleanup_interval":                     p.duration(&kd.CleanupInterval),
+						"index_cache_size":                     p.integer(&kd.IndexCacheSize),
+						"index_write_batch_size":               p.integer(&kd.IndexWriteBatchSize),
+						"concurrent_store_and_dispatch_queues": p.boolean(&kd.ConcurrentStoreAndDispatchQueues),
+						"concurrent_store_and_dispatch_topics": p.boolean(&kd.ConcurrentStoreAndDispatchTopics),
+						"archive_data_logs":                    p.boolean(&kd.ArchiveDataLogs),
+						"cleanup_on_stop":                      p.boolean(&kd.CleanupOnStop),
+						"ignore_missing_journal_files":         p.boolean(&kd.IgnoreMissingJournalFiles),
+						"check_for_corrupt_journal_files":      p.boolean(&kd.CheckForCorruptJournalFiles),
+						"checksum_journal_files":               p.boolean(&kd.ChecksumJournalFiles),
+						"enable_ack_compaction":                p.boolean(&kd.EnableAckCompaction),
+						"compact_acks_after_no_gc":             p.integer(&kd.CompactAcksAfterNoGC),
+					})
+				},
+			})
+		},
+		"destination_policy": func(n *yaml.Node, path string) {
+			p.list(n, path, func(el *yaml.Node, ep string) {
+				e := DefaultPolicyEntry()
+				e.Line = el.Line
+				p.policy(el, ep, &e)
+				c.Policies = append(c.Policies, e)
+			})
+		},
+		"default_policy": func(n *yaml.Node, path string) {
+			e := DefaultPolicyEntry()
+			e.Line = deref(n).Line
+			p.policy(n, path, &e)
+			c.DefaultPolicy = &e
+		},
+		"system_usage": func(n *yaml.Node, path string) {
+			u := &c.SystemUsage
+			p.mapping(n, path, map[string]handler{
+				"memory_limit":                        p.size(&u.MemoryLimit),
+				"memory_percent_of_ram":               p.integer(&u.MemoryPercentOfJVMHeap),
+				"store_limit":                         p.size(&u.StoreLimit),
+				"temp_limit":                          p.size(&u.TempLimit),
+				"send_fail_if_no_space":               p.boolean(&u.SendFailIfNoSpace),
+				"send_fail_if_no_space_after_timeout": p.duration(&u.SendFailIfNoSpaceAfterTimeout),
+			})
+		},
+	})
+}
+
+func (p *yamlParser) policy(n *yaml.Node, path string, e *PolicyEntry) {
+	p.mapping(n, path, map[string]handler{
+		"queue":                              p.str(&e.Queue),
+		"topic":                              p.str(&e.Topic),
+		"producer_flow_control":              p.boolean(&e.ProducerFlowControl),
+		"memory_limit":                       p.size(&e.MemoryLimit),
+		"expire_messages_period":             p.duration(&e.ExpireMessagesPeriod),
+		"max_expire_page_size":               p.integer(&e.MaxExpirePageSize),
+		"queue_prefetch":                     p.integer(&e.QueuePrefetch),
+		"topic_prefetch":                     p.integer(&e.TopicPrefetch),
+		"durable_topic_prefetch":             p.integer(&e.DurableTopicPrefetch),
+		"queue_browser_prefetch":             p.integer(&e.QueueBrowserPrefetch),
+		"cursor_memory_high_water_mark":      p.integer(&e.CursorMemoryHighWaterMark),
+		"store_usage_high_water_mark":        p.integer(&e.StoreUsageHighWaterMark),
+		"blocked_producer_warning_interval":  p.duration(&e.BlockedProducerWarningInterval),
+		"pending_message_limit":              p.integer(&e.PendingMessageLimit),
+		"send_advisory_if_no_consumers":      p.boolean(&e.SendAdvisoryIfNoConsumers),
+		"use_consumer_priority":              p.boolean(&e.UseConsumerPriority),
+		"all_consumers_exclusive_by_default": p.boolean(&e.AllConsumersExclusiveByDefault),
+		"dead_letter_strategy": func(n *yaml.Node, path string) {
+			n = deref(n)
+			if n.Kind == yaml.MappingNode && len(n.Content) > 2 {
+				p.l.problemAt(path, n.Line, n.Column, path+": set exactly one of individual, shared and discarding")
+			}
+			strategy := func(kind string) handler {
+				return func(n *yaml.Node, path string) {
+					d := DefaultDeadLetterStrategy(kind)
+					hs := map[string]handler{
+						"process_expired":        p.boolean(&d.ProcessExpired),
+						"process_non_persistent": p.boolean(&d.ProcessNonPersistent),
+						"expiration":             p.duration(&d.Expiration),
+						"enable_audit":           p.boolean(&d.EnableAudit),
+					}
+					switch kind {
+					case DLQIndividual:
+						hs["queue_prefix"] = p.str(&d.QueuePrefix)
+						hs["topic_prefix"] = p.str(&d.TopicPrefix)
+						hs["queue_suffix"] = p.str(&d.QueueSuffix)
+						hs["topic_suffix"] = p.str(&d.TopicSuffix)
+						hs["use_queue_for_queue_messages"] = p.boolean(&d.UseQueueForQueueMessages)
+						hs["use_queue_for_topic_messages"] = p.boolean(&d.UseQueueForTopicMessages)
+						hs["destination_per_durable_subscriber"] = p.boolean(&d.DestinationPerDurableSubscriber)
+					case DLQShared:
+						hs["dead_letter_queue"] = p.str(&d.DeadLetterQueue)
+					}
+					p.mapping(n, path, hs)
+					e.DeadLetter = &d
+				}
+			}
+			p.mapping(n, path, map[string]handler{
+				"individual": strategy(DLQIndividual),
+				"shared":     strategy(DLQShared),
+				"discarding": strategy(DLQDiscarding),
+			})
+		},
+	})
+}

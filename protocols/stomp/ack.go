@@ -1,0 +1,167 @@
+package stomp
+
+import (
+	"strconv"
+	"strings"
+
+	"wharf/engine"
+	"wharf/protocols/stomp/wire"
+)
+
+// onAck handles ACK and NACK (ProtocolConverter.onStompAck/onStompNack).
+// NACK is ActiveMQ's POISON ack: the message goes straight to its DLQ.
+func (s *session) onAck(f *wire.Frame, nack bool) *protocolError {
+	if err := s.checkConnected(); err != nil {
+		return err
+	}
+	verb := "ACK"
+	if nack {
+		verb = "NACK"
+		if s.version == wire.V10 {
+			return perr("NACK received but connection is in v1.0 mode.")
+		}
+	}
+	msgID, hasMsgID := f.Get("message-id")
+	var sub *subscription
+	idx := -1
+	switch s.version {
+	case wire.V12:
+		ackID, ok := f.Get("id")
+		if !ok {
+			return perr(verb + " received without a ack id for acknowledge!")
+		}
+		msgID = ackID
+		sub, idx = s.findByAckID(ackID)
+	case wire.V11:
+		if !hasMsgID {
+			return perr(verb + " received without a message-id to acknowledge!")
+		}
+		subID, ok := f.Get("subscription")
+		if !ok {
+			return perr(verb + " received without a subscription id for acknowledge!")
+		}
+		if sub = s.subs[subID]; sub != nil {
+			idx = sub.findMsg(msgID)
+		}
+	default:
+		if !hasMsgID {
+			return perr(verb + " received without a message-id to acknowledge!")
+		}
+		// 1.0: the first subscription that dispatched that message.
+		for _, x := range s.subList {
+			if i := x.findMsg(msgID); i >= 0 {
+				sub, idx = x, i
+				break
+			}
+		}
+	}
+	txID, _ := f.Get("transaction")
+	if txID != "" && !s.txs[txID] {
+		return perr("Invalid transaction id: " + txID)
+	}
+	if sub == nil || idx < 0 {
+		return perr("Unexpected " + verb + " received for message-id [" + msgID + "]")
+	}
+	sub.mu.Lock()
+	p := sub.pending[idx]
+	if nack || sub.ackMode == engine.AckIndividual {
+		sub.pending = append(sub.pending[:idx], sub.pending[idx+1:]...)
+	} else {
+		// client mode acknowledges every earlier delivery too.
+		n := copy(sub.pending, sub.pending[idx+1:])
+		clear(sub.pending[n:])
+		sub.pending = sub.pending[:n]
+	}
+	sub.mu.Unlock()
+	var err error
+	if nack {
+		// A poison ack cannot be transacted in ActiveMQ; STOMP's NACK in a
+		// transaction is applied at once there too.
+		err = s.conn.Nack(sub.sub, p.id, engine.NackPoison, "")
+	} else {
+		err = s.conn.Ack(sub.sub, p.id, txID)
+	}
+	if err != nil {
+		return engineError(err)
+	}
+	s.receipt(f)
+	return nil
+}
+
+func (sub *subscription) findMsg(msgID string) int {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	for i, p := range sub.pending {
+		if p.msgID == msgID {
+			return i
+		}
+	}
+	return -1
+}
+
+// findByAckID resolves a 1.2 ack id ("<subscription number>-<delivery>").
+func (s *session) findByAckID(ackID string) (*subscription, int) {
+	a, b, ok := strings.Cut(ackID, "-")
+	if !ok {
+		return nil, -1
+	}
+	num, err1 := strconv.ParseUint(a, 10, 64)
+	id, err2 := strconv.ParseUint(b, 10, 64)
+	if err1 != nil || err2 != nil {
+		return nil, -1
+	}
+	s.mu.Lock()
+	sub := s.bySubNum[num]
+	s.mu.Unlock()
+	if sub == nil {
+		return nil, -1
+	}
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	for i, p := range sub.pending {
+		if p.id == id {
+			return sub, i
+		}
+	}
+	return nil, -1
+}
+
+// onTx handles BEGIN, COMMIT and ABORT.
+func (s *session) onTx(f *wire.Frame, verb string) *protocolError {
+	if err := s.checkConnected(); err != nil {
+		return err
+	}
+	txID, _ := f.Get("transaction")
+	var err error
+	switch verb {
+	case "BEGIN":
+		if txID == "" {
+			return perr("Must specify the transaction you are beginning")
+		}
+		if s.txs[txID] {
+			return perr("The transaction was already started: " + txID)
+		}
+		err = s.conn.Begin(txID)
+		if err == nil {
+			s.txs[txID] = true
+		}
+	case "COMMIT", "ABORT":
+		if txID == "" {
+			return perr("Must specify the transaction you are committing")
+		}
+		if !s.txs[txID] {
+			return perr("Invalid transaction id: " + txID)
+		}
+		delete(s.txs, txID)
+		if verb == "COMMIT" {
+			err = s.conn.Commit(txID)
+		} else {
+			err = s.conn.Rollback(txID)
+		}
+	}
+	if err != nil {
+		return engineError(err)
+	}
+	s.receipt(f)
+	return nil
+}

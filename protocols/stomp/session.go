@@ -1,0 +1,364 @@
+package stomp
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"wharf/engine"
+	"wharf/engine/message"
+	"wharf/protocols/stomp/wire"
+	"wharf/protocols/transport"
+)
+
+// supportedVersions are offered in this order of preference (highest wins,
+// as StompCodec.detectVersion takes the maximum of the common versions).
+var supportedVersions = []string{wire.V12, wire.V11, wire.V10}
+
+type session struct {
+	srv *Server
+	tc  transport.Conn
+	log *slog.Logger
+	dec *wire.Decoder
+
+	// Touched only by the transport goroutine (OnData, OnClose).
+	frames  []wire.Frame
+	out     []byte
+	version string
+	conn    *engine.Conn
+	subs    map[string]*subscription // by SUBSCRIBE id ("" for 1.0 without id)
+	subList []*subscription          // in creation order, for 1.0 ACK lookups
+	subSeq  uint64
+	txs     map[string]bool
+	dead    bool
+
+	// mu guards what deliveries and completions (shard goroutines) share
+	// with frame handling: the temporary destinations' names and the
+	// receipts awaiting a store write.
+	mu        sync.Mutex
+	tempByKey map[string]message.Destination // "/temp-queue/x" -> destination
+	tempName  map[message.Destination]string // the other way
+	receipts  map[uint64]string
+	tokenSeq  uint64
+	bySubNum  map[uint64]*subscription
+
+	connected atomic.Bool
+	closed    atomic.Bool
+	readSeen  atomic.Bool // data read since the last read check
+	wrote     atomic.Bool // data written since the last heart-beat tick
+	timers    []*time.Timer
+	timerMu   sync.Mutex // guards timers (armed from timer goroutines)
+}
+
+func newSession(srv *Server, tc transport.Conn) *session {
+	s := &session{
+		srv:       srv,
+		tc:        tc,
+		log:       srv.log.With("conn", tc.ID(), "remote", tc.RemoteAddr().String(), "proto", "stomp"),
+		dec:       wire.NewDecoder(srv.opts.Limits),
+		version:   wire.V10,
+		subs:      map[string]*subscription{},
+		txs:       map[string]bool{},
+		tempByKey: map[string]message.Destination{},
+		tempName:  map[message.Destination]string{},
+		receipts:  map[uint64]string{},
+		bySubNum:  map[uint64]*subscription{},
+	}
+	s.after(srv.opts.ConnectTimeout, func() {
+		if !s.connected.Load() && !s.closed.Load() {
+			s.log.Debug("connect timeout")
+			s.tc.Close()
+		}
+	})
+	return s
+}
+
+func (s *session) after(d time.Duration, fn func()) {
+	s.timerMu.Lock()
+	defer s.timerMu.Unlock()
+	if s.closed.Load() {
+		return
+	}
+	s.timers = append(s.timers, time.AfterFunc(d, fn))
+}
+
+// OnData decodes frames and handles them in order.
+func (s *session) OnData(b []byte) error {
+	s.readSeen.Store(true)
+	if s.dead {
+		return nil
+	}
+	frames, _, err := s.dec.Feed(b, s.frames[:0])
+	for i := range frames {
+		if s.dead {
+			break
+		}
+		s.handle(&frames[i])
+		frames[i] = wire.Frame{}
+	}
+	s.frames = frames[:0]
+	if err != nil && !s.dead {
+		// A frame that cannot be parsed is fatal (ActiveMQ StompFrameError).
+		s.sendError(nil, fatal(err.Error()))
+	}
+	return nil
+}
+
+// OnClose releases everything the connection held in the engine.
+func (s *session) OnClose(err error) {
+	s.closed.Store(true)
+	s.timerMu.Lock()
+	for _, t := range s.timers {
+		t.Stop()
+	}
+	s.timers = nil
+	s.timerMu.Unlock()
+	if s.conn != nil {
+		if cerr := s.conn.Close(); cerr != nil {
+			s.log.Warn("connection cleanup failed", "err", cerr)
+		}
+	}
+	if err != nil {
+		s.log.Debug("connection closed", "err", err)
+	}
+}
+
+func (s *session) write(b []byte) {
+	s.wrote.Store(true)
+	if err := s.tc.Write(b); err != nil {
+		s.log.Debug("write failed", "err", err)
+	}
+}
+
+func (s *session) writeFrame(f *wire.Frame) {
+	s.out = wire.AppendFrame(s.out[:0], f, s.version)
+	s.write(s.out)
+}
+
+// sendError writes an ERROR frame for a failed frame (nil when none), and
+// closes the connection if the error is fatal.
+func (s *session) sendError(f *wire.Frame, e *protocolError) {
+	s.log.Warn("frame rejected", "frame", commandOf(f), "err", e.msg, "fatal", e.fatal)
+	ef := wire.Frame{Command: wire.CmdError, Headers: []wire.Header{
+		{Name: "message", Value: e.msg},
+		{Name: "content-type", Value: "text/plain"},
+	}}
+	if f != nil {
+		if r, ok := f.Get("receipt"); ok {
+			ef.Headers = append(ef.Headers, wire.Header{Name: "receipt-id", Value: r})
+		}
+	}
+	ef.Body = []byte(e.msg)
+	// The message header cannot carry an EOL in 1.0; the body has the text.
+	if s.version == wire.V10 {
+		ef.Headers[0].Value = strings.ReplaceAll(e.msg, "\n", " ")
+	}
+	s.writeFrame(&ef)
+	if e.fatal {
+		s.dead = true
+		s.tc.Close()
+	}
+}
+
+func commandOf(f *wire.Frame) string {
+	if f == nil {
+		return "(unparsable)"
+	}
+	if len(f.Command) > 32 {
+		return f.Command[:32]
+	}
+	return f.Command
+}
+
+func (s *session) receipt(f *wire.Frame) {
+	if r, ok := f.Get("receipt"); ok {
+		s.writeFrame(&wire.Frame{Command: wire.CmdReceipt, Headers: []wire.Header{{Name: "receipt-id", Value: r}}})
+	}
+}
+
+// handle dispatches one frame. Commands match by prefix, in
+// ProtocolConverter.onStompCommand's order.
+func (s *session) handle(f *wire.Frame) {
+	var err *protocolError
+	cmd := f.Command
+	switch {
+	case strings.HasPrefix(cmd, "SEND"):
+		err = s.onSend(f)
+	case strings.HasPrefix(cmd, "ACK"):
+		err = s.onAck(f, false)
+	case strings.HasPrefix(cmd, "NACK"):
+		err = s.onAck(f, true)
+	case strings.HasPrefix(cmd, "BEGIN"):
+		err = s.onTx(f, "BEGIN")
+	case strings.HasPrefix(cmd, "COMMIT"):
+		err = s.onTx(f, "COMMIT")
+	case strings.HasPrefix(cmd, "ABORT"):
+		err = s.onTx(f, "ABORT")
+	case strings.HasPrefix(cmd, "SUB"):
+		err = s.onSubscribe(f)
+	case strings.HasPrefix(cmd, "UNSUB"):
+		err = s.onUnsubscribe(f)
+	case strings.HasPrefix(cmd, "CONNECT"), strings.HasPrefix(cmd, "STOMP"):
+		err = s.onConnect(f)
+	case strings.HasPrefix(cmd, "DISCONNECT"):
+		err = s.onDisconnect(f)
+	default:
+		err = fatal("Unknown STOMP action: " + commandOf(f))
+	}
+	if err != nil {
+		s.sendError(f, err)
+	}
+}
+
+func (s *session) checkConnected() *protocolError {
+	if s.conn == nil {
+		return perr("Not connected.")
+	}
+	return nil
+}
+
+// engineError turns an engine error into the ERROR frame ActiveMQ sends for
+// the matching JMS exception.
+func engineError(err error) *protocolError {
+	if errors.Is(err, engine.ErrNotAuthorized) || errors.Is(err, engine.ErrBadCredentials) {
+		return &protocolError{msg: err.Error(), security: true}
+	}
+	return perr(err.Error())
+}
+
+func parseHeartBeat(v string) (cx, cy int64, err error) {
+	a, b, ok := strings.Cut(strings.TrimSpace(v), ",")
+	if !ok {
+		return 0, 0, fmt.Errorf("Invalid heart-beat header:%s", v)
+	}
+	cx, err1 := strconv.ParseInt(strings.TrimSpace(a), 10, 64)
+	cy, err2 := strconv.ParseInt(strings.TrimSpace(b), 10, 64)
+	if err1 != nil || err2 != nil || cx < 0 || cy < 0 {
+		return 0, 0, fmt.Errorf("Invalid heart-beat header:%s", v)
+	}
+	return cx, cy, nil
+}
+
+func (s *session) onConnect(f *wire.Frame) *protocolError {
+	if s.conn != nil {
+		return perr("Already connected.")
+	}
+	accepts, ok := f.Get("accept-version")
+	if !ok {
+		accepts = wire.V10
+	}
+	version := ""
+	for _, v := range supportedVersions {
+		for _, a := range strings.Split(strings.TrimSpace(accepts), ",") {
+			if a == v {
+				version = v
+				break
+			}
+		}
+		if version != "" {
+			break
+		}
+	}
+	if version == "" {
+		return fatal("Invalid Protocol version[" + accepts + "], supported versions are: [1.0, 1.1, 1.2]")
+	}
+	hb, ok := f.Get("heart-beat")
+	if !ok {
+		hb = s.srv.opts.DefaultHeartBeat
+	}
+	cx, cy, err := parseHeartBeat(hb)
+	if err != nil {
+		return fatal(err.Error())
+	}
+	login, _ := f.Get("login")
+	passcode, _ := f.Get("passcode")
+	clientID, _ := f.Get("client-id")
+	conn, err := s.srv.e.Connect(engine.Credentials{
+		Username: login, Password: passcode, ClientID: clientID,
+		Remote: s.tc.RemoteAddr(), Protocol: "stomp",
+	})
+	if err != nil {
+		// A failed login closes the connection after the ERROR frame.
+		pe := engineError(err)
+		pe.fatal = true
+		return pe
+	}
+	s.conn = conn
+	s.version = version
+	s.dec.SetVersion(version)
+	s.connected.Store(true)
+	session := clientID
+	if session == "" {
+		// ActiveMQ uses the connection id as the client id when none is given.
+		session = conn.ID()
+	}
+	h := []wire.Header{
+		{Name: "session", Value: session},
+		{Name: "version", Value: version},
+		{Name: "heart-beat", Value: strconv.FormatInt(cy, 10) + "," + strconv.FormatInt(cx, 10)},
+		{Name: "server", Value: "Wharf/" + Version},
+	}
+	rid, ok := f.Get("request-id")
+	if !ok {
+		rid, ok = f.Get("receipt")
+	}
+	if ok {
+		h = append(h, wire.Header{Name: "response-id", Value: rid}, wire.Header{Name: "receipt-id", Value: rid})
+	}
+	s.writeFrame(&wire.Frame{Command: wire.CmdConnected, Headers: h})
+	s.startHeartBeats(cx, cy)
+	return nil
+}
+
+// Version is the broker version reported in CONNECTED's server header.
+const Version = "0.1.0"
+
+// startHeartBeats arms the read check (the client promised to send every cx
+// ms) and the write ticker (the client wants to hear from us every cy ms).
+func (s *session) startHeartBeats(cx, cy int64) {
+	if cx > 0 {
+		period := time.Duration(float64(cx)*s.srv.opts.HeartBeatGrace) * time.Millisecond
+		s.readSeen.Store(false)
+		var check func()
+		check = func() {
+			if s.closed.Load() {
+				return
+			}
+			if !s.readSeen.Swap(false) {
+				s.log.Info("heart-beat missed, closing", "interval_ms", cx)
+				s.tc.Close()
+				return
+			}
+			s.after(period, check)
+		}
+		s.after(period, check)
+	}
+	if cy > 0 {
+		period := time.Duration(cy) * time.Millisecond
+		var beat func()
+		beat = func() {
+			if s.closed.Load() {
+				return
+			}
+			if !s.wrote.Swap(false) {
+				s.tc.Write(heartBeat)
+			}
+			s.after(period, beat)
+		}
+		s.after(period, beat)
+	}
+}
+
+var heartBeat = []byte{'\n'}
+
+func (s *session) onDisconnect(f *wire.Frame) *protocolError {
+	s.receipt(f)
+	s.dead = true
+	s.tc.Close()
+	return nil
+}
