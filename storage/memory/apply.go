@@ -1,0 +1,307 @@
+package memory
+
+import (
+	"fmt"
+	"slices"
+
+	"wharf/engine"
+)
+
+// validate checks what can be checked of one operation without the state.
+func validate(op *engine.StoreOp) error {
+	switch op.Kind {
+	case engine.OpAdd:
+		if op.Dest.IsZero() || op.Msg == nil {
+			return ErrInvalidOp
+		}
+	case engine.OpRemove, engine.OpRemoveDest:
+		if op.Dest.IsZero() {
+			return ErrInvalidOp
+		}
+	case engine.OpUpdate:
+		if op.Dest.IsZero() || op.Count < 0 {
+			return ErrInvalidOp
+		}
+	case engine.OpAck:
+		// An ack names the subscription acknowledging a topic message;
+		// queue messages are retired with OpRemove.
+		if op.Dest.IsZero() || !op.Dest.Type.IsTopic() || op.Sub.Key == (engine.SubKey{}) {
+			return ErrInvalidOp
+		}
+	case engine.OpAddSub:
+		if op.Sub.Key == (engine.SubKey{}) || op.Sub.Destination.IsZero() || !op.Sub.Destination.Type.IsTopic() {
+			return ErrInvalidOp
+		}
+	case engine.OpRemoveSub:
+		if op.Sub.Key == (engine.SubKey{}) {
+			return ErrInvalidOp
+		}
+	default:
+		return ErrInvalidOp
+	}
+	return nil
+}
+
+var kindNames = [...]string{
+	engine.OpAdd:        "add",
+	engine.OpRemove:     "remove",
+	engine.OpAck:        "ack",
+	engine.OpAddSub:     "add-sub",
+	engine.OpRemoveSub:  "remove-sub",
+	engine.OpUpdate:     "update",
+	engine.OpRemoveDest: "remove-dest",
+}
+
+// describe names an operation in an error.
+func describe(op *engine.StoreOp) string {
+	k := fmt.Sprintf("kind(%d)", op.Kind)
+	if int(op.Kind) < len(kindNames) && kindNames[op.Kind] != "" {
+		k = kindNames[op.Kind]
+	}
+	switch op.Kind {
+	case engine.OpAddSub, engine.OpRemoveSub:
+		return k + " " + op.Sub.Key.String()
+	case engine.OpAck:
+		return fmt.Sprintf("%s %s seq %d sub %s", k, op.Dest, op.Seq, op.Sub.Key)
+	case engine.OpRemoveDest:
+		return k + " " + op.Dest.String()
+	}
+	return fmt.Sprintf("%s %s seq %d", k, op.Dest, op.Seq)
+}
+
+// txn applies one batch to a shard and keeps what is needed to undo it.
+// Slot positions do not move during a batch (tidy runs on commit), so undo
+// records refer to them directly.
+type txn struct {
+	sh          *shard
+	undo        []undoRec
+	touched     []*dest
+	removedDest bool
+}
+
+type undoKind uint8
+
+const (
+	undoAdd        undoKind = iota + 1 // pop the last entry of d
+	undoDrop                           // put e back at d.entries[pos]
+	undoAck                            // put key back at d.entries[pos].subs[i]
+	undoCounter                        // d.entries[pos].counter = counter
+	undoSub                            // sh.subs[key] = rec if had, else delete
+	undoCreateDest                     // forget d, the last of sh.order
+	undoRemoveDest                     // bring d back
+)
+
+type undoRec struct {
+	kind    undoKind
+	d       *dest
+	pos     int
+	i       int
+	e       entry
+	key     engine.SubKey
+	counter int32
+	rec     subRecord
+	had     bool
+}
+
+func (tx *txn) touch(d *dest) {
+	if n := len(tx.touched); n == 0 || tx.touched[n-1] != d {
+		tx.touched = append(tx.touched, d)
+	}
+}
+
+func (tx *txn) apply(op *engine.StoreOp) error {
+	sh := tx.sh
+	switch op.Kind {
+	case engine.OpAdd:
+		d := sh.dests[op.Dest]
+		if d != nil {
+			if _, dup := d.index[op.Seq]; dup {
+				return ErrDuplicate
+			}
+		}
+		if op.Dest.Type.IsTopic() && len(op.Subs) == 0 {
+			return nil // nobody needs it: see the package comment
+		}
+		if d == nil {
+			d = newDest(op.Dest)
+			sh.dests[op.Dest] = d
+			sh.order = append(sh.order, d)
+			tx.undo = append(tx.undo, undoRec{kind: undoCreateDest, d: d})
+		}
+		e := entry{seq: op.Seq, msg: op.Msg, counter: op.Msg.RedeliveryCounter}
+		if d.topic {
+			e.subs = slices.Clone(op.Subs)
+		}
+		d.index[op.Seq] = len(d.entries)
+		d.entries = append(d.entries, e)
+		d.live++
+		d.peak = max(d.peak, d.live)
+		tx.undo = append(tx.undo, undoRec{kind: undoAdd, d: d})
+		tx.touch(d)
+	case engine.OpRemove:
+		if d, pos, ok := tx.find(op); ok {
+			tx.drop(d, pos)
+		}
+	case engine.OpAck:
+		if d, pos, ok := tx.find(op); ok {
+			tx.ack(d, pos, op.Sub.Key)
+		}
+	case engine.OpUpdate:
+		if d, pos, ok := tx.find(op); ok {
+			e := &d.entries[pos]
+			tx.undo = append(tx.undo, undoRec{kind: undoCounter, d: d, pos: pos, counter: e.counter})
+			e.counter = op.Count
+		}
+	case engine.OpAddSub:
+		rec, had := sh.subs[op.Sub.Key]
+		tx.undo = append(tx.undo, undoRec{kind: undoSub, key: op.Sub.Key, rec: rec, had: had})
+		if !had {
+			rec.order = sh.subSeq
+			sh.subSeq++
+		}
+		rec.sub = op.Sub
+		sh.subs[op.Sub.Key] = rec
+	case engine.OpRemoveSub:
+		tx.removeSub(op.Sub.Key)
+	case engine.OpRemoveDest:
+		if op.Dest.Type.IsTopic() {
+			var keys []engine.SubKey
+			for k, r := range sh.subs {
+				if r.sub.Destination == op.Dest {
+					keys = append(keys, k)
+				}
+			}
+			for _, k := range keys {
+				tx.removeSub(k)
+			}
+		}
+		if d := sh.dests[op.Dest]; d != nil {
+			delete(sh.dests, op.Dest)
+			d.removed = true
+			tx.removedDest = true
+			tx.undo = append(tx.undo, undoRec{kind: undoRemoveDest, d: d})
+		}
+	}
+	return nil
+}
+
+func (tx *txn) find(op *engine.StoreOp) (*dest, int, bool) {
+	d := tx.sh.dests[op.Dest]
+	if d == nil {
+		return nil, 0, false
+	}
+	pos, ok := d.index[op.Seq]
+	return d, pos, ok
+}
+
+func (tx *txn) drop(d *dest, pos int) {
+	e := d.entries[pos]
+	tx.undo = append(tx.undo, undoRec{kind: undoDrop, d: d, pos: pos, e: e})
+	d.entries[pos] = entry{}
+	delete(d.index, e.seq)
+	d.live--
+	tx.touch(d)
+}
+
+// ack removes key from the message's waiting subscriptions (swapping the last
+// into its place: the set has no order) and drops the message when none is
+// left. It ignores a key the message is not waiting for.
+func (tx *txn) ack(d *dest, pos int, key engine.SubKey) {
+	e := &d.entries[pos]
+	i := slices.Index(e.subs, key)
+	if i < 0 {
+		return
+	}
+	last := len(e.subs) - 1
+	e.subs[i] = e.subs[last]
+	e.subs[last] = engine.SubKey{}
+	e.subs = e.subs[:last]
+	tx.undo = append(tx.undo, undoRec{kind: undoAck, d: d, pos: pos, i: i, key: key})
+	if last == 0 {
+		tx.drop(d, pos)
+	}
+}
+
+// removeSub deletes a durable subscription and its references from every
+// topic message of the shard: a wildcard subscription's messages live on
+// several topics.
+func (tx *txn) removeSub(key engine.SubKey) {
+	sh := tx.sh
+	if rec, had := sh.subs[key]; had {
+		tx.undo = append(tx.undo, undoRec{kind: undoSub, key: key, rec: rec, had: true})
+		delete(sh.subs, key)
+	}
+	for _, d := range sh.order {
+		if d.removed || !d.topic {
+			continue
+		}
+		for pos := d.head; pos < len(d.entries); pos++ {
+			if d.entries[pos].msg != nil {
+				tx.ack(d, pos, key)
+			}
+		}
+	}
+}
+
+// rollback undoes the batch, newest change first.
+func (tx *txn) rollback() {
+	sh := tx.sh
+	for i := len(tx.undo) - 1; i >= 0; i-- {
+		u := &tx.undo[i]
+		d := u.d
+		switch u.kind {
+		case undoAdd:
+			n := len(d.entries) - 1
+			delete(d.index, d.entries[n].seq)
+			d.entries[n] = entry{}
+			d.entries = d.entries[:n]
+			d.live--
+		case undoDrop:
+			d.entries[u.pos] = u.e
+			d.index[u.e.seq] = u.pos
+			d.live++
+		case undoAck:
+			e := &d.entries[u.pos]
+			n := len(e.subs)
+			e.subs = e.subs[:n+1]
+			e.subs[n] = e.subs[u.i]
+			e.subs[u.i] = u.key
+		case undoCounter:
+			d.entries[u.pos].counter = u.counter
+		case undoSub:
+			if u.had {
+				sh.subs[u.key] = u.rec
+			} else {
+				delete(sh.subs, u.key)
+			}
+		case undoCreateDest:
+			delete(sh.dests, d.d)
+			sh.order[len(sh.order)-1] = nil
+			sh.order = sh.order[:len(sh.order)-1]
+		case undoRemoveDest:
+			d.removed = false
+			sh.dests[d.d] = d
+		}
+	}
+	// Slots are back where they were; tidy is still safe and keeps the
+	// invariants tidy maintains.
+	tx.commit()
+}
+
+// commit ends the batch: it forgets the undo log and lets the touched
+// destinations tidy up.
+func (tx *txn) commit() {
+	for _, d := range tx.touched {
+		if !d.removed {
+			d.tidy()
+		}
+	}
+	if tx.removedDest {
+		tx.sh.order = slices.DeleteFunc(tx.sh.order, func(d *dest) bool { return d.removed })
+	}
+	clear(tx.undo)
+	tx.undo = tx.undo[:0]
+	clear(tx.touched)
+	tx.touched = tx.touched[:0]
+	tx.removedDest = false
+}

@@ -1,0 +1,51 @@
+// Package memory is the in-memory implementation of engine.Store: the store
+// of brokers configured with persistent="false" and of tests.
+//
+// Ownership: a Store holds the state of every shard it has opened, keyed by
+// shard index, for as long as the Store value lives. Closing a ShardStore (or
+// the whole Store) keeps that state; OpenShard on the same Store then returns
+// a ShardStore whose Recover yields it. That is how an in-process broker
+// restart in tests keeps its messages. Each ShardStore is used by one
+// goroutine (its shard's loop), so the state of one shard has no lock;
+// different shards may be used from different goroutines at once. The Store's
+// mutex guards only the open/close bookkeeping (see Store).
+//
+// Messages are kept by pointer: a *message.Message is immutable once handed to
+// the engine (see package message), so the store neither copies it on OpAdd
+// nor on Recover. The redelivery counter that OpUpdate changes is kept next to
+// the message and applied on Recover to a Clone.
+//
+// Semantics (shared with KahaDB where ActiveMQ defines them):
+//   - Apply is atomic. Operations are checked on their own first (ErrInvalidOp),
+//     then applied in order while an undo log is kept; if one fails (only
+//     ErrDuplicate, an OpAdd of a (destination, seq) already stored, can fail
+//     at that point) the log is unwound and the batch changes nothing.
+//   - OpRemove, OpAck and OpUpdate of a sequence that is not stored, and OpAck
+//     by a subscription the message is not waiting for, are ignored, as
+//     KahaDB's MessageDatabase ignores removes of unknown messages: the
+//     engine may retire a message twice (expiry racing an ack) without failing
+//     the batch.
+//   - OpAdd on a topic with no subscriptions in Subs stores nothing: nobody
+//     could ever acknowledge it (MessageDatabase skips indexing a topic
+//     message when the topic has no subscriptions). Subs on a queue are
+//     ignored.
+//   - OpAddSub of a key already stored replaces its record and keeps the
+//     messages waiting for it. OpRemoveSub of an unknown key is ignored; it
+//     always drops the key from every topic message of the shard (a wildcard
+//     subscription's messages live on several topics), dropping messages no
+//     other subscription needs. It costs a scan of the shard's topic
+//     messages; subscriptions are removed rarely.
+//   - OpRemoveDest drops every message of the destination and, for a topic,
+//     every durable subscription whose Destination is that topic (with their
+//     references on other topics), as removing a topic in ActiveMQ deletes
+//     its durable subscriptions. Removing an unknown destination is ignored.
+//   - Recover yields the durable subscriptions in the order they were first
+//     added, then the messages of each destination in add order, destinations
+//     in the order they were created (re-created after OpRemoveDest counts as
+//     new).
+//
+// Removal is O(1) amortised: a destination keeps its messages in a slice in
+// add order with an index from sequence to position; a removed slot is
+// cleared and the slice is compacted once more than half of it is dead, so
+// draining a queue of 100k messages one by one stays linear.
+package memory

@@ -1,0 +1,41 @@
+// Package storetest is the behaviour suite every engine.Store passes: memory
+// now, KahaDB, LSM and JDBC later. A backend's test calls Run:
+//
+//	func TestStoreKahaDB(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) func() engine.Store {
+//			dir := t.TempDir()
+//			return func() engine.Store { return mustOpen(t, dir) }
+//		})
+//	}
+//
+// newStore is called once per subtest and makes a fresh, empty backing
+// location; the reopen function it returns opens a Store over that location.
+// The suite calls reopen again only after closing every ShardStore and the
+// previous Store, which is how it simulates a broker restart. A backend
+// whose Close leaves the value reusable (memory) may return the same Store.
+//
+// What the suite requires of every store, beyond engine.Store's comments:
+//   - Every header, property (of every Kind) and body kind survives a restart.
+//     The Origin field (a connection id) and Original (a cached wire form) are
+//     not compared: they do not outlive the connection that set them.
+//   - Recover yields every durable subscription before any message, and the
+//     messages of each destination in add order. The order of subscriptions,
+//     the order of the Subs of a message and the order between destinations
+//     are not checked.
+//   - OpRemove, OpAck and OpUpdate of a sequence that is not stored, and an
+//     OpAck by a subscription that already acknowledged, are ignored (no
+//     error, no change), as KahaDB ignores removes of unknown messages.
+//   - OpAddSub of a key already stored replaces its record; OpRemoveSub and
+//     OpRemoveDest of something not stored are ignored.
+//   - OpRemoveSub drops the subscription's references and every message that
+//     only it needed; OpRemoveDest of a topic also removes the durable
+//     subscriptions whose Destination is that topic.
+//   - A batch with an OpAdd of a (destination, seq) already stored, or added
+//     earlier in the same batch, fails as a whole: nothing in it is applied,
+//     and the ShardStore stays usable. Every store indexes messages by
+//     (destination, seq), so every store can detect it.
+//   - Shards are independent: the same destination and sequence may exist in
+//     two shards, and two shards may Apply from two goroutines at once.
+//
+// Every failure message states what was got and what was wanted.
+package storetest

@@ -1,0 +1,261 @@
+package storetest
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"wharf/engine"
+	"wharf/engine/message"
+)
+
+// harness drives one subtest's store: it opens count shards, applies
+// batches, restarts and checks recovered state.
+type harness struct {
+	t      *testing.T
+	reopen func() engine.Store
+	count  int
+	store  engine.Store
+	shards []engine.ShardStore // nil while closed
+}
+
+// start makes a fresh backing location and opens count shards over it. The
+// store is closed when the test ends.
+func start(t *testing.T, newStore func(*testing.T) func() engine.Store, count int) *harness {
+	t.Helper()
+	h := &harness{t: t, reopen: newStore(t), count: count}
+	h.open()
+	t.Cleanup(h.close)
+	return h
+}
+
+func (h *harness) open() {
+	h.t.Helper()
+	h.store = h.reopen()
+	if h.store == nil {
+		h.t.Fatalf("reopen: got nil Store, want a Store")
+	}
+	h.shards = make([]engine.ShardStore, h.count)
+	for i := range h.shards {
+		ss, err := h.store.OpenShard(i, h.count)
+		if err != nil {
+			h.t.Fatalf("OpenShard(%d, %d): got error %v, want nil", i, h.count, err)
+		}
+		h.shards[i] = ss
+	}
+}
+
+// close closes every shard, then the store. It is idempotent.
+func (h *harness) close() {
+	h.t.Helper()
+	for i, ss := range h.shards {
+		if ss == nil {
+			continue
+		}
+		if err := ss.Close(); err != nil {
+			h.t.Errorf("shard %d Close: got error %v, want nil", i, err)
+		}
+	}
+	h.shards = nil
+	if h.store != nil {
+		if err := h.store.Close(); err != nil {
+			h.t.Errorf("Store Close: got error %v, want nil", err)
+		}
+		h.store = nil
+	}
+}
+
+// restart closes everything and reopens it over the same data, as a broker
+// restart does.
+func (h *harness) restart() {
+	h.t.Helper()
+	h.close()
+	h.open()
+}
+
+func (h *harness) apply(shard int, ops ...engine.StoreOp) {
+	h.t.Helper()
+	if err := h.shards[shard].Apply(ops); err != nil {
+		h.t.Fatalf("shard %d Apply(%s): got error %v, want nil", shard, opsString(ops), err)
+	}
+}
+
+// recoverAll returns every recovered item; it fails the test on an error or
+// an item that is not exactly one of subscription and message.
+func (h *harness) recoverAll(shard int) []engine.RecoveredItem {
+	h.t.Helper()
+	var items []engine.RecoveredItem
+	err := h.shards[shard].Recover(func(it engine.RecoveredItem) error {
+		if it.Sub != nil {
+			s := *it.Sub // the store may reuse what it points to
+			it.Sub = &s
+		}
+		it.Subs = slices.Clone(it.Subs)
+		items = append(items, it)
+		return nil
+	})
+	if err != nil {
+		h.t.Fatalf("shard %d Recover: got error %v, want nil", shard, err)
+	}
+	for i, it := range items {
+		if (it.Sub == nil) == (it.Msg == nil) {
+			h.t.Fatalf("shard %d Recover item %d: got Sub %v and Msg %v, want exactly one set", shard, i, it.Sub, it.Msg)
+		}
+	}
+	return items
+}
+
+// stored is a message the store should hold.
+type stored struct {
+	dest message.Destination
+	seq  uint64
+	msg  *message.Message
+	subs []engine.SubKey // topic: who has not acknowledged it yet
+}
+
+// state is what a shard should recover.
+type state struct {
+	subs []engine.DurableSub
+	msgs []stored // in add order per destination
+}
+
+// check recovers the shard and compares it with want: subscriptions first
+// and as a set; messages per destination in order, each with every field
+// and its remaining subscriptions as a set.
+func (h *harness) check(shard int, want state) {
+	h.t.Helper()
+	items := h.recoverAll(shard)
+	var gotSubs []engine.DurableSub
+	var gotMsgs []stored
+	for i, it := range items {
+		if it.Sub != nil {
+			if len(gotMsgs) > 0 {
+				h.t.Errorf("shard %d Recover item %d: got subscription %s after a message, want every subscription first", shard, i, it.Sub.Key)
+			}
+			gotSubs = append(gotSubs, *it.Sub)
+			continue
+		}
+		gotMsgs = append(gotMsgs, stored{dest: it.Dest, seq: it.Seq, msg: it.Msg, subs: it.Subs})
+	}
+	h.checkSubs(shard, gotSubs, want.subs)
+	h.checkMsgs(shard, gotMsgs, want.msgs)
+}
+
+func (h *harness) checkSubs(shard int, got, want []engine.DurableSub) {
+	h.t.Helper()
+	byKey := func(a, b engine.DurableSub) int { return compareKeys(a.Key, b.Key) }
+	got, want = slices.Clone(got), slices.Clone(want)
+	slices.SortFunc(got, byKey)
+	slices.SortFunc(want, byKey)
+	if !slices.Equal(got, want) {
+		h.t.Errorf("shard %d recovered subscriptions:\n got  %+v\n want %+v", shard, got, want)
+	}
+}
+
+func (h *harness) checkMsgs(shard int, got, want []stored) {
+	h.t.Helper()
+	gotBy, gotDests := groupByDest(got)
+	wantBy, wantDests := groupByDest(want)
+	slices.SortFunc(gotDests, compareDests)
+	slices.SortFunc(wantDests, compareDests)
+	if !slices.Equal(gotDests, wantDests) {
+		h.t.Errorf("shard %d recovered destinations: got %v, want %v", shard, gotDests, wantDests)
+	}
+	for _, d := range wantDests {
+		g, w := gotBy[d], wantBy[d]
+		if gs, ws := seqs(g), seqs(w); !slices.Equal(gs, ws) {
+			h.t.Errorf("shard %d %s: recovered sequences differ: %s", shard, d, seqDiff(gs, ws))
+			continue
+		}
+		for i := range w {
+			for _, line := range diffMessage(g[i].msg, w[i].msg) {
+				h.t.Errorf("shard %d %s seq %d: %s", shard, d, w[i].seq, line)
+			}
+			if gk, wk := sortedKeys(g[i].subs), sortedKeys(w[i].subs); !slices.Equal(gk, wk) {
+				h.t.Errorf("shard %d %s seq %d: remaining subscriptions: got %s, want %s", shard, d, w[i].seq, keysString(gk), keysString(wk))
+			}
+		}
+	}
+}
+
+func groupByDest(ms []stored) (map[message.Destination][]stored, []message.Destination) {
+	by := make(map[message.Destination][]stored)
+	var dests []message.Destination
+	for _, m := range ms {
+		if _, ok := by[m.dest]; !ok {
+			dests = append(dests, m.dest)
+		}
+		by[m.dest] = append(by[m.dest], m)
+	}
+	return by, dests
+}
+
+func compareDests(a, b message.Destination) int {
+	if a.Type != b.Type {
+		return int(a.Type) - int(b.Type)
+	}
+	switch {
+	case a.Name < b.Name:
+		return -1
+	case a.Name > b.Name:
+		return 1
+	}
+	return 0
+}
+
+func seqs(ms []stored) []uint64 {
+	s := make([]uint64, len(ms))
+	for i, m := range ms {
+		s[i] = m.seq
+	}
+	return s
+}
+
+// seqDiff describes two differing sequence lists briefly: lists of thousands
+// are summarised at their first difference.
+func seqDiff(got, want []uint64) string {
+	if len(got) <= 20 && len(want) <= 20 {
+		return fmt.Sprintf("got %v, want %v", got, want)
+	}
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	around := func(s []uint64) []uint64 { return s[max(0, i-3):min(len(s), i+4)] }
+	return fmt.Sprintf("got %d seqs, want %d; first difference at index %d: got %v..., want %v...",
+		len(got), len(want), i, around(got), around(want))
+}
+
+func opsString(ops []engine.StoreOp) string {
+	if len(ops) > 4 {
+		return fmt.Sprintf("%d ops: %s ...", len(ops), opsString(ops[:4]))
+	}
+	s := ""
+	for i := range ops {
+		if i > 0 {
+			s += ", "
+		}
+		s += opString(&ops[i])
+	}
+	return s
+}
+
+func opString(op *engine.StoreOp) string {
+	switch op.Kind {
+	case engine.OpAdd:
+		return fmt.Sprintf("add %s seq %d subs %s", op.Dest, op.Seq, keysString(op.Subs))
+	case engine.OpRemove:
+		return fmt.Sprintf("remove %s seq %d", op.Dest, op.Seq)
+	case engine.OpAck:
+		return fmt.Sprintf("ack %s seq %d by %s", op.Dest, op.Seq, op.Sub.Key)
+	case engine.OpAddSub:
+		return fmt.Sprintf("add-sub %s on %s", op.Sub.Key, op.Sub.Destination)
+	case engine.OpRemoveSub:
+		return fmt.Sprintf("remove-sub %s", op.Sub.Key)
+	case engine.OpUpdate:
+		return fmt.Sprintf("update %s seq %d counter %d", op.Dest, op.Seq, op.Count)
+	case engine.OpRemoveDest:
+		return fmt.Sprintf("remove-dest %s", op.Dest)
+	}
+	return fmt.Sprintf("kind(%d)", op.Kind)
+}

@@ -1,0 +1,446 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"wharf/engine"
+	"wharf/engine/message"
+)
+
+// Run runs the suite against the store that newStore makes. newStore is
+// called once per subtest: it makes a fresh, empty backing location (a
+// t.TempDir(), a new database schema...) and returns reopen, which opens a
+// Store over that location. The suite calls reopen again only after closing
+// every ShardStore it opened and the previous Store (a broker restart).
+func Run(t *testing.T, newStore func(t *testing.T) (reopen func() engine.Store)) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, func(*testing.T) func() engine.Store)
+	}{
+		{"EmptyStore", testEmptyStore},
+		{"QueueAddRecover", testQueueAddRecover},
+		{"QueueRemove", testQueueRemove},
+		{"UnknownSeqIgnored", testUnknownSeqIgnored},
+		{"TopicAckBySubs", testTopicAckBySubs},
+		{"DurableSubAddRemove", testDurableSubAddRemove},
+		{"RemoveSubDropsOnlyItsMessages", testRemoveSubDropsOnlyItsMessages},
+		{"UpdateRedeliveryCounter", testUpdateRedeliveryCounter},
+		{"RemoveDestination", testRemoveDestination},
+		{"AtomicBatch", testAtomicBatch},
+		{"ShardsIndependent", testShardsIndependent},
+		{"ManyMessages", testManyMessages},
+		{"ConcurrentShards", testConcurrentShards},
+		{"RecoverStopsOnError", testRecoverStopsOnError},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore) })
+	}
+}
+
+var (
+	queueA = message.QueueDest("storetest.a")
+	queueB = message.QueueDest("storetest.b")
+	topicA = message.TopicDest("storetest.news")
+	topicB = message.TopicDest("storetest.sport")
+)
+
+func testEmptyStore(t *testing.T, newStore func(*testing.T) func() engine.Store) {
+	h := start(t, newStore, 1)
+	h.check(0, state{})
+	h.restart()
+	h.check(0, state{})
+}
+
+func testQueueAddRecover(t *testing.T, newStore func(*testing.T) func() engine.Store) {
+	h := start(t, newStore, 1)
+	ms := bodyMessages(queueA)
+	var want state
+	var ops []engine.StoreOp
+	for i, m := range ms {
+		seq := uint64(i + 1)
+		ops = append(ops, add(queueA, seq, m))
+		want.msgs = append(want.msgs, stored{dest: queueA, seq: seq, msg: m})
+	}
+	// Two batches: the first message alone, the rest together.
+	h.apply(0, ops[0])
+	h.apply(0, ops[1:]...)
+	h.check(0, want)
+	h.restart()
+	h.check(0, want)
+}
+
+func testQueueRemove(t *testing.T, newStore func(*testing.T) func() engine.Store) {
+	h := start(t, newStore, 1)
+	m := make([]*message.Message, 8)
+	for i := 1; i <= 5; i++ {
+		m[i] = textMessage(queueA, i)
+		h.apply(0, add(queueA, uint64(i), m[i]))
+	}
+	h.apply(0, remove(queueA, 2), remove(queueA, 4))
+	want := state{msgs: []stored{{dest: queueA, seq: 1, msg: m[1]}, {dest: queueA, seq: 3, msg: m[3]}, {dest: queueA, seq: 5, msg: m[5]}}}
+	h.check(0, want)
+	h.restart()
+	h.check(0, want)
+
+	// The store keeps working after recovery: remove the head, add a tail.
+	m[6] = textMessage(queueA, 6)
+	h.apply(0, remove(queueA, 1), add(queueA, 6, m[6]))
+	want = state{msgs: []stored{{dest: queueA, seq: 3, msg: m[3]}, {dest: queueA, seq: 5, msg: m[5]}, {dest: queueA, seq: 6, msg: m[6]}}}
+	h.check(0, want)
+	h.restart()
+	h.check(0, want)
+
+	// Drain it completely, then use it again.
+	h.apply(0, remove(queueA, 3), remove(queueA, 5), remove(queueA, 6))
+	h.restart()
+	h.check(0, state{})
+	m[7] = textMessage(queueA, 7)
+	h.apply(0, add(queueA, 7, m[7]))
+	h.restart()
+	h.check(0, state{msgs: []stored{{dest: queueA, seq: 7, msg: m[7]}}})
+}
+
+func testUnknownSeqIgnored(t *testing.T, newStore func(*testing.T) func() engine.Store) {
+	h := start(t, newStore, 1)
+	a := durable("c1", "s1", topicA)
+	mq, mt := textMessage(queueA, 1), textMessage(topicA, 1)
+	h.apply(0, addSub(a), add(queueA, 1, mq), add(topicA, 1, mt, a.Key))
+	want := state{
+		subs: []engine.DurableSub{a},
+		msgs: []stored{{dest: queueA, seq: 1, msg: mq}, {dest: topicA, seq: 1, msg: mt, subs: []engine.SubKey{a.Key}}},
+	}
+	// KahaDB ignores removes of messages it does not hold; so must every store.
+	h.apply(0,
+		remove(queueA, 99), remove(queueB, 1),
+		ack(topicA, 99, a.Key), ack(topicB, 1, a.Key),
+		update(queueA, 99, 5), update(queueB, 1, 5),
+	)
+	h.check(0, want)
+	// Removing twice in one batch, or in two, is not an error either.
+	h.apply(0, remove(queueA, 1), remove(queueA, 1))
+	h.apply(0, remove(queueA, 1))
+	want.msgs = want.msgs[1:]
+	h.restart()
+	h.check(0, want)
+}
+
+func testTopicAckBySubs(t *testing.T, newStore func(*testing.T) func() engine.Store) {
+	h := start(t, newStore, 1)
+	a, b := durable("c1", "s1", topicA), durable("c2", "s2", topicA)
+	m1, m2 := fullMessage(topicA, 1), fullMessage(topicA, 2)
+	m1.BodyType, m1.Body = message.TextBody, []byte("one")
+	h.apply(0, addSub(a), addSub(b))
+	h.apply(0, add(topicA, 1, m1, a.Key, b.Key), add(topicA, 2, m2, a.Key, b.Key))
+	subs := []engine.DurableSub{a, b}
+	both := []engine.SubKey{a.Key, b.Key}
+	h.check(0, state{subs: subs, msgs: []stored{{topicA, 1, m1, both}, {topicA, 2, m2, both}}})
+
+	h.apply(0, ack(topicA, 1, a.Key))
+	want := state{subs: subs, msgs: []stored{{topicA, 1, m1, []engine.SubKey{b.Key}}, {topicA, 2, m2, both}}}
+	h.check(0, want)
+	h.restart()
+	h.check(0, want)
+
+	// An ack by a subscription that already acknowledged changes nothing.
+	h.apply(0, ack(topicA, 1, a.Key))
+	h.check(0, want)
+
+	h.apply(0, ack(topicA, 1, b.Key))
+	want = state{subs: subs, msgs: []stored{{topicA, 2, m2, both}}}
+	h.check(0, want)
+	h.restart()
+	h.check(0, want)
+
+	// Both acks in one batch.
+	h.apply(0, ack(topicA, 2, b.Key), ack(topicA, 2, a.Key))
+	h.restart()
+	h.check(0, state{subs: subs})
+}
+
+func testDurableSubAddRemove(t *testing.T, newStore func(*testing.T) func() engine.Store) {
+	h := start(t, newStore, 1)
+	a := durable("client-1", "plain", topicA)
+	b := durable("client-1", "selective", topicB)
+	b.Selector, b.NoLocal = "colour = 'red' AND weight > 2.5", true
+	c := durable("client-2", "wildcard", message.TopicDest("storetest.>"))
+	h.apply(0, addSub(a), addSub(b))
+	h.apply(0, addSub(c))
+	want := state{subs: []engine.DurableSub{a, b, c}}
+	h.check(0, want)
+	h.restart()
+	h.check(0, want)
+
+	h.apply(0, removeSub(b))
+	want = state{subs: []engine.DurableSub{a, c}}
+	h.restart()
+	h.check(0, want)
+
+	// Removing an unknown subscription is not an error.
+	h.apply(0, removeSub(durable("nobody", "none", topicA)))
+	h.check(0, want)
+
+	// Adding a key again replaces its record (a changed selector).
+	a2 := a
+	a2.Selector = "urgent = TRUE"
+	h.apply(0, addSub(a2))
+	want = state{subs: []engine.DurableSub{a2, c}}
+	h.restart()
+	h.check(0, want)
+}
+
+func testRemoveSubDropsOnlyItsMessages(t *testing.T, newStore func(*testing.T) func() engine.Store) {
+	h := start(t, newStore, 1)
+	a, b := durable("c1", "s1", topicA), durable("c2", "s2", topicA)
+	m := []*message.Message{nil, textMessage(topicA, 1), textMessage(topicA, 2), textMessage(topicA, 3)}
+	h.apply(0, addSub(a), addSub(b),
+		add(topicA, 1, m[1], a.Key),
+		add(topicA, 2, m[2], a.Key, b.Key),
+		add(topicA, 3, m[3], b.Key),
+	)
+	h.apply(0, removeSub(a))
+	onlyB := []engine.SubKey{b.Key}
+	want := state{subs: []engine.DurableSub{b}, msgs: []stored{{topicA, 2, m[2], onlyB}, {topicA, 3, m[3], onlyB}}}
+	h.check(0, want)
+	h.restart()
+	h.check(0, want)
+
+	h.apply(0, removeSub(b))
+	h.restart()
+	h.check(0, state{})
+}
+
+func testUpdateRedeliveryCounter(t *testing.T, newStore func(*testing.T) func() engine.Store) {
+	h := start(t, newStore, 1)
+	a := durable("c1", "s1", topicA)
+	mq := fullMessage(queueA, 1)
+	mq2 := textMessage(queueA, 2)
+	mq2.RedeliveryCounter = 1
+	mt := textMessage(topicA, 1)
+	h.apply(0, addSub(a), add(queueA, 1, mq), add(queueA, 2, mq2), add(topicA, 1, mt, a.Key))
+	h.apply(0, update(queueA, 1, 3), update(topicA, 1, 1))
+	h.apply(0, update(queueA, 1, 4)) // the last update wins
+
+	withCounter := func(m *message.Message, n int32) *message.Message {
+		c := m.Clone()
+		c.RedeliveryCounter = n
+		return c
+	}
+	want := state{
+		subs: []engine.DurableSub{a},
+		msgs: []stored{
+			{queueA, 1, withCounter(mq, 4), nil},
+			{queueA, 2, mq2, nil}, // the counter it was added with
+			{topicA, 1, withCounter(mt, 1), []engine.SubKey{a.Key}},
+		},
+	}
+	h.check(0, want)
+	h.restart()
+	h.check(0, want)
+	if mq.RedeliveryCounter != 0 {
+		t.Errorf("added message's RedeliveryCounter after OpUpdate: got %d, want 0 (a handed-over message is immutable)", mq.RedeliveryCounter)
+	}
+}
+
+func testRemoveDestination(t *testing.T, newStore func(*testing.T) func() engine.Store) {
+	h := start(t, newStore, 1)
+	onA, onA2, onB := durable("c1", "s1", topicA), durable("c2", "s2", topicA), durable("c3", "s3", topicB)
+	qa1, qa2, qb1 := textMessage(queueA, 1), textMessage(queueA, 2), textMessage(queueB, 1)
+	ta1, tb1 := textMessage(topicA, 1), textMessage(topicB, 1)
+	h.apply(0, addSub(onA), addSub(onA2), addSub(onB),
+		add(queueA, 1, qa1), add(queueA, 2, qa2), add(queueB, 1, qb1),
+		add(topicA, 1, ta1, onA.Key, onA2.Key), add(topicB, 1, tb1, onB.Key),
+	)
+	h.apply(0, removeDest(queueA))
+	want := state{
+		subs: []engine.DurableSub{onA, onA2, onB},
+		msgs: []stored{{queueB, 1, qb1, nil}, {topicA, 1, ta1, []engine.SubKey{onA.Key, onA2.Key}}, {topicB, 1, tb1, []engine.SubKey{onB.Key}}},
+	}
+	h.check(0, want)
+	h.restart()
+	h.check(0, want)
+
+	// Removing a topic removes its messages and its durable subscriptions,
+	// as ActiveMQ does.
+	h.apply(0, removeDest(topicA))
+	want = state{
+		subs: []engine.DurableSub{onB},
+		msgs: []stored{{queueB, 1, qb1, nil}, {topicB, 1, tb1, []engine.SubKey{onB.Key}}},
+	}
+	h.restart()
+	h.check(0, want)
+
+	// A removed destination can be used again, from any sequence.
+	qa := textMessage(queueA, 10)
+	h.apply(0, removeDest(queueB), add(queueA, 1, qa))
+	want.msgs = []stored{{queueA, 1, qa, nil}, {topicB, 1, tb1, []engine.SubKey{onB.Key}}}
+	h.restart()
+	h.check(0, want)
+
+	// Removing an unknown destination is not an error.
+	h.apply(0, removeDest(message.QueueDest("storetest.never")))
+	h.check(0, want)
+}
+
+func testAtomicBatch(t *testing.T, newStore func(*testing.T) func() engine.Store) {
+	h := start(t, newStore, 1)
+	a, b := durable("c1", "s1", topicA), durable("c2", "s2", topicA)
+	m1, m2, m3 := textMessage(queueA, 1), textMessage(queueA, 2), textMessage(queueA, 3)
+	t1 := textMessage(topicA, 1)
+	h.apply(0, addSub(a), add(queueA, 1, m1), add(topicA, 1, t1, a.Key))
+	want := state{subs: []engine.DurableSub{a}, msgs: []stored{{queueA, 1, m1, nil}, {topicA, 1, t1, []engine.SubKey{a.Key}}}}
+
+	bad := []struct {
+		name string
+		ops  []engine.StoreOp
+	}{
+		{"duplicate of a stored message", []engine.StoreOp{
+			add(queueA, 2, m2), addSub(b), update(queueA, 1, 7), ack(topicA, 1, a.Key), add(queueA, 1, m3),
+		}},
+		{"duplicate within the batch", []engine.StoreOp{
+			remove(queueA, 1), add(queueB, 1, m2), removeSub(a), add(queueB, 1, m3),
+		}},
+		{"duplicate after removing the destination and adding again", []engine.StoreOp{
+			removeDest(queueA), add(queueA, 5, m2), removeDest(topicA), add(queueA, 5, m3),
+		}},
+	}
+	for _, tc := range bad {
+		if err := h.shards[0].Apply(tc.ops); err == nil {
+			t.Errorf("%s: Apply(%s): got nil error, want a duplicate-add error", tc.name, opsString(tc.ops))
+		}
+		h.check(0, want)
+	}
+	h.restart()
+	h.check(0, want)
+
+	// The store is still usable, and the same sequence may be added after
+	// an explicit remove in one batch.
+	h.apply(0, remove(queueA, 1), add(queueA, 1, m3), add(queueA, 2, m2))
+	want.msgs = []stored{{queueA, 1, m3, nil}, {queueA, 2, m2, nil}, {topicA, 1, t1, []engine.SubKey{a.Key}}}
+	h.check(0, want)
+	h.restart()
+	h.check(0, want)
+}
+
+func testShardsIndependent(t *testing.T, newStore func(*testing.T) func() engine.Store) {
+	h := start(t, newStore, 2)
+	a := durable("c1", "s1", topicA)
+	z, o := textMessage(queueA, 0), textMessage(queueA, 1)
+	z.Body, o.Body = []byte("shard zero"), []byte("shard one")
+	tz := textMessage(topicA, 0)
+	h.apply(0, addSub(a), add(queueA, 1, z), add(topicA, 1, tz, a.Key))
+	h.apply(1, add(queueA, 1, o)) // same destination and seq: not a duplicate
+	want0 := state{subs: []engine.DurableSub{a}, msgs: []stored{{queueA, 1, z, nil}, {topicA, 1, tz, []engine.SubKey{a.Key}}}}
+	want1 := state{msgs: []stored{{queueA, 1, o, nil}}}
+	h.check(0, want0)
+	h.check(1, want1)
+	h.restart()
+	h.check(0, want0)
+	h.check(1, want1)
+
+	h.apply(1, remove(queueA, 1), removeDest(topicA))
+	h.restart()
+	h.check(0, want0)
+	h.check(1, state{})
+}
+
+func testManyMessages(t *testing.T, newStore func(*testing.T) func() engine.Store) {
+	const n, batch = 10_000, 500
+	h := start(t, newStore, 1)
+	msgs := make([]*message.Message, n+1)
+	for lo := 1; lo <= n; lo += batch {
+		ops := make([]engine.StoreOp, 0, batch)
+		for i := lo; i < lo+batch && i <= n; i++ {
+			msgs[i] = textMessage(queueA, i)
+			ops = append(ops, add(queueA, uint64(i), msgs[i]))
+		}
+		h.apply(0, ops...)
+	}
+	// Remove the odd ones, oldest first, in batches of varied size.
+	var ops []engine.StoreOp
+	for i := 1; i <= n; i += 2 {
+		ops = append(ops, remove(queueA, uint64(i)))
+		if len(ops) == 1+i%97 {
+			h.apply(0, ops...)
+			ops = ops[:0]
+		}
+	}
+	if len(ops) > 0 {
+		h.apply(0, ops...)
+	}
+	var want state
+	for i := 2; i <= n; i += 2 {
+		want.msgs = append(want.msgs, stored{dest: queueA, seq: uint64(i), msg: msgs[i]})
+	}
+	h.check(0, want)
+	h.restart()
+	h.check(0, want)
+}
+
+func testConcurrentShards(t *testing.T, newStore func(*testing.T) func() engine.Store) {
+	const n = 1_000
+	h := start(t, newStore, 2)
+	wants := make([]state, 2)
+	var wg sync.WaitGroup
+	for shard := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ss := h.shards[shard]
+			a := durable(fmt.Sprintf("c%d", shard), "s", topicA)
+			if err := ss.Apply([]engine.StoreOp{addSub(a)}); err != nil {
+				t.Errorf("shard %d Apply(add-sub): got error %v, want nil", shard, err)
+				return
+			}
+			want := state{subs: []engine.DurableSub{a}}
+			for i := 1; i <= n; i++ {
+				q, tm := textMessage(queueA, shard*n+i), textMessage(topicA, shard*n+i)
+				ops := []engine.StoreOp{add(queueA, uint64(i), q), add(topicA, uint64(i), tm, a.Key)}
+				if i%2 == 0 {
+					ops = append(ops, remove(queueA, uint64(i-1)), ack(topicA, uint64(i), a.Key))
+				} else {
+					want.msgs = append(want.msgs, stored{topicA, uint64(i), tm, []engine.SubKey{a.Key}})
+				}
+				if i%2 == 0 || i == n {
+					want.msgs = append(want.msgs, stored{queueA, uint64(i), q, nil})
+				}
+				if err := ss.Apply(ops); err != nil {
+					t.Errorf("shard %d Apply(%s): got error %v, want nil", shard, opsString(ops), err)
+					return
+				}
+			}
+			wants[shard] = want
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	h.restart()
+	h.check(0, wants[0])
+	h.check(1, wants[1])
+}
+
+func testRecoverStopsOnError(t *testing.T, newStore func(*testing.T) func() engine.Store) {
+	h := start(t, newStore, 1)
+	a := durable("c1", "s1", topicA)
+	h.apply(0, addSub(a), add(queueA, 1, textMessage(queueA, 1)), add(queueA, 2, textMessage(queueA, 2)))
+	h.restart()
+	stop := errors.New("storetest: stop")
+	calls := 0
+	err := h.shards[0].Recover(func(engine.RecoveredItem) error {
+		calls++
+		if calls == 2 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) {
+		t.Errorf("Recover whose callback fails: got error %v, want %v", err, stop)
+	}
+	if calls != 2 {
+		t.Errorf("Recover calls after the callback failed on the 2nd: got %d calls, want 2", calls)
+	}
+}
