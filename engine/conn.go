@@ -21,6 +21,7 @@ type Conn struct {
 	creds    Credentials
 
 	msgSeq  uint64
+	idBuf   []byte
 	tempSeq uint64
 	subs    map[*Subscription]struct{}
 	temps   []message.Destination
@@ -75,7 +76,8 @@ func (c *Conn) Subject() *Subject { return c.subject }
 // (<connection id>:<session>:<producer>:<seq>).
 func (c *Conn) NextMessageID() string {
 	c.msgSeq++
-	return c.idPrefx + strconv.FormatUint(c.msgSeq, 10)
+	c.idBuf = strconv.AppendUint(append(c.idBuf[:0], c.idPrefx...), c.msgSeq, 10)
+	return string(c.idBuf)
 }
 
 func (c *Conn) authorize(a Action, d message.Destination) error {

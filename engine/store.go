@@ -25,8 +25,10 @@ type ShardStore interface {
 	// turn of its loop into one Apply: that is Wharf's group commit.
 	Apply(ops []StoreOp) error
 	// Recover calls fn for the stored state in this order: every durable
-	// subscription, then every pending message in the order it was added
-	// (with the subscriptions that have not yet acknowledged it, for topics).
+	// subscription, then every pending message of each destination in the
+	// order it was added (with the subscriptions that have not yet
+	// acknowledged it, for topics). Order between destinations is not
+	// promised.
 	Recover(fn func(RecoveredItem) error) error
 	// Close releases the shard's files.
 	Close() error
@@ -78,6 +80,14 @@ type DurableSub struct {
 }
 
 // StoreOp is one change to a shard's store.
+//
+// Rules every store follows (storage/storetest checks them): Seq increases
+// per destination in add order, and the engine continues from the highest
+// it recovers; a remove, ack or update of a Seq that is not stored is
+// ignored, as KahaDB ignores them; a topic add with no Subs stores nothing;
+// removing a topic removes the durable subscriptions on it; adding a
+// subscription that exists replaces its record and keeps its messages; a
+// store keeps every field of a message but Origin and Original.
 type StoreOp struct {
 	Kind  StoreOpKind
 	Dest  message.Destination

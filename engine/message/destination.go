@@ -78,8 +78,10 @@ func (d Destination) IsWildcard() bool {
 	if strings.IndexByte(d.Name, ',') >= 0 {
 		return false
 	}
-	for _, el := range strings.Split(d.Name, ".") {
-		if el == "*" || el == ">" {
+	// Scanned in place: Send asks this of every message.
+	n := d.Name
+	for i := 0; i < len(n); i++ {
+		if (n[i] == '*' || n[i] == '>') && (i == 0 || n[i-1] == '.') && (i+1 == len(n) || n[i+1] == '.') {
 			return true
 		}
 	}

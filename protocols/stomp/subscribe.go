@@ -22,13 +22,13 @@ const (
 
 // subscription is one SUBSCRIBE of a session; it is the engine Sink.
 type subscription struct {
-	s       *session
-	id      string // the SUBSCRIBE id header ("" in 1.0 without one)
-	num     uint64 // session-local number, part of the ack ids
-	dest    message.Destination
-	ackMode engine.AckMode
-	sub     *engine.Subscription
-	browser bool
+	s        *session
+	id       string // the SUBSCRIBE id header ("" in 1.0 without one)
+	num      uint64 // session-local number, part of the ack ids
+	dest     message.Destination
+	ackMode  engine.AckMode
+	sub      *engine.Subscription
+	browser  bool
 	giveBack func(error) // returns an auto-ack delivery's credit once written
 	esub     atomic.Pointer[engine.Subscription]
 
