@@ -94,12 +94,20 @@ func (s *session) OnData(b []byte) error {
 		return nil
 	}
 	frames, _, err := s.dec.Feed(b, s.frames[:0])
-	for i := range frames {
-		if s.dead {
+	for {
+		for i := range frames {
+			if s.dead {
+				break
+			}
+			s.handle(&frames[i])
+			frames[i] = wire.Frame{}
+		}
+		// The decoder stops after CONNECT so that what follows is decoded
+		// under the negotiated version; feed it the rest now.
+		if err != nil || s.dead || len(frames) == 0 || s.dec.Buffered() == 0 {
 			break
 		}
-		s.handle(&frames[i])
-		frames[i] = wire.Frame{}
+		frames, _, err = s.dec.Feed(nil, frames[:0])
 	}
 	s.frames = frames[:0]
 	if err != nil && !s.dead {

@@ -1,0 +1,467 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+)
+
+const (
+	// maxSpareBytes is the largest flushed batch buffer kept for reuse, in
+	// bytes; bigger ones (after a burst) are left to the GC so an idle
+	// connection does not pin a burst's worth of memory.
+	maxSpareBytes = 256 << 10
+	// drainTimeout bounds how long Close waits for gnet's outbound buffer to
+	// reach the kernel before closing anyway (ErrDrainTimeout). A peer that
+	// stops reading must not keep a closing connection forever.
+	drainTimeout = 30 * time.Second
+	// drainPollMin and drainPollMax bound the back-off between checks of a
+	// draining connection: gnet has no "outbound buffer empty" callback.
+	drainPollMin = time.Millisecond
+	drainPollMax = 50 * time.Millisecond
+)
+
+// connSeq hands out Conn IDs, unique within the process.
+var connSeq atomic.Uint64
+
+// conn is one accepted connection. It implements Conn.
+//
+// Ownership: fields under "loop only" are touched only by the connection's
+// gnet event loop (gnet callbacks and tasks posted with Execute). Fields
+// under mu are shared with the goroutines that call Write and Close.
+type conn struct {
+	id     uint64
+	l      *listener
+	gc     gnet.Conn // loop-only methods are called on the loop only; Close and EventLoop from anywhere
+	local  net.Addr  // immutable copies: gnet's are not safe off the loop and are recycled on close
+	remote net.Addr
+	flushR gnet.Runnable // posted to the loop to flush; allocated once
+
+	// drainArmed is set by the loop when it starts a drain-poll timer and
+	// cleared by the timer, so at most one timer is pending.
+	drainArmed atomic.Bool
+
+	// loop only
+	h          Handler
+	gone       bool          // OnClose has run; gc must not be used for I/O
+	drainStart time.Time     // when the loop first found Close waiting on gnet's buffer
+	drainDelay time.Duration // current drain-poll back-off
+
+	// mu guards the outbound queue and the close state. It is the lock
+	// STYLE §3 allows by exception: Write is called from any goroutine and
+	// must append to one ordered queue that the event loop takes whole; a
+	// channel would cost a copy per write and give no batching. It is held
+	// only to append, swap or flip flags: never across I/O or a callback.
+	mu             sync.Mutex
+	pending        []byte        // bytes queued by Write, not yet given to gnet
+	dones          []func(error) // WriteNotify callbacks for pending, in order
+	spare          []byte        // the previous batch's buffer, reused
+	spareDones     []func(error)
+	flushScheduled bool  // a flush task is posted to the loop and has not started
+	inCallback     bool  // the loop is inside OnData (or the factory) and flushes when it returns
+	closing        bool  // Close was called (or OnData failed): refuse writes, drain, then close
+	closed         bool  // cut or gone: refuse writes, drop the queue
+	cause          error // what Handler.OnClose will be told; nil for an orderly close
+}
+
+func newConn(l *listener, gc gnet.Conn) *conn {
+	c := &conn{
+		id:         connSeq.Add(1),
+		l:          l,
+		gc:         gc,
+		remote:     cloneAddr(gc.RemoteAddr()),
+		inCallback: true, // the factory runs next; OnOpen flushes after it
+	}
+	c.local = socketAddr(gc.Fd())
+	if c.local == nil {
+		c.local = cloneAddr(gc.LocalAddr())
+	}
+	c.flushR = gnet.RunnableFunc(func(context.Context) error {
+		c.flush(true)
+		return nil
+	})
+	return c
+}
+
+// cloneAddr deep-copies a TCP address: gnet returns the zone's bytes to a
+// pool when the connection is released.
+func cloneAddr(a net.Addr) net.Addr {
+	if t, ok := a.(*net.TCPAddr); ok && t != nil {
+		return &net.TCPAddr{IP: slices.Clone(t.IP), Port: t.Port, Zone: strings.Clone(t.Zone)}
+	}
+	return a
+}
+
+// ID implements Conn. Safe from any goroutine.
+func (c *conn) ID() uint64 { return c.id }
+
+// RemoteAddr implements Conn. Safe from any goroutine.
+func (c *conn) RemoteAddr() net.Addr { return c.remote }
+
+// LocalAddr implements Conn. Safe from any goroutine.
+func (c *conn) LocalAddr() net.Addr { return c.local }
+
+// Write implements Conn. Safe from any goroutine.
+func (c *conn) Write(b []byte) error { return c.write(b, nil) }
+
+// WriteNotify implements Conn. Safe from any goroutine.
+func (c *conn) WriteNotify(b []byte, done func(error)) error { return c.write(b, done) }
+
+// write appends b (copied) to the queue. Appending under mu gives one total
+// order over all writers that respects each goroutine's program order; the
+// loop sends the queue in that order.
+func (c *conn) write(b []byte, done func(error)) error {
+	c.mu.Lock()
+	if c.closed || c.closing {
+		err := ErrClosed
+		if errors.Is(c.cause, ErrOutboundFull) {
+			err = ErrOutboundFull
+		}
+		c.mu.Unlock()
+		return err
+	}
+	if used := len(c.pending) + len(b); used > c.l.maxOutbound {
+		c.cutLocked(ErrOutboundFull)
+		_ = c.gc.Close() // posts the close to the loop; under mu, see post
+		c.mu.Unlock()
+		c.logOutboundFull(used)
+		return ErrOutboundFull
+	}
+	c.pending = append(c.pending, b...)
+	if done != nil {
+		c.dones = append(c.dones, done)
+	}
+	if !c.flushScheduled && !c.inCallback {
+		c.flushScheduled = true
+		c.post()
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// Close implements Conn. Safe from any goroutine.
+func (c *conn) Close() error {
+	c.mu.Lock()
+	if c.closed || c.closing {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closing = true
+	c.mu.Unlock()
+	c.requestFlush()
+	return nil
+}
+
+// requestFlush posts a flush to the loop unless one is pending or the loop
+// will flush on its own when the current callback returns. Safe from any
+// goroutine.
+func (c *conn) requestFlush() {
+	c.mu.Lock()
+	if !c.closed && !c.flushScheduled && !c.inCallback {
+		c.flushScheduled = true
+		c.post()
+	}
+	c.mu.Unlock()
+}
+
+// post queues c.flush on the connection's event loop. c.mu must be held and
+// c.closed false.
+//
+// Holding mu is what makes posting safe against engine shutdown: gnet closes
+// a poller's wake-up eventfd after its loop has exited but before it marks
+// the engine shut down, so a task posted in that window would write to a
+// closed (and possibly reused) descriptor. A loop's last act is to close its
+// connections, and OnClose sets c.closed under mu; so while mu is held with
+// c.closed false the loop has not exited and its eventfd is open. The same
+// holds for gnet's Conn.Close, which posts the same way.
+//
+// If the engine is shutting down the task is refused; the loop then closes
+// every connection and OnClose settles the queue, so the error needs no
+// handling here.
+func (c *conn) post() {
+	_ = c.gc.EventLoop().Execute(context.Background(), c.flushR)
+}
+
+// cutLocked marks the connection dead with cause and drops its queue; the
+// caller then has gnet close it. WriteNotify callbacks stay queued for
+// OnClose to fail on the loop. c.mu must be held.
+func (c *conn) cutLocked(cause error) {
+	c.closed = true
+	if c.cause == nil || errors.Is(cause, ErrOutboundFull) || errors.Is(cause, ErrHandlerPanic) {
+		c.cause = cause
+	}
+	c.pending, c.spare = nil, nil
+}
+
+// flush hands the queue to gnet, enforces the outbound cap, runs the
+// WriteNotify callbacks and advances a pending Close. Loop only. fromTask is
+// true when run as the task posted by post.
+func (c *conn) flush(fromTask bool) {
+	c.mu.Lock()
+	if fromTask {
+		c.flushScheduled = false
+	}
+	if c.gone || c.closed {
+		c.mu.Unlock()
+		return
+	}
+	batch, dones := c.pending, c.dones
+	c.pending, c.spare = c.spare, nil
+	c.dones, c.spareDones = c.spareDones, nil
+	closing := c.closing
+	c.mu.Unlock()
+
+	var err error
+	if len(batch) > 0 {
+		// gnet writes what the kernel takes and copies the rest into its
+		// own outbound buffer, which it flushes on writable events, in order.
+		// On a write error it closes the connection from inside Write
+		// (OnClose has then run and c.gone is set).
+		_, err = c.gc.Write(batch)
+	}
+	cut, used := false, 0
+	if !c.gone {
+		c.mu.Lock()
+		// gnet's buffer is only readable on the loop, so the exact cap check
+		// is here; Write checks only the queue it can see.
+		used = c.gc.OutboundBuffered() + len(c.pending)
+		if err == nil && used > c.l.maxOutbound && !c.closed {
+			err = ErrOutboundFull
+		}
+		if err != nil && !c.closed {
+			cut = true
+			c.cutLocked(err)
+		}
+		c.mu.Unlock()
+	}
+	if len(dones) > 0 {
+		if perr := c.notify(dones, err); perr != nil && !c.gone && !cut {
+			cut = true
+			c.mu.Lock()
+			c.cutLocked(perr)
+			c.mu.Unlock()
+		}
+		clear(dones)
+	}
+
+	c.mu.Lock()
+	if !c.closed && c.spare == nil && cap(batch) <= maxSpareBytes {
+		c.spare = batch[:0]
+	}
+	if c.spareDones == nil {
+		c.spareDones = dones[:0]
+	}
+	c.mu.Unlock()
+
+	switch {
+	case c.gone:
+	case cut:
+		if errors.Is(err, ErrOutboundFull) {
+			c.logOutboundFull(used)
+		}
+		_ = c.gc.Close() // on the loop, which is running: no need for mu
+	case closing:
+		c.drain()
+	}
+}
+
+// drain closes the connection once gnet's outbound buffer is empty, polling
+// with back-off because gnet does not report that moment. Loop only; called
+// when Close was requested and Wharf's queue is empty.
+func (c *conn) drain() {
+	if c.gc.OutboundBuffered() == 0 {
+		c.mu.Lock()
+		c.closed = true
+		c.mu.Unlock()
+		// Posted, not called: we may be inside a gnet callback (OnOpen,
+		// OnTraffic), where closing the connection under gnet is unsafe.
+		_ = c.gc.Close()
+		return
+	}
+	now := time.Now()
+	if c.drainStart.IsZero() {
+		c.drainStart = now
+	}
+	if now.Sub(c.drainStart) >= drainTimeout {
+		unsent := c.gc.OutboundBuffered()
+		c.mu.Lock()
+		c.cutLocked(ErrDrainTimeout)
+		c.mu.Unlock()
+		c.l.log.Warn("close timed out with bytes unsent", "conn", c.id, "remote", c.remote.String(),
+			"used", unsent, "timeout", drainTimeout)
+		_ = c.gc.Close()
+		return
+	}
+	if !c.drainArmed.CompareAndSwap(false, true) {
+		return
+	}
+	c.drainDelay = min(max(2*c.drainDelay, drainPollMin), drainPollMax)
+	time.AfterFunc(c.drainDelay, func() {
+		c.drainArmed.Store(false)
+		c.requestFlush()
+	})
+}
+
+// notify calls each WriteNotify callback with err, recovering a panic (a bug
+// in the session): the first one is returned so the caller can cut the
+// connection. Loop only.
+func (c *conn) notify(dones []func(error), err error) (perr error) {
+	for _, d := range dones {
+		func() {
+			defer func() {
+				if r := recover(); r != nil && perr == nil {
+					perr = c.panicked("write_notify", r)
+				}
+			}()
+			d(err)
+		}()
+	}
+	return perr
+}
+
+// onTraffic passes received bytes to the handler. Loop only.
+func (c *conn) onTraffic(b []byte) gnet.Action {
+	c.mu.Lock()
+	if c.gone || c.closed || c.closing {
+		// Closing: keep reading so the kernel's receive queue stays empty
+		// (closing a socket with unread input sends RST, which can destroy
+		// the replies still in flight to the peer), but drop the bytes.
+		c.mu.Unlock()
+		return gnet.None
+	}
+	c.inCallback = true
+	c.mu.Unlock()
+
+	err, perr := c.callOnData(b)
+	if perr != nil {
+		c.mu.Lock()
+		c.inCallback = false
+		c.cutLocked(perr)
+		c.mu.Unlock()
+		return gnet.Close
+	}
+	c.mu.Lock()
+	c.inCallback = false
+	if err != nil && !c.closing && !c.closed {
+		// The handler has queued its protocol's error frame: send it, then
+		// close. Handler.OnClose gets the handler's own error back.
+		c.closing = true
+		if c.cause == nil {
+			c.cause = err
+		}
+	}
+	c.mu.Unlock()
+	c.flush(false)
+	return gnet.None
+}
+
+// endCallback ends the factory callback in OnOpen: writes made during it are
+// flushed now. Loop only.
+func (c *conn) endCallback() {
+	c.mu.Lock()
+	c.inCallback = false
+	c.mu.Unlock()
+	c.flush(false)
+}
+
+// onClose settles the connection once gnet has closed it: queued
+// WriteNotify callbacks fail, then Handler.OnClose runs, exactly once.
+// gerr is gnet's last error (io.EOF wrapped for a peer's orderly close).
+// Loop only.
+func (c *conn) onClose(gerr error) {
+	c.gone = true
+	c.mu.Lock()
+	wasClosed := c.closed
+	c.closed = true
+	cause := c.cause
+	pending, dones := c.pending, c.dones
+	c.pending, c.dones, c.spare, c.spareDones = nil, nil, nil, nil
+	c.mu.Unlock()
+
+	if cause == nil {
+		switch {
+		case gerr != nil && !errors.Is(gerr, io.EOF):
+			cause = gerr
+		case gerr == nil && !wasClosed && c.l.closing.Load():
+			cause = ErrListenerClosed
+			if len(pending) > 0 {
+				// Shutdown: hand what is queued to gnet, which makes one
+				// non-blocking attempt to send it after this callback.
+				_, _ = c.gc.Write(pending)
+			}
+		}
+	}
+	derr := cause
+	if derr == nil {
+		derr = ErrClosed
+	}
+	_ = c.notify(dones, derr) // a panic is logged; the connection is already gone
+	c.callOnClose(cause)
+	if c.l.log.Enabled(context.Background(), debugLevel) {
+		c.l.log.Debug("connection closed", "conn", c.id, "remote", c.remote.String(), "err", cause)
+	}
+}
+
+// callFactory builds the Handler, recovering a panic. Loop only.
+func (c *conn) callFactory() (h Handler, ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			_ = c.panicked("handler_factory", r)
+			h, ok = nil, false
+		}
+	}()
+	h = c.l.factory(c)
+	if h == nil {
+		c.l.log.Error("handler factory returned nil, connection refused", "conn", c.id, "remote", c.remote.String())
+		return nil, false
+	}
+	return h, true
+}
+
+// callOnData runs Handler.OnData, turning a panic into perr. Loop only.
+func (c *conn) callOnData(b []byte) (err, perr error) {
+	defer func() {
+		if r := recover(); r != nil {
+			perr = c.panicked("on_data", r)
+		}
+	}()
+	return c.h.OnData(b), nil
+}
+
+// callOnClose runs Handler.OnClose, logging a panic. Loop only.
+func (c *conn) callOnClose(cause error) {
+	defer func() {
+		if r := recover(); r != nil {
+			_ = c.panicked("on_close", r)
+		}
+	}()
+	c.h.OnClose(cause)
+}
+
+// panicked logs a recovered panic once, with the connection's identity and
+// the stack, and returns the error the connection is closed with (STYLE §6).
+func (c *conn) panicked(where string, r any) error {
+	err := fmt.Errorf("%w in %s: %v", ErrHandlerPanic, where, r)
+	c.l.log.Error("handler panic, connection closed", "conn", c.id, "remote", c.remote.String(),
+		"where", where, "err", err, "stack", string(debug.Stack()))
+	return err
+}
+
+// logOutboundFull reports a connection cut for exceeding the outbound cap,
+// at most once per second per listener.
+func (c *conn) logOutboundFull(used int) {
+	if ok, suppressed := c.l.outboundFull.allow(time.Now()); ok {
+		c.l.log.Warn("outbound limit exceeded, slow consumer cut", "conn", c.id, "remote", c.remote.String(),
+			"limit", c.l.maxOutbound, "used", used, "suppressed", suppressed)
+	}
+}

@@ -1,0 +1,86 @@
+// Package transport accepts TCP connections for the protocol sessions and
+// moves bytes; it knows nothing of any protocol. Plain TCP listeners run on
+// gnet/v2 event loops (Listen); a session sees its connection only as a Conn
+// and is itself a Handler built by a HandlerFactory.
+//
+// # Threading contract
+//
+// A Listener runs one gnet engine: an acceptor goroutine and NumEventLoop
+// event-loop goroutines. Every accepted connection is owned by exactly one
+// event loop for its whole life, and that loop alone calls
+//
+//   - the HandlerFactory (from gnet's OnOpen),
+//   - Handler.OnData, with the bytes of each read (gnet's OnTraffic),
+//   - Handler.OnClose, exactly once (gnet's OnClose),
+//   - WriteNotify callbacks.
+//
+// So a Handler needs no locks for its own state, but everything above shares
+// the loop with the other connections of that loop and must not block:
+// decode, copy out what must outlive the call, post to the engine, return
+// (STYLE §3). The bytes passed to OnData are gnet's read buffer, valid only
+// during the call.
+//
+// Conn.Write, WriteNotify, Close, ID, RemoteAddr and LocalAddr are safe from
+// any goroutine, including from inside the Handler's own methods.
+// Listener.Addr, Conns and Close are safe from any goroutine, but Close must
+// not be called from a Handler method (it waits for the loops to exit).
+//
+// # Write path and ordering
+//
+// Write copies b into the connection's outbound queue (a byte slice guarded
+// by a mutex: the one lock of the package, see conn.mu) and, if no flush is
+// pending, posts a flush task to the owning loop with gnet's
+// EventLoop.Execute. The loop takes the whole queue at once and hands it to
+// gnet's Conn.Write in one call; gnet writes what the kernel accepts and
+// copies the rest into its own outbound buffer, flushed in order on writable
+// events. Because every write goes through the one queue, writes are sent in
+// one total order that respects each goroutine's program order; writes from
+// different goroutines interleave only at Write-call granularity. Bytes
+// written during OnData are flushed when OnData returns, without a posted
+// task, so a request/response exchange costs one write syscall per read.
+//
+// gnet's own AsyncWrite is not used: it does not copy the buffer, it costs a
+// task and a syscall per call, and its tasks and gnet's Close run at
+// different priorities, which gnet does not order against each other.
+//
+// # Outbound cap
+//
+// Options.MaxOutboundBytes bounds the bytes of a connection held in user
+// space: Wharf's queue plus gnet's outbound buffer. Write checks the queue
+// it can see and returns ErrOutboundFull at once when b would overflow it;
+// the loop checks the sum after each flush (gnet's buffer can only be read
+// there) and cuts the connection if it is over, so the next Write returns
+// ErrOutboundFull. A cut connection is closed without draining and its
+// Handler gets OnClose(ErrOutboundFull). The kernel's socket buffer comes on
+// top and is bounded by the kernel.
+//
+// # Close
+//
+// Conn.Close marks the connection closing (further writes get ErrClosed),
+// then the loop flushes the queue, waits for gnet's outbound buffer to empty
+// (polling with back-off up to 50 ms, since gnet has no drained callback;
+// at most 30 s, then ErrDrainTimeout) and closes the socket. Input is read
+// and dropped meanwhile, so the close is a FIN and not an RST. A non-nil
+// error from OnData closes the same way, after the error frame the handler
+// queued. A panic in a Handler method or a WriteNotify callback is
+// recovered, logged once with the connection ID and remote address, and
+// closes that connection at once; the listener and the other connections
+// carry on (STYLE §6).
+//
+// Listener.Close stops the engine: gnet closes every connection on its loop
+// (OnClose(ErrListenerClosed)), making one non-blocking attempt to send what
+// is queued, and Close returns when gnet.Run has returned, i.e. all loops
+// have exited. Nothing of a closed listener keeps running.
+//
+// # gnet notes
+//
+//   - gnet reports the listener's configured address as each connection's
+//     local address (port 0 stays 0); Wharf asks the kernel (getsockname).
+//   - SO_REUSEPORT is left off: with it gnet binds one socket per loop by
+//     re-resolving the address, so port 0 would bind several ports.
+//   - gnet keeps a process-wide default logger, replaced at every engine
+//     start; its lines are routed to the slog.Logger of the last listener.
+//   - gnet.Stop(ctx, addr) (the package function) finds engines by address
+//     string in a global map; with port 0 several listeners share one key.
+//     Never call it; Listener.Close uses the engine it was booted with.
+package transport
