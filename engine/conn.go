@@ -118,7 +118,7 @@ func (c *Conn) Send(m *message.Message, txID string, comp Completion, token uint
 		}
 		return nil
 	}
-	return c.e.shardFor(m.Destination).post(command{op: opSend, msg: m, comp: comp, token: token})
+	return c.e.shardFor(m.Destination).post(command{op: opSend, msg: m, comp: comp, token: token, subj: c.subject})
 }
 
 // CreateTemp creates a temporary queue or topic owned by this connection,
@@ -225,8 +225,19 @@ func (c *Conn) Subscribe(spec SubSpec, sink Sink) (*Subscription, error) {
 				return nil, err
 			}
 		}
-		if err := c.e.onShards(sub.shards, func(s *shard) { s.addPart(sub, nil) }); err != nil {
+		var denied error
+		if err := c.e.onShards(sub.shards, func(s *shard) {
+			if !wild {
+				if denied = s.mayCreate(c.subject, d); denied != nil {
+					return
+				}
+			}
+			s.addPart(sub, nil)
+		}); err != nil {
 			return nil, err
+		}
+		if denied != nil {
+			return nil, denied
 		}
 	}
 	c.subs[sub] = struct{}{}

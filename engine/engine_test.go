@@ -769,3 +769,52 @@ func TestEngineConcurrentProducersConsumers(t *testing.T) {
 		t.Fatalf("received %d of %d", count.Load(), producers*perProducer)
 	}
 }
+
+// denyAdmin refuses to create destinations under "secret." and everything
+// for user "mallory".
+type denyAdmin struct{}
+
+func (denyAdmin) Authenticate(c engine.Credentials) (*engine.Subject, error) {
+	if c.Password == "wrong" {
+		return nil, fmt.Errorf("%w: user %q", engine.ErrBadCredentials, c.Username)
+	}
+	return &engine.Subject{User: c.Username}, nil
+}
+
+func (denyAdmin) Authorize(s *engine.Subject, a engine.Action, d message.Destination) error {
+	if s.User == "mallory" || (a == engine.ActionAdmin && len(d.Name) > 7 && d.Name[:7] == "secret.") {
+		return fmt.Errorf("%w: %s may not %s %s", engine.ErrNotAuthorized, s.User, a, d)
+	}
+	return nil
+}
+
+func TestEngineSecurityHooks(t *testing.T) {
+	v := start(t, func(o *engine.Options) { o.Authenticator, o.Authorizer = denyAdmin{}, denyAdmin{} })
+	if _, err := v.e.Connect(engine.Credentials{Username: "u", Password: "wrong"}); !errors.Is(err, engine.ErrBadCredentials) {
+		t.Fatalf("wrong password: %v", err)
+	}
+	c := v.conn("")
+	r := &result{errs: map[uint64]error{}}
+	r.wg.Add(1)
+	if err := c.Send(msg(message.QueueDest("secret.q"), "x", false), "", r, 1); err != nil {
+		t.Fatal(err)
+	}
+	r.wg.Wait()
+	if !errors.Is(r.errs[1], engine.ErrNotAuthorized) {
+		t.Fatalf("send creating secret.q: %v, want ErrNotAuthorized", r.errs[1])
+	}
+	if st := v.barrier(message.QueueDest("secret.q")); st.Exists {
+		t.Fatal("denied send created the destination")
+	}
+	if _, err := c.Subscribe(engine.SubSpec{Destination: message.TopicDest("secret.t"), Prefetch: 1}, newSink()); !errors.Is(err, engine.ErrNotAuthorized) {
+		t.Fatalf("subscribe creating secret.t: %v", err)
+	}
+	m, err := v.e.Connect(engine.Credentials{Username: "mallory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Send(msg(message.QueueDest("q"), "x", false), "", nil, 0); !errors.Is(err, engine.ErrNotAuthorized) {
+		t.Fatalf("mallory's send: %v", err)
+	}
+	send(t, c, msg(message.QueueDest("open.q"), "ok", false))
+}

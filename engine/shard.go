@@ -40,6 +40,7 @@ type command struct {
 	comp  Completion
 	token uint64
 	fn    func(*shard)
+	subj  *Subject // opSend: who sends, for the admin check on creation
 }
 
 type completion struct {
@@ -204,7 +205,10 @@ func (s *shard) complete(comp Completion, token uint64, err error) {
 func (s *shard) handle(c command) {
 	switch c.op {
 	case opSend:
-		err := s.send(c.msg)
+		err := s.mayCreate(c.subj, c.msg.Destination)
+		if err == nil {
+			err = s.send(c.msg)
+		}
 		s.complete(c.comp, c.token, err)
 	case opInternal:
 		if err := s.send(c.msg); err != nil {
@@ -255,4 +259,14 @@ func (s *shard) freeEntry(e *entry) {
 	if len(s.free) < 4096 {
 		s.free = append(s.free, e)
 	}
+}
+
+// mayCreate checks, when d does not exist yet, that subj may create it:
+// ActiveMQ's authorization asks for admin rights on a destination that a
+// send or subscribe would create.
+func (s *shard) mayCreate(subj *Subject, d message.Destination) error {
+	if s.dests[d] != nil || d.Type.IsTemp() {
+		return nil
+	}
+	return s.e.opts.Authorizer.Authorize(subj, ActionAdmin, d)
 }
