@@ -77,7 +77,7 @@ func TestConfigDebianStock(t *testing.T) {
 }
 
 func TestConfigUpstreamStock(t *testing.T) {
-	c := load(t, "activemq-5.17.2-loopback.xml", stockVars(t))
+	c := load(t, "activemq-stock-shape-loopback.xml", stockVars(t))
 	if c.DataDirectory != "/srv/amq/data" || c.Persistence.KahaDB.Directory != "/srv/amq/data/kahadb" {
 		t.Errorf("directories = %q %q", c.DataDirectory, c.Persistence.KahaDB.Directory)
 	}
@@ -100,20 +100,20 @@ func TestConfigUpstreamStock(t *testing.T) {
 
 	// As shipped, every connector listens on 0.0.0.0, which Wharf refuses
 	// without authentication: one problem per connector, each on its line.
-	_, err := LoadFile(filepath.Join("testdata", "activemq-5.17.2.xml"), stockVars(t))
+	_, err := LoadFile(filepath.Join("testdata", "activemq-stock-shape.xml"), stockVars(t))
 	ps := problems(t, err)
 	if len(ps) != 5 {
 		t.Fatalf("got %d problems, want 5:\n%v", len(ps), err)
 	}
 	for i, p := range ps {
-		if p.Line != 107+i || !strings.Contains(p.Msg, `"0.0.0.0" needs authentication`) {
+		if p.Line != 53+i || !strings.Contains(p.Msg, `"0.0.0.0" needs authentication`) {
 			t.Errorf("problem %d = %v", i, p)
 		}
 	}
 
 	// The credentials file is required unless ignoreResourceNotFound.
-	_, err = LoadFile(filepath.Join("testdata", "activemq-5.17.2-loopback.xml"), map[string]string{"activemq.conf": t.TempDir()})
-	wantProblem(t, err, 27, 20, "cannot read properties file")
+	_, err = LoadFile(filepath.Join("testdata", "activemq-stock-shape-loopback.xml"), map[string]string{"activemq.conf": t.TempDir()})
+	wantProblem(t, err, 12, 20, "cannot read properties file")
 }
 
 func TestConfigSeedSnippets(t *testing.T) {
