@@ -72,28 +72,31 @@ type named struct {
 var ErrUnsupported = errors.New("broker: not supported")
 
 // Start runs cfg. On error everything started so far is stopped.
-func Start(cfg *config.Config, o Options) (b *Broker, err error) {
+func Start(cfg *config.Config, o Options) (*Broker, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	b = &Broker{cfg: cfg, log: log}
-	defer func() {
-		if err != nil {
-			b.Close()
-			b = nil
-		}
-	}()
+	b := &Broker{cfg: cfg, log: log}
+	if err := b.start(o); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *Broker) start(o Options) (err error) {
+	cfg, log := b.cfg, b.log
 	kind := cfg.Persistence.Kind
 	if !cfg.Persistent {
 		kind = config.KindMemory
 	}
 	sf := o.Factories.Stores[kind]
 	if sf == nil {
-		return nil, fmt.Errorf("%w: persistence adapter %q", ErrUnsupported, kind)
+		return fmt.Errorf("%w: persistence adapter %q", ErrUnsupported, kind)
 	}
 	if b.store, err = sf(cfg, log); err != nil {
-		return nil, fmt.Errorf("open %s store: %w", kind, err)
+		return fmt.Errorf("open %s store: %w", kind, err)
 	}
 	warnNotHonoured(cfg, log)
 	eo := engine.Options{
@@ -107,12 +110,12 @@ func Start(cfg *config.Config, o Options) (b *Broker, err error) {
 		o.Engine(&eo)
 	}
 	if b.e, err = engine.New(eo); err != nil {
-		return nil, err
+		return err
 	}
 	for _, t := range cfg.Transports {
 		lf := o.Factories.Listeners[t.Scheme]
 		if lf == nil {
-			return nil, fmt.Errorf("%w: transport connector %q (%s): Wharf does not serve %q yet", ErrUnsupported, t.Name, t.URI, t.Scheme)
+			return fmt.Errorf("%w: transport connector %q (%s): Wharf does not serve %q yet", ErrUnsupported, t.Name, t.URI, t.Scheme)
 		}
 		port := t.Port
 		if o.AnyPort {
@@ -121,13 +124,13 @@ func Start(cfg *config.Config, o Options) (b *Broker, err error) {
 		addr := net.JoinHostPort(t.Host, strconv.Itoa(port))
 		l, err := lf(b.e, t, addr, log.With("connector", t.Name))
 		if err != nil {
-			return nil, fmt.Errorf("transport connector %q (%s): %w", t.Name, t.URI, err)
+			return fmt.Errorf("transport connector %q (%s): %w", t.Name, t.URI, err)
 		}
 		b.listeners = append(b.listeners, named{t.Name, l})
 		log.Info("listening", "connector", t.Name, "scheme", t.Scheme, "addr", l.Addr().String())
 	}
 	log.Info("broker started", "broker", cfg.BrokerName, "id", b.e.BrokerID(), "store", kind)
-	return b, nil
+	return nil
 }
 
 // Engine is the broker's engine.

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestWharfCommandLine(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := run([]string{"help"}, &out, &errOut); err != nil || !strings.Contains(out.String(), "wharf run") {
+		t.Fatalf("help: err %v, output %q", err, out.String())
+	}
+	if err := run([]string{"frobnicate"}, &out, &errOut); err == nil || !strings.Contains(err.Error(), `"frobnicate"`) {
+		t.Fatalf("unknown command: %v", err)
+	}
+	if err := run([]string{"run", "-Dnovalue"}, &out, &errOut); err == nil || !strings.Contains(err.Error(), "-Dname=value") {
+		t.Fatalf("bad -D: %v", err)
+	}
+	if err := run([]string{"run", "--log-level", "loud"}, &out, &errOut); err == nil || !strings.Contains(err.Error(), "loud") {
+		t.Fatalf("bad log level: %v", err)
+	}
+	cfg := filepath.Join(t.TempDir(), "activemq.xml")
+	os.WriteFile(cfg, []byte(`<broker xmlns="http://activemq.apache.org/schema/core">
+  <networkConnectors/>
+</broker>`), 0o644)
+	err := run([]string{"run", "--config", cfg}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "activemq.xml:2") || !strings.Contains(err.Error(), "networkConnectors") {
+		t.Fatalf("unsupported element: %v, want it named with its line", err)
+	}
+}

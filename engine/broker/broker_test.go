@@ -1,0 +1,113 @@
+package broker_test
+
+import (
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"wharf/engine"
+	"wharf/engine/broker"
+	"wharf/engine/config"
+	"wharf/engine/message"
+	"wharf/storage/memory"
+)
+
+func memoryOnly() broker.Factories {
+	return broker.Factories{Stores: map[string]broker.StoreFactory{
+		config.KindMemory: func(*config.Config, *slog.Logger) (engine.Store, error) { return memory.New(), nil },
+	}}
+}
+
+func parse(t *testing.T, xml string) *config.Config {
+	t.Helper()
+	c, err := config.ParseXML(strings.NewReader(xml), "activemq.xml", map[string]string{"activemq.data": t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestBrokerRefusesWhatItCannotServe(t *testing.T) {
+	c := parse(t, `<broker xmlns="http://activemq.apache.org/schema/core" persistent="false">
+  <transportConnectors><transportConnector name="openwire" uri="tcp://127.0.0.1:61616"/></transportConnectors>
+</broker>`)
+	_, err := broker.Start(c, broker.Options{Factories: memoryOnly(), AnyPort: true})
+	if !errors.Is(err, broker.ErrUnsupported) || !strings.Contains(err.Error(), `"openwire"`) {
+		t.Fatalf("openwire connector: %v, want ErrUnsupported naming it", err)
+	}
+	c = parse(t, `<broker xmlns="http://activemq.apache.org/schema/core"/>`)
+	_, err = broker.Start(c, broker.Options{Factories: memoryOnly()})
+	if !errors.Is(err, broker.ErrUnsupported) || !strings.Contains(err.Error(), "kahaDB") {
+		t.Fatalf("kahaDB without a factory: %v, want ErrUnsupported naming it", err)
+	}
+}
+
+type sink chan engine.Delivery
+
+func (s sink) Deliver(d engine.Delivery) { s <- d }
+
+// TestBrokerPolicyFromConfig runs an activemq.xml dead-letter policy through
+// to the engine: a poisoned message lands where the config says.
+func TestBrokerPolicyFromConfig(t *testing.T) {
+	c := parse(t, `<broker xmlns="http://activemq.apache.org/schema/core" persistent="false">
+  <destinationPolicy><policyMap><policyEntries>
+    <policyEntry queue="orders.>">
+      <deadLetterStrategy>
+        <individualDeadLetterStrategy queuePrefix="DLQ." useQueueForQueueMessages="true" processExpired="false"/>
+      </deadLetterStrategy>
+    </policyEntry>
+  </policyEntries></policyMap></destinationPolicy>
+</broker>`)
+	b, err := broker.Start(c, broker.Options{Factories: memoryOnly()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	e := b.Engine()
+	conn, err := e.Connect(engine.Credentials{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := message.QueueDest("orders.eu")
+	ch := make(sink, 10)
+	s, err := conn.Subscribe(engine.SubSpec{Destination: q, Prefetch: 10, AckMode: engine.AckIndividual}, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Send(&message.Message{Destination: q, Persistent: true, Body: []byte("x")}, "", nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	d := recv(t, ch)
+	if err := conn.Nack(s, d.ID, engine.NackPoison, ""); err != nil {
+		t.Fatal(err)
+	}
+	dlq := message.QueueDest("DLQ.orders.eu")
+	dch := make(sink, 10)
+	if _, err := conn.Subscribe(engine.SubSpec{Destination: dlq, Prefetch: 10}, dch); err != nil {
+		t.Fatal(err)
+	}
+	got := recv(t, dch).Msg
+	if got.OriginalDestination != q {
+		t.Fatalf("DLQ copy's original destination %v, want %v", got.OriginalDestination, q)
+	}
+	if st := e.Stats(message.QueueDest("ActiveMQ.DLQ")); st.Exists {
+		t.Fatal("the shared DLQ was used despite the individual strategy")
+	}
+	p := broker.Policy(c.PolicyFor(q))
+	if p.DeadLetter.ProcessExpired {
+		t.Fatal("processExpired=false not carried to the engine policy")
+	}
+}
+
+func recv(t *testing.T, ch sink) engine.Delivery {
+	t.Helper()
+	select {
+	case d := <-ch:
+		return d
+	case <-time.After(5 * time.Second):
+		t.Fatal("no delivery within 5s")
+		return engine.Delivery{}
+	}
+}
