@@ -86,9 +86,27 @@ func runBroker(args []string, stderr io.Writer) error {
 	cfgPath := fs.String("config", "", "configuration file")
 	level := fs.String("log-level", "info", "log level")
 	format := fs.String("log-format", "text", "log format")
+	// -Dname=value is Java's form, which the flag package would read as a
+	// flag called "Dname": take those out first.
 	vars := defines{}
-	fs.Var(vars, "D", "placeholder value name=value")
-	if err := fs.Parse(args); err != nil {
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-D" && i+1 < len(args):
+			i++
+			if err := vars.Set(args[i]); err != nil {
+				return err
+			}
+		case strings.HasPrefix(a, "-D"):
+			if err := vars.Set(a[2:]); err != nil {
+				return err
+			}
+		default:
+			rest = append(rest, a)
+		}
+	}
+	if err := fs.Parse(rest); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
