@@ -137,7 +137,10 @@ func (s *shard) send(m *message.Message) error {
 	}
 	// Topic: find who gets it first, store it once for the durable ones,
 	// then hand out the copies.
+	// Taken, not borrowed: handing out copies can expire and dead-letter a
+	// message, which re-enters send on this shard.
 	matched := s.scratch[:0]
+	s.scratch = nil
 	var keys []SubKey
 	for _, p := range d.subs {
 		if p.sub == nil && !m.Persistent {
