@@ -310,7 +310,7 @@ func (s *shard) closePart(sub *Subscription) {
 	for _, e := range p.inflight {
 		e.dest.inflight--
 		e.redeliveries++
-		e.txAcked = false
+		e.tx = nil
 		e.id = 0
 		if e.dest.d.Type.IsTopic() {
 			if p.durable != nil {
@@ -414,7 +414,7 @@ func (c *Conn) Ack(sub *Subscription, id uint64, txID string) error {
 			return fmt.Errorf("%w: %q", ErrUnknownTx, txID)
 		}
 		t.acks = append(t.acks, txAck{sub: sub, id: id, cumulative: cumulative})
-		mark := command{op: opFn, fn: func(s *shard) { s.txMark(sub, id, cumulative, true) }}
+		mark := command{op: opFn, fn: func(s *shard) { s.txMark(sub, id, cumulative, t) }}
 		if cumulative && len(sub.shards) > 1 {
 			for _, i := range sub.shards {
 				if err := c.e.shards[i].post(mark); err != nil {

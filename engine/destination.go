@@ -369,7 +369,7 @@ func (s *shard) ack(sub *Subscription, id uint64, cumulative bool) {
 			n++
 		}
 		for _, e := range p.inflight[:n] {
-			if !e.txAcked {
+			if e.tx == nil {
 				credit++
 			}
 			e.dest.inflight--
@@ -385,7 +385,7 @@ func (s *shard) ack(sub *Subscription, id uint64, cumulative bool) {
 		}
 		e := p.inflight[i]
 		p.removeInflight(i)
-		if !e.txAcked {
+		if e.tx == nil {
 			credit++
 		}
 		e.dest.inflight--
@@ -424,10 +424,10 @@ func (s *shard) nack(sub *Subscription, id uint64, kind NackKind, cause string) 
 	e := p.inflight[i]
 	p.removeInflight(i)
 	e.dest.inflight--
-	if !e.txAcked {
+	if e.tx == nil {
 		sub.credit.Add(1)
 	}
-	e.txAcked = false
+	e.tx = nil
 	switch kind {
 	case NackPoison:
 		s.deadLetterEntry(p, e, cause)
@@ -450,7 +450,7 @@ func (s *shard) nack(sub *Subscription, id uint64, kind NackKind, cause string) 
 // requeue puts an entry back where it came from, in sequence order.
 func (s *shard) requeue(p *part, e *entry) {
 	e.id = 0
-	e.txAcked = false
+	e.tx = nil
 	if e.dest.d.Type.IsTopic() {
 		if p.durable == nil && p.sub == nil {
 			s.freeEntry(e)

@@ -818,3 +818,31 @@ func TestEngineSecurityHooks(t *testing.T) {
 	}
 	send(t, c, msg(message.QueueDest("open.q"), "ok", false))
 }
+
+func TestEngineRollbackRedeliversOnlyItsOwnAcks(t *testing.T) {
+	v := start(t, nil)
+	q := message.QueueDest("two-tx")
+	p, c := v.conn(""), v.conn("")
+	s, ch := sub(t, c, engine.SubSpec{Destination: q, AckMode: engine.AckIndividual})
+	send(t, p, msg(q, "a", true))
+	send(t, p, msg(q, "b", true))
+	da, db := ch.recv(t), ch.recv(t)
+	c.Begin("A")
+	c.Begin("B")
+	c.Ack(s, da.ID, "A")
+	c.Ack(s, db.ID, "B")
+	if err := c.Rollback("A"); err != nil {
+		t.Fatal(err)
+	}
+	if r := ch.recv(t); body(r) != "a" || r.Redeliveries != 1 {
+		t.Fatalf("rollback of A redelivered %q (%d), want a (1)", body(r), r.Redeliveries)
+	}
+	v.barrier(q)
+	ch.none(t)
+	if err := c.Commit("B"); err != nil {
+		t.Fatal(err)
+	}
+	if st := v.barrier(q); st.DequeueCount != 1 || st.QueueSize != 1 {
+		t.Fatalf("after commit of B: %+v, want b consumed and a pending redelivery ack", st)
+	}
+}

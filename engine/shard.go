@@ -239,7 +239,7 @@ type entry struct {
 	redeliveries int32
 	id           uint64 // delivery id while in flight
 	stored       bool   // the store holds it (persistent, with a store)
-	txAcked      bool   // acknowledged inside an open transaction
+	tx           *tx    // the open transaction that acknowledged it, if any (identity only)
 }
 
 func (s *shard) newEntry(seq uint64, m *message.Message, d *destination) *entry {

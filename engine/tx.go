@@ -138,7 +138,7 @@ func (c *Conn) Rollback(id string) error {
 	// redelivered messages.
 	return c.e.onShards(nil, func(s *shard) {
 		for sub := range subs {
-			s.txRollback(sub)
+			s.txRollback(sub, t)
 		}
 	})
 }
@@ -146,7 +146,7 @@ func (c *Conn) Rollback(id string) error {
 // txMark marks deliveries acknowledged inside a transaction: they stay in
 // flight until the commit, but give their credit back so that the consumer
 // keeps receiving (ActiveMQ's DELIVERED ack).
-func (s *shard) txMark(sub *Subscription, id uint64, cumulative, mark bool) {
+func (s *shard) txMark(sub *Subscription, id uint64, cumulative bool, t *tx) {
 	p := s.parts[sub]
 	if p == nil {
 		return
@@ -156,8 +156,8 @@ func (s *shard) txMark(sub *Subscription, id uint64, cumulative, mark bool) {
 		if cumulative && seqOf(e.id) > seqOf(id) {
 			break
 		}
-		if (cumulative || e.id == id) && !e.txAcked {
-			e.txAcked = mark
+		if (cumulative || e.id == id) && e.tx == nil {
+			e.tx = t
 			credit++
 		}
 	}
@@ -169,7 +169,7 @@ func (s *shard) txMark(sub *Subscription, id uint64, cumulative, mark bool) {
 
 // txRollback redelivers the deliveries of sub acknowledged in a
 // transaction that rolled back.
-func (s *shard) txRollback(sub *Subscription) {
+func (s *shard) txRollback(sub *Subscription, t *tx) {
 	p := s.parts[sub]
 	if p == nil {
 		return
@@ -177,7 +177,7 @@ func (s *shard) txRollback(sub *Subscription) {
 	keep := p.inflight[:0]
 	var back []*entry
 	for _, e := range p.inflight {
-		if e.txAcked {
+		if e.tx == t {
 			back = append(back, e)
 			continue
 		}
