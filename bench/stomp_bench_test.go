@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -53,19 +54,31 @@ func readFrame(b *testing.B, r *bufio.Reader) []byte {
 	}
 }
 
+// stompTarget is the broker to measure: WHARF_BENCH_STOMP_ADDR names an
+// external one (ActiveMQ, for a side-by-side figure), else a fresh in-process
+// Wharf.
+func stompTarget(b *testing.B) string {
+	if a := os.Getenv("WHARF_BENCH_STOMP_ADDR"); a != "" {
+		return a
+	}
+	return brokertest.Start(b, wiring.Factories()).STOMPAddr()
+}
+
 func benchSTOMP(b *testing.B, ack string) {
-	br := brokertest.Start(b, wiring.Factories())
-	addr := br.STOMPAddr()
+	addr := stompTarget(b)
+	// A queue per run, so that runs against a long-lived external broker do
+	// not see each other's leftovers.
+	queue := fmt.Sprintf("/queue/bench.%d.%d", os.Getpid(), time.Now().UnixNano())
 	prod, _ := dial(b, addr)
 	defer prod.Close()
 	cons, cr := dial(b, addr)
 	defer cons.Close()
-	fmt.Fprintf(cons, "SUBSCRIBE\nid:1\ndestination:/queue/bench\nack:%s\nreceipt:r\n\n\x00", ack)
+	fmt.Fprintf(cons, "SUBSCRIBE\nid:1\ndestination:%s\nack:%s\nreceipt:r\n\n\x00", queue, ack)
 	if f := readFrame(b, cr); !bytes.HasPrefix(f, []byte("RECEIPT")) {
 		b.Fatalf("subscribe: %q", f)
 	}
 	body := bytes.Repeat([]byte("x"), 1024)
-	frame := []byte("SEND\ndestination:/queue/bench\ncontent-type:text/plain\n\n")
+	frame := []byte("SEND\ndestination:" + queue + "\ncontent-type:text/plain\n\n")
 	frame = append(append(frame, body...), 0)
 	done := make(chan error, 1)
 	b.ReportAllocs()
