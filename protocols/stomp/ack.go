@@ -28,15 +28,25 @@ func (s *session) onAck(f *wire.Frame, nack bool) *protocolError {
 	case wire.V12:
 		ackID, ok := f.Get("id")
 		if !ok {
-			return perr(verb + " received without a ack id for acknowledge!")
+			// ActiveMQ words the two differently (onStompAck, onStompNack).
+			if nack {
+				return perr("NACK received without an ack header to acknowledge!")
+			}
+			return perr("ACK received without a ack id for acknowledge!")
 		}
-		msgID = ackID
+		// ActiveMQ's "Unexpected ACK" error names the frame's message-id
+		// header, which a 1.2 client need not send: then it says [null]
+		// (ProtocolConverter.onStompAck).
+		if !hasMsgID {
+			msgID = "null"
+		}
 		sub, idx = s.findByAckID(ackID)
 	case wire.V11:
-		if !hasMsgID {
+		subID, ok := f.Get("subscription")
+		// onStompAck checks message-id first, onStompNack subscription.
+		if !hasMsgID && (!nack || ok) {
 			return perr(verb + " received without a message-id to acknowledge!")
 		}
-		subID, ok := f.Get("subscription")
 		if !ok {
 			return perr(verb + " received without a subscription id for acknowledge!")
 		}

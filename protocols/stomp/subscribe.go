@@ -172,6 +172,20 @@ func (s *session) onUnsubscribe(f *wire.Frame) *protocolError {
 	if !hasID && !hasDest {
 		return perr("Must specify the subscriptionId or the destination you are unsubscribing from")
 	}
+	// With activemq.subscriptionName the frame only destroys the durable
+	// subscription, as ActiveMQ's onStompUnsubscribe does (it sends just a
+	// RemoveSubscriptionInfo): a consumer still attached to it is not
+	// closed, and the engine refuses with "in use" as ActiveMQ does. Close
+	// it first with a plain UNSUBSCRIBE.
+	if durable, isDurable := f.Get("activemq.subscriptionName"); isDurable {
+		// DEVIATION: ActiveMQ in 1.0 mode uses the subscription name as the
+		// client id here; Wharf always uses the connection's client id.
+		if err := s.conn.Unsubscribe(durable); err != nil {
+			return engineError(err)
+		}
+		s.receipt(f)
+		return nil
+	}
 	var target *subscription
 	if hasID {
 		target = s.subs[id]
@@ -187,22 +201,12 @@ func (s *session) onUnsubscribe(f *wire.Frame) *protocolError {
 			}
 		}
 	}
-	durable, isDurable := f.Get("activemq.subscriptionName")
-	if target == nil && !isDurable {
+	if target == nil {
 		return perr("No subscription matched.")
 	}
-	if target != nil {
-		s.removeSub(target)
-		if err := s.conn.CloseSubscription(target.sub); err != nil {
-			return engineError(err)
-		}
-	}
-	if isDurable {
-		// DEVIATION: ActiveMQ in 1.0 mode uses the subscription name as the
-		// client id here; Wharf always uses the connection's client id.
-		if err := s.conn.Unsubscribe(durable); err != nil {
-			return engineError(err)
-		}
+	s.removeSub(target)
+	if err := s.conn.CloseSubscription(target.sub); err != nil {
+		return engineError(err)
 	}
 	s.receipt(f)
 	return nil

@@ -1,0 +1,162 @@
+package conformance
+
+import (
+	"strings"
+	"testing"
+)
+
+// activemq.prefetchSize:1 with client-individual: the second message waits
+// for the first ACK.
+func TestConformanceSTOMPPrefetchSize(t *testing.T) {
+	addr := target(t)
+	q := queue(t, "")
+	sendN(t, addr, q, 2)
+	c, _ := connectRaw(t, addr, "1.2")
+	c.subscribe("s", q, "ack:client-individual", "activemq.prefetchSize:1")
+	m1 := c.expectMessage("m1")
+	// With a larger window m2 would be on its way already: the RECEIPT
+	// round trip shows it is not.
+	c.mustSync()
+	c.send("ACK", []string{"id:" + m1.Must(t, "ack")}, nil)
+	c.expectMessage("m2")
+}
+
+// activemq.subscriptionName with a client-id makes a durable topic
+// subscription: messages sent while it is offline wait for it; UNSUBSCRIBE
+// with activemq.subscriptionName destroys it.
+func TestConformanceSTOMPDurableSubscription(t *testing.T) {
+	addr := target(t)
+	tp := topic(t, "")
+	clientID := uniq(t)
+	durable := func() *rawConn {
+		c, _ := connectRaw(t, addr, "1.2", "client-id:"+clientID)
+		c.subscribe("d", tp, "activemq.subscriptionName:sub1")
+		return c
+	}
+	c := durable()
+	c.disconnect()
+
+	p, _ := connectRaw(t, addr, "1.2")
+	p.sendMsg(tp, "while offline", "persistent:true")
+
+	c = durable()
+	c.expectMessage("while offline")
+	c.mustSync()
+	// UNSUBSCRIBE with activemq.subscriptionName only destroys the
+	// subscription (ActiveMQ sends a RemoveSubscriptionInfo): while its
+	// consumer is open that fails as "in use", and the connection goes on.
+	c.send("UNSUBSCRIBE", []string{"id:d", "activemq.subscriptionName:sub1", "receipt:busy"}, nil)
+	f := c.expectError("", "busy")
+	if msg := f.Must(t, "message"); !strings.Contains(msg, "in use") {
+		t.Fatalf("ERROR message %q does not say the subscription is in use", msg)
+	}
+	c.send("UNSUBSCRIBE", []string{"id:d", "receipt:close"}, nil)
+	c.expectReceipt("close")
+	c.send("UNSUBSCRIBE", []string{"id:d", "activemq.subscriptionName:sub1", "receipt:u"}, nil)
+	c.expectReceipt("u")
+	c.disconnect()
+
+	p.sendMsg(tp, "after destroy", "persistent:true")
+	// A new subscription under the same name starts empty: its first
+	// message is one sent after it was made.
+	c = durable()
+	p.sendMsg(tp, "fresh", "persistent:true")
+	c.expectMessage("fresh")
+	c.mustSync()
+}
+
+// activemq.exclusive: an exclusive consumer gets every message of the queue
+// while it lives; the others get them after it leaves.
+func TestConformanceSTOMPExclusiveConsumer(t *testing.T) {
+	addr := target(t)
+	q := queue(t, "")
+	ex, _ := connectRaw(t, addr, "1.2")
+	other, _ := connectRaw(t, addr, "1.2")
+	other.subscribe("o", q)
+	ex.subscribe("x", q, "activemq.exclusive:true")
+	p, _ := connectRaw(t, addr, "1.2")
+	for _, b := range []string{"1", "2", "3", "4"} {
+		p.sendMsg(q, b)
+	}
+	for _, b := range []string{"1", "2", "3", "4"} {
+		ex.expectMessage(b)
+	}
+	ex.send("UNSUBSCRIBE", []string{"id:x", "receipt:u"}, nil)
+	ex.expectReceipt("u")
+	p.sendMsg(q, "after")
+	other.expectMessage("after")
+}
+
+// activemq.priority: the higher-priority consumer gets the messages while it
+// has room (ActiveMQ dispatches by consumer priority).
+func TestConformanceSTOMPConsumerPriority(t *testing.T) {
+	addr := target(t)
+	q := queue(t, "")
+	low, _ := connectRaw(t, addr, "1.2")
+	high, _ := connectRaw(t, addr, "1.2")
+	low.subscribe("l", q, "activemq.priority:1")
+	high.subscribe("h", q, "activemq.priority:10")
+	p, _ := connectRaw(t, addr, "1.2")
+	for _, b := range []string{"1", "2", "3"} {
+		p.sendMsg(q, b)
+	}
+	for _, b := range []string{"1", "2", "3"} {
+		high.expectMessage(b)
+	}
+	high.send("UNSUBSCRIBE", []string{"id:h", "receipt:u"}, nil)
+	high.expectReceipt("u")
+	p.sendMsg(q, "after")
+	low.expectMessage("after")
+}
+
+// The selector header: STOMP headers are string properties, and ActiveMQ's
+// convert_string_expressions: prefix makes them compare numerically.
+func TestConformanceSTOMPSelector(t *testing.T) {
+	addr := target(t)
+	cases := []struct {
+		name, selector string
+		skip, match    []string // header for a message that must not / must arrive
+	}{
+		{"numeric comparison of a string header", "count > 5", []string{"count:3"}, []string{"count:10"}},
+		{"string equality", "color = 'red'", []string{"color:blue"}, []string{"color:red"}},
+		{"JMS header", "JMSPriority > 6", []string{"priority:4"}, []string{"priority:8"}},
+		{"IN and AND", "kind IN ('a','b') AND n <> 2", []string{"kind:a", "n:2"}, []string{"kind:b", "n:3"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			q := queue(t, "")
+			c, _ := connectRaw(t, addr, "1.2")
+			c.subscribe("s", q, "selector:"+tc.selector)
+			c.sendMsg(q, "no", tc.skip...)
+			c.sendMsg(q, "yes", tc.match...)
+			c.expectMessage("yes")
+			c.mustSync()
+		})
+	}
+}
+
+// browser:true browses a queue: its messages, then a MESSAGE with
+// browser:end; the queue keeps them.
+func TestConformanceSTOMPQueueBrowser(t *testing.T) {
+	addr := target(t)
+	q := queue(t, "")
+	sendN(t, addr, q, 3)
+	b, _ := connectRaw(t, addr, "1.2")
+	b.subscribe("b", q, "browser:true")
+	for _, m := range []string{"m1", "m2", "m3"} {
+		b.expectMessage(m)
+	}
+	end := b.expect("MESSAGE")
+	if v := end.Must(t, "browser"); v != "end" {
+		t.Fatalf("browser: got %q, want end", v)
+	}
+	if len(end.Body) != 0 {
+		t.Fatalf("browser:end body %q, want empty", end.Body)
+	}
+	b.mustSync()
+	c, _ := connectRaw(t, addr, "1.2")
+	c.subscribe("s", q)
+	for _, m := range []string{"m1", "m2", "m3"} {
+		expectRedelivered(t, c.expectMessage(m), false)
+	}
+}
