@@ -166,6 +166,10 @@ func (s *session) onTx(f *wire.Frame, verb string) *protocolError {
 		if verb == "COMMIT" {
 			err = s.conn.Commit(txID)
 		} else {
+			// DEVIATION: ActiveMQ 5.17 leaves messages acked in an aborted
+			// transaction with the consumer, ackable again under their old
+			// ids; Wharf's engine redelivers them at once (redelivered:true,
+			// new ack ids), the transaction semantics every protocol shares.
 			err = s.conn.Rollback(txID)
 		}
 	}
