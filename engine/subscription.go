@@ -119,8 +119,12 @@ func (s *Subscription) AddCredit(n int) {
 	if n <= 0 || s.closed.Load() {
 		return
 	}
-	s.credit.Add(int64(n))
-	s.kick()
+	// Only a window that was shut can have stopped dispatch: a shard with
+	// credit left stops only when it has nothing to send, and the next send
+	// dispatches. So most calls cost one atomic add, not a mailbox post.
+	if s.credit.Add(int64(n)) <= int64(n) {
+		s.kick()
+	}
 }
 
 // kick asks every shard the subscription spans to dispatch to it.

@@ -98,9 +98,15 @@ grep -m1 'Apache ActiveMQ .* started' "$log" >&2 || true
 
 cd "$repo"
 status=0
-WHARF_CONFORMANCE_STOMP_ADDR="127.0.0.1:$port" \
-WHARF_CONFORMANCE_STOMP_SMALL_FRAME_ADDR="127.0.0.1:$small_port" \
+export WHARF_CONFORMANCE_STOMP_ADDR="127.0.0.1:$port"
+export WHARF_CONFORMANCE_STOMP_SMALL_FRAME_ADDR="127.0.0.1:$small_port"
+if [ -n "${AMQ_RUN:-}" ]; then
+	# Any other command against the running ActiveMQ, e.g. the STOMP
+	# benchmark: AMQ_RUN='WHARF_BENCH_STOMP_ADDR=$WHARF_CONFORMANCE_STOMP_ADDR go test -bench . ./bench'
+	timeout 600 bash -c "$AMQ_RUN" || status=$?
+else
 	timeout 600 go test ./conformance -run TestConformanceSTOMP ${GO_TEST_FLAGS:--count=1} "$@" || status=$?
+fi
 if [ "$status" != 0 ]; then
 	echo "go test exited $status; ActiveMQ log: $log" >&2
 	KEEP_TMP="${KEEP_TMP:-1}"
