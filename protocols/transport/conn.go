@@ -25,11 +25,27 @@ const (
 	// reach the kernel before closing anyway (ErrDrainTimeout). A peer that
 	// stops reading must not keep a closing connection forever.
 	drainTimeout = 30 * time.Second
-	// drainPollMin and drainPollMax bound the back-off between checks of a
-	// draining connection: gnet has no "outbound buffer empty" callback.
-	drainPollMin = time.Millisecond
-	drainPollMax = 50 * time.Millisecond
+	// pollMin and pollMax bound the back-off between checks of gnet's
+	// outbound buffer, for a draining connection and for WriteNotify
+	// callbacks waiting on their bytes: gnet has no callback for the moment
+	// its buffer drains. The back-off restarts at pollMin whenever a wait
+	// begins or a callback could run, so a reader that keeps up sees its
+	// callbacks within about a millisecond and a stalled one costs a wake-up
+	// every 50 ms.
+	pollMin = time.Millisecond
+	pollMax = 50 * time.Millisecond
+	// maxSpareWaiters is the largest waiting list (entries) kept for reuse
+	// once it empties.
+	maxSpareWaiters = 4096
 )
+
+// waiter is a WriteNotify callback waiting for its bytes to leave gnet's
+// outbound buffer: end is the connection's byte offset just past them,
+// counted over every byte handed to gnet's Write.
+type waiter struct {
+	end  int64
+	done func(error)
+}
 
 // connSeq hands out Conn IDs, unique within the process.
 var connSeq atomic.Uint64
@@ -47,15 +63,23 @@ type conn struct {
 	remote net.Addr
 	flushR gnet.Runnable // posted to the loop to flush; allocated once
 
-	// drainArmed is set by the loop when it starts a drain-poll timer and
-	// cleared by the timer, so at most one timer is pending.
-	drainArmed atomic.Bool
+	// pollArmed is set by the loop when it starts the poll timer and
+	// cleared by the timer, so at most one poll is pending.
+	pollArmed atomic.Bool
 
 	// loop only
 	h          Handler
 	gone       bool          // OnClose has run; gc must not be used for I/O
 	drainStart time.Time     // when the loop first found Close waiting on gnet's buffer
-	drainDelay time.Duration // current drain-poll back-off
+	pollDelay  time.Duration // current poll back-off
+	pollT      *time.Timer   // the poll timer (pollFired), made on first use
+	// handed counts every byte given to gnet's Write; handed minus
+	// gnet's OutboundBuffered is what has gone to the kernel.
+	handed int64
+	// waiting holds the WriteNotify callbacks whose bytes were given to
+	// gnet, in write order, from wHead on; see settle.
+	waiting []waiter
+	wHead   int
 
 	// mu guards the outbound queue and the close state. It is the lock
 	// STYLE §3 allows by exception: Write is called from any goroutine and
@@ -64,7 +88,7 @@ type conn struct {
 	// only to append, swap or flip flags: never across I/O or a callback.
 	mu             sync.Mutex
 	pending        []byte        // bytes queued by Write, not yet given to gnet
-	dones          []func(error) // WriteNotify callbacks for pending, in order
+	dones          []func(error) // WriteNotify callbacks for pending, in order (after those in waiting)
 	spare          []byte        // the previous batch's buffer, reused
 	spareDones     []func(error)
 	flushScheduled bool  // a flush task is posted to the loop and has not started
@@ -204,8 +228,9 @@ func (c *conn) cutLocked(cause error) {
 }
 
 // flush hands the queue to gnet, enforces the outbound cap, runs the
-// WriteNotify callbacks and advances a pending Close. Loop only. fromTask is
-// true when run as the task posted by post.
+// WriteNotify callbacks whose bytes have left gnet's buffer and advances a
+// pending Close. Loop only. fromTask is true when run as the task posted by
+// post (a Write, a Close, or the poll timer).
 func (c *conn) flush(fromTask bool) {
 	c.mu.Lock()
 	if fromTask {
@@ -221,20 +246,37 @@ func (c *conn) flush(fromTask bool) {
 	closing := c.closing
 	c.mu.Unlock()
 
+	// The batch's callbacks wait until its last byte has left gnet's
+	// buffer. They join the waiting list before the Write so that, should
+	// gnet close the connection from inside it, onClose settles them in
+	// order with the rest.
+	end := c.handed + int64(len(batch))
+	if len(dones) > 0 {
+		if c.wHead == len(c.waiting) {
+			c.pollDelay = 0 // a new wait: poll soon
+		}
+		for _, d := range dones {
+			c.waiting = append(c.waiting, waiter{end: end, done: d})
+		}
+		clear(dones)
+	}
 	var err error
 	if len(batch) > 0 {
 		// gnet writes what the kernel takes and copies the rest into its
 		// own outbound buffer, which it flushes on writable events, in order.
 		// On a write error it closes the connection from inside Write
 		// (OnClose has then run and c.gone is set).
-		_, err = c.gc.Write(batch)
+		if _, err = c.gc.Write(batch); err == nil {
+			c.handed = end
+		}
 	}
-	cut, used := false, 0
+	cut, used, buffered := false, 0, 0
 	if !c.gone {
+		buffered = c.gc.OutboundBuffered()
 		c.mu.Lock()
 		// gnet's buffer is only readable on the loop, so the exact cap check
 		// is here; Write checks only the queue it can see.
-		used = c.gc.OutboundBuffered() + len(c.pending)
+		used = buffered + len(c.pending)
 		if err == nil && used > c.l.maxOutbound && !c.closed {
 			err = ErrOutboundFull
 		}
@@ -244,21 +286,21 @@ func (c *conn) flush(fromTask bool) {
 		}
 		c.mu.Unlock()
 	}
-	if len(dones) > 0 {
-		if perr := c.notify(dones, err); perr != nil && !c.gone && !cut {
+	// On a cut the waiting callbacks are left to onClose, which follows.
+	if !c.gone && !cut {
+		if perr := c.settle(buffered); perr != nil {
 			cut = true
 			c.mu.Lock()
 			c.cutLocked(perr)
 			c.mu.Unlock()
 		}
-		clear(dones)
 	}
 
 	c.mu.Lock()
 	if !c.closed && c.spare == nil && cap(batch) <= maxSpareBytes {
 		c.spare = batch[:0]
 	}
-	if c.spareDones == nil {
+	if c.spareDones == nil && dones != nil {
 		c.spareDones = dones[:0]
 	}
 	c.mu.Unlock()
@@ -272,12 +314,80 @@ func (c *conn) flush(fromTask bool) {
 		_ = c.gc.Close() // on the loop, which is running: no need for mu
 	case closing:
 		c.drain()
+	case c.wHead < len(c.waiting):
+		c.armPoll()
 	}
+}
+
+// settle runs, in order and with nil, the waiting WriteNotify callbacks
+// whose bytes have all left gnet's outbound buffer, given buffered, what
+// OutboundBuffered reports now. A panicking callback is logged and the
+// first such error returned so the caller can cut the connection; the
+// callbacks after it still run. Loop only.
+func (c *conn) settle(buffered int) (perr error) {
+	sent := c.handed - int64(buffered)
+	ran := false
+	for c.wHead < len(c.waiting) && c.waiting[c.wHead].end <= sent {
+		d := c.waiting[c.wHead].done
+		c.waiting[c.wHead] = waiter{}
+		c.wHead++
+		ran = true
+		if err := c.callDone(d, nil); err != nil && perr == nil {
+			perr = err
+		}
+	}
+	if ran {
+		c.pollDelay = 0 // the reader is taking bytes: poll soon again
+	}
+	c.compactWaiting()
+	return perr
+}
+
+// compactWaiting drops the callbacks already run from the front of the
+// waiting list. Loop only.
+func (c *conn) compactWaiting() {
+	switch {
+	case c.wHead == len(c.waiting):
+		if cap(c.waiting) > maxSpareWaiters {
+			c.waiting = nil
+		} else {
+			c.waiting = c.waiting[:0]
+		}
+		c.wHead = 0
+	case c.wHead >= 64 && 2*c.wHead >= len(c.waiting):
+		n := copy(c.waiting, c.waiting[c.wHead:])
+		clear(c.waiting[n:])
+		c.waiting = c.waiting[:n]
+		c.wHead = 0
+	}
+}
+
+// armPoll has the loop flush again after the current back-off, to look at
+// gnet's outbound buffer: gnet reports neither a drained buffer nor a
+// writable event. At most one poll is pending. Loop only.
+func (c *conn) armPoll() {
+	if !c.pollArmed.CompareAndSwap(false, true) {
+		return
+	}
+	c.pollDelay = min(max(2*c.pollDelay, pollMin), pollMax)
+	if c.pollT == nil {
+		c.pollT = time.AfterFunc(c.pollDelay, c.pollFired)
+		return
+	}
+	c.pollT.Reset(c.pollDelay)
+}
+
+// pollFired runs on the timer's goroutine: it posts a flush, which does
+// nothing once the connection is closed.
+func (c *conn) pollFired() {
+	c.pollArmed.Store(false)
+	c.requestFlush()
 }
 
 // drain closes the connection once gnet's outbound buffer is empty, polling
 // with back-off because gnet does not report that moment. Loop only; called
-// when Close was requested and Wharf's queue is empty.
+// when Close was requested and Wharf's queue is empty (and, the buffer
+// being empty, the waiting callbacks have run).
 func (c *conn) drain() {
 	if c.gc.OutboundBuffered() == 0 {
 		c.mu.Lock()
@@ -302,31 +412,29 @@ func (c *conn) drain() {
 		_ = c.gc.Close()
 		return
 	}
-	if !c.drainArmed.CompareAndSwap(false, true) {
-		return
-	}
-	c.drainDelay = min(max(2*c.drainDelay, drainPollMin), drainPollMax)
-	time.AfterFunc(c.drainDelay, func() {
-		c.drainArmed.Store(false)
-		c.requestFlush()
-	})
+	c.armPoll()
 }
 
-// notify calls each WriteNotify callback with err, recovering a panic (a bug
-// in the session): the first one is returned so the caller can cut the
-// connection. Loop only.
+// notify calls each WriteNotify callback with err; see callDone. Loop only.
 func (c *conn) notify(dones []func(error), err error) (perr error) {
 	for _, d := range dones {
-		func() {
-			defer func() {
-				if r := recover(); r != nil && perr == nil {
-					perr = c.panicked("write_notify", r)
-				}
-			}()
-			d(err)
-		}()
+		if e := c.callDone(d, err); e != nil && perr == nil {
+			perr = e
+		}
 	}
 	return perr
+}
+
+// callDone calls one WriteNotify callback, recovering a panic (a bug in the
+// session), which it logs and returns. Loop only.
+func (c *conn) callDone(d func(error), err error) (perr error) {
+	defer func() {
+		if r := recover(); r != nil {
+			perr = c.panicked("write_notify", r)
+		}
+	}()
+	d(err)
+	return nil
 }
 
 // onTraffic passes received bytes to the handler. Loop only.
@@ -374,10 +482,11 @@ func (c *conn) endCallback() {
 	c.flush(false)
 }
 
-// onClose settles the connection once gnet has closed it: queued
-// WriteNotify callbacks fail, then Handler.OnClose runs, exactly once.
-// gerr is gnet's last error (io.EOF wrapped for a peer's orderly close).
-// Loop only.
+// onClose settles the connection once gnet has closed it: every WriteNotify
+// callback still waiting or queued runs, in write order, with nil if its
+// bytes have left gnet's outbound buffer and with the close error
+// otherwise; then Handler.OnClose runs, exactly once. gerr is gnet's last
+// error (io.EOF wrapped for a peer's orderly close). Loop only.
 func (c *conn) onClose(gerr error) {
 	c.gone = true
 	c.mu.Lock()
@@ -387,6 +496,14 @@ func (c *conn) onClose(gerr error) {
 	pending, dones := c.pending, c.dones
 	c.pending, c.dones, c.spare, c.spareDones = nil, nil, nil, nil
 	c.mu.Unlock()
+	// gnet calls OnClose before it releases the buffer (and before its last
+	// attempt to send it), so OutboundBuffered is still meaningful here.
+	buffered := c.gc.OutboundBuffered()
+	waiting := c.waiting[c.wHead:]
+	c.waiting, c.wHead = nil, 0
+	if c.pollT != nil {
+		c.pollT.Stop()
+	}
 
 	if cause == nil {
 		switch {
@@ -405,7 +522,16 @@ func (c *conn) onClose(gerr error) {
 	if derr == nil {
 		derr = ErrClosed
 	}
-	_ = c.notify(dones, derr) // a panic is logged; the connection is already gone
+	// A panic is logged; the connection is already gone.
+	sent := c.handed - int64(buffered)
+	for _, w := range waiting {
+		werr := derr
+		if w.end <= sent {
+			werr = nil
+		}
+		_ = c.callDone(w.done, werr)
+	}
+	_ = c.notify(dones, derr)
 	c.callOnClose(cause)
 	if c.l.log.Enabled(context.Background(), debugLevel) {
 		c.l.log.Debug("connection closed", "conn", c.id, "remote", c.remote.String(), "err", cause)

@@ -39,6 +39,18 @@
 // written during OnData are flushed when OnData returns, without a posted
 // task, so a request/response exchange costs one write syscall per read.
 //
+// WriteNotify callbacks wait for their bytes to leave gnet's outbound
+// buffer, not just to be given to gnet: the loop counts the bytes it hands
+// to gnet's Write, and the bytes sent are that count minus
+// OutboundBuffered. When a flush leaves bytes in gnet's buffer, the
+// flushed batch's callbacks join a per-connection waiting list (in write
+// order, each with the byte offset its bytes end at); every later flush
+// (a Write, the end of OnData) runs those whose offset is reached, and
+// while any wait the loop polls with back-off (1 ms doubling to 50 ms,
+// back to 1 ms when a callback runs), gnet having no drained or writable
+// callback. So credit returned through WriteNotify stops once the kernel's
+// socket buffers are full, and a prefetch window bounds gnet's buffer.
+//
 // gnet's own AsyncWrite is not used: it does not copy the buffer, it costs a
 // task and a syscall per call, and its tasks and gnet's Close run at
 // different priorities, which gnet does not order against each other.
@@ -58,11 +70,14 @@
 //
 // Conn.Close marks the connection closing (further writes get ErrClosed),
 // then the loop flushes the queue, waits for gnet's outbound buffer to empty
-// (polling with back-off up to 50 ms, since gnet has no drained callback;
+// (polling with the same back-off, since gnet has no drained callback;
 // at most 30 s, then ErrDrainTimeout) and closes the socket. Input is read
 // and dropped meanwhile, so the close is a FIN and not an RST. A non-nil
 // error from OnData closes the same way, after the error frame the handler
-// queued. A panic in a Handler method or a WriteNotify callback is
+// queued. When a connection is gone, its waiting and queued WriteNotify
+// callbacks run once each, in order: nil for those whose bytes had left
+// gnet's buffer, the close error for the others; then OnClose. A panic in
+// a Handler method or a WriteNotify callback is
 // recovered, logged once with the connection ID and remote address, and
 // closes that connection at once; the listener and the other connections
 // carry on (STYLE §6).

@@ -23,16 +23,21 @@ type Conn interface {
 	Write(b []byte) error
 	// WriteNotify is Write, then calls done (from the transport's goroutine)
 	// once the bytes have been handed to the kernel, or with an error when the
-	// connection closed first. Protocols use it to return flow-control credit.
+	// connection closed first. Protocols use it to return flow-control credit:
+	// a peer that stops reading stops getting callbacks once the kernel's
+	// socket buffers are full, so a window of WriteNotify credits bounds what
+	// Wharf and gnet hold for it.
 	//
 	// Precisely: done runs on the connection's event loop, in write order,
-	// once the bytes were given to gnet, which writes what the kernel takes
-	// at once and keeps the rest in its outbound buffer (counted against
-	// Options.MaxOutboundBytes and sent before anything written later). gnet
-	// has no callback for the moment that buffer drains. done gets nil, or
-	// ErrClosed, ErrOutboundFull or the connection's error when the bytes
-	// were not sent. If WriteNotify itself returns an error, done is never
-	// called. done must not block.
+	// once every byte of b has left gnet's outbound buffer (gnet writes what
+	// the kernel takes at once and keeps the rest, sending it on writable
+	// events). gnet has no callback for that moment, so the loop checks on
+	// each flush and otherwise polls while callbacks wait, with a back-off
+	// from 1 ms to 50 ms that restarts whenever a callback runs: done may
+	// come up to that much after the kernel took the bytes. done gets nil,
+	// or ErrClosed, ErrOutboundFull or the connection's error when the
+	// connection closed before the bytes left gnet's buffer. If WriteNotify
+	// itself returns an error, done is never called. done must not block.
 	WriteNotify(b []byte, done func(error)) error
 	// Close flushes what was queued by Write, then closes the connection. Safe
 	// from any goroutine; later calls do nothing. It returns at once: the
