@@ -20,7 +20,7 @@ const (
 	// maxSpareBytes is the largest flushed batch buffer kept for reuse, in
 	// bytes; bigger ones (after a burst) are left to the GC so an idle
 	// connection does not pin a burst's worth of memory.
-	maxSpareBytes = 256 << 10
+	maxSpareBytes = 1 << 20
 	// drainTimeout bounds how long Close waits for gnet's outbound buffer to
 	// reach the kernel before closing anyway (ErrDrainTimeout). A peer that
 	// stops reading must not keep a closing connection forever.
