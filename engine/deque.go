@@ -9,6 +9,17 @@ type deque struct {
 	buf  []*entry
 	head int // index of the first slot that may be live
 	live int // number of non-nil slots
+	// byPriority orders entries by message priority (highest first), then
+	// by sequence; otherwise by sequence alone.
+	byPriority bool
+}
+
+// before reports whether a goes ahead of b.
+func (q *deque) before(a, b *entry) bool {
+	if q.byPriority && a.msg.Priority != b.msg.Priority {
+		return a.msg.Priority > b.msg.Priority
+	}
+	return a.seq < b.seq
 }
 
 func (q *deque) len() int { return q.live }
@@ -33,6 +44,17 @@ func (q *deque) compact() {
 
 func (q *deque) pushBack(e *entry) {
 	q.compact()
+	if q.byPriority {
+		for i := len(q.buf) - 1; i >= q.head; i-- {
+			if last := q.buf[i]; last != nil {
+				if q.before(e, last) {
+					q.insertSorted(e)
+					return
+				}
+				break
+			}
+		}
+	}
 	q.buf = append(q.buf, e)
 	q.live++
 }
@@ -42,7 +64,7 @@ func (q *deque) pushBack(e *entry) {
 func (q *deque) insertSorted(e *entry) {
 	q.compact()
 	i := len(q.buf)
-	for i > q.head && (q.buf[i-1] == nil || q.buf[i-1].seq > e.seq) {
+	for i > q.head && (q.buf[i-1] == nil || q.before(e, q.buf[i-1])) {
 		i--
 	}
 	if i == q.head && q.head > 0 {

@@ -20,7 +20,8 @@ type destination struct {
 	// Topics: every subscription part that receives its messages.
 	subs []*part
 
-	nextSweep int64 // ms
+	nextSweep int64     // ms
+	groups    *groupMap // message group owners (queues), made on first use
 
 	enqueued, dequeued, dispatched, expired, inflight int64
 }
@@ -53,6 +54,7 @@ func (s *shard) dest(d message.Destination, create bool) *destination {
 		return nil
 	}
 	x := &destination{d: d, policy: s.e.opts.PolicyFor(d), nextSeq: 1}
+	x.pending.byPriority = x.policy.PrioritizedMessages && !d.Type.IsTopic()
 	if x.policy.MaxPageSize <= 0 {
 		x.policy.MaxPageSize = 200
 	}
@@ -100,6 +102,9 @@ func (s *shard) detach(p *part, d *destination) {
 		d.consumers = remove(d.consumers)
 		if d.rr >= len(d.consumers) {
 			d.rr = 0
+		}
+		if d.groups != nil {
+			d.groups.release(p)
 		}
 	}
 }
@@ -192,7 +197,7 @@ func (s *shard) dispatchQueue(d *destination) {
 			s.expireEntry(e)
 			continue
 		}
-		p, anyCredit := d.pick(e)
+		p, anyCredit, first := d.pick(e)
 		if p == nil {
 			if !anyCredit {
 				return
@@ -209,13 +214,30 @@ func (s *shard) dispatchQueue(d *destination) {
 			continue
 		}
 		q.remove(i)
+		if first {
+			markFirstInGroup(e)
+		}
+		if e.msg.GroupSeq < 0 && d.groups != nil {
+			// A negative JMSXGroupSeq closes the group once its owner has it.
+			d.groups.close(e.msg.GroupID)
+		}
 		s.deliver(p, e)
 	}
 }
 
-// pick chooses the consumer for e. anyCredit reports whether some consumer
-// could take a message at all.
-func (d *destination) pick(e *entry) (p *part, anyCredit bool) {
+// pick chooses the consumer for e, honouring message groups. anyCredit
+// reports whether some consumer could take a message at all; first, that e
+// opens its group for the chosen consumer.
+func (d *destination) pick(e *entry) (p *part, anyCredit, first bool) {
+	if gid := e.msg.GroupID; gid != "" {
+		return d.pickGrouped(e, gid)
+	}
+	p, anyCredit = d.pickAny(e)
+	return p, anyCredit, false
+}
+
+// pickAny chooses among the consumers with credit whose selector accepts e.
+func (d *destination) pickAny(e *entry) (p *part, anyCredit bool) {
 	n := len(d.consumers)
 	for _, c := range d.consumers {
 		if c.spec.Exclusive {

@@ -87,14 +87,28 @@ type Policy struct {
 	// MaxPageSize is how many pending messages a dispatch pass looks at when
 	// consumers have selectors (ActiveMQ maxPageSize, 200).
 	MaxPageSize int
+	// PrioritizedMessages dispatches a queue's messages by JMSPriority (9
+	// first), then in arrival order (ActiveMQ prioritizedMessages, false).
+	PrioritizedMessages bool
+	// Prefetches replace a consumer's prefetch when it asked for the client
+	// default of its kind (SubSpec.DefaultPrefetch); 0 here means not set.
+	QueuePrefetch, TopicPrefetch, DurableTopicPrefetch, QueueBrowserPrefetch int
+	// PendingMessageLimit caps, beyond its prefetch, the messages waiting for
+	// a slow non-durable topic subscriber; older ones are discarded
+	// (constantPendingMessageLimitStrategy). 0 is no limit.
+	PendingMessageLimit int
+	// MessageGroupCacheSize is how many message groups a queue remembers
+	// (ActiveMQ's "cached" group map, 1024); older groups are reassigned.
+	MessageGroupCacheSize int
 }
 
 // DefaultPolicy is ActiveMQ 5.17's PolicyEntry defaults.
 func DefaultPolicy() Policy {
 	return Policy{
-		DeadLetter:           DefaultDeadLetter(),
-		ExpireMessagesPeriod: 30 * time.Second,
-		MaxRedeliveries:      6, // the client RedeliveryPolicy default ActiveMQ users expect
-		MaxPageSize:          200,
+		DeadLetter:            DefaultDeadLetter(),
+		ExpireMessagesPeriod:  30 * time.Second,
+		MaxRedeliveries:       6, // the client RedeliveryPolicy default ActiveMQ users expect
+		MaxPageSize:           200,
+		MessageGroupCacheSize: 1024,
 	}
 }

@@ -1,0 +1,118 @@
+package engine_test
+
+import (
+	"fmt"
+	"testing"
+
+	"wharf/engine"
+	"wharf/engine/message"
+)
+
+func withPolicy(fn func(d message.Destination, p *engine.Policy)) func(*engine.Options) {
+	return func(o *engine.Options) {
+		o.PolicyFor = func(d message.Destination) engine.Policy {
+			p := engine.DefaultPolicy()
+			fn(d, &p)
+			return p
+		}
+	}
+}
+
+func TestEnginePrioritizedMessages(t *testing.T) {
+	v := start(t, withPolicy(func(d message.Destination, p *engine.Policy) {
+		p.PrioritizedMessages = d.Name == "prio"
+	}))
+	p := v.conn("")
+	for _, q := range []string{"prio", "fifo"} {
+		for i, prio := range []uint8{1, 9, 4, 9, 0} {
+			m := msg(message.QueueDest(q), fmt.Sprint(i), true)
+			m.Priority = prio
+			send(t, p, m)
+		}
+	}
+	order := func(q string) string {
+		_, ch := sub(t, v.conn(""), engine.SubSpec{Destination: message.QueueDest(q), AckMode: engine.AckAuto})
+		got := ""
+		for i := 0; i < 5; i++ {
+			got += body(ch.recv(t))
+		}
+		return got
+	}
+	if got := order("prio"); got != "13204" {
+		t.Fatalf("prioritized queue order %s, want 13204 (9,9,4,1,0; ties in arrival order)", got)
+	}
+	if got := order("fifo"); got != "01234" {
+		t.Fatalf("default queue order %s, want arrival order 01234", got)
+	}
+}
+
+func TestEngineMessageGroups(t *testing.T) {
+	v := start(t, nil)
+	q := message.QueueDest("groups")
+	p := v.conn("")
+	ca, cb := v.conn(""), v.conn("")
+	sa, a := sub(t, ca, engine.SubSpec{Destination: q, AckMode: engine.AckIndividual})
+	_, b := sub(t, cb, engine.SubSpec{Destination: q, AckMode: engine.AckIndividual})
+	sendGroup := func(g string, seq int32, body string) {
+		m := msg(q, body, false)
+		m.GroupID, m.GroupSeq = g, seq
+		send(t, p, m)
+	}
+	for i := 1; i <= 3; i++ {
+		sendGroup("G1", int32(i), fmt.Sprint("g1-", i))
+		sendGroup("G2", int32(i), fmt.Sprint("g2-", i))
+	}
+	v.barrier(q)
+	owner := func(s sink) map[string]bool {
+		got := map[string]bool{}
+		for len(s) > 0 {
+			d := <-s
+			got[d.Msg.GroupID] = true
+			first, _ := d.Msg.Props.Get("JMSXGroupFirstForConsumer")
+			if (d.Msg.GroupSeq == 1) != first.Bool() {
+				t.Errorf("%s seq %d: JMSXGroupFirstForConsumer=%v", d.Msg.GroupID, d.Msg.GroupSeq, first.Bool())
+			}
+		}
+		return got
+	}
+	ga, gb := owner(a), owner(b)
+	if len(ga) != 1 || len(gb) != 1 || ga["G1"] == gb["G1"] {
+		t.Fatalf("groups split across consumers: a has %v, b has %v; want one group each", ga, gb)
+	}
+	// The owner of G1 leaves: its group moves to the other consumer.
+	g1OnA := ga["G1"]
+	var rest sink
+	if g1OnA {
+		ca.CloseSubscription(sa)
+		rest = b
+	} else {
+		cb.Close()
+		rest = a
+	}
+	sendGroup("G1", 4, "g1-4")
+	if d := rest.recv(t); d.Msg.GroupID != "G1" {
+		t.Fatalf("after the owner left, %s went to the other consumer, want G1", d.Msg.GroupID)
+	}
+}
+
+func TestEngineMessageGroupClosedBySeqMinusOne(t *testing.T) {
+	v := start(t, nil)
+	q := message.QueueDest("group-close")
+	p := v.conn("")
+	_, a := sub(t, v.conn(""), engine.SubSpec{Destination: q, AckMode: engine.AckAuto})
+	m := msg(q, "open", false)
+	m.GroupID, m.GroupSeq = "G", 1
+	send(t, p, m)
+	m = msg(q, "close", false)
+	m.GroupID, m.GroupSeq = "G", -1
+	send(t, p, m)
+	a.recv(t)
+	a.recv(t)
+	_, b := sub(t, v.conn(""), engine.SubSpec{Destination: q, AckMode: engine.AckAuto, Priority: 9})
+	m = msg(q, "reopen", false)
+	m.GroupID, m.GroupSeq = "G", 1
+	send(t, p, m)
+	if got := body(b.recv(t)); got != "reopen" {
+		t.Fatalf("closed group was not reassigned: %q", got)
+	}
+}
