@@ -179,8 +179,16 @@ func (c *Conn) Subscribe(spec SubSpec, sink Sink) (*Subscription, error) {
 			return nil, fmt.Errorf("%w: %w", ErrBadSelector, err)
 		}
 	}
+	if spec.DefaultPrefetch {
+		spec.Prefetch = policyPrefetch(c.e.opts.PolicyFor(d), spec)
+	}
 	sub := &Subscription{id: c.e.subSeq.Add(1), conn: c, spec: spec, sel: sel, sink: sink}
-	sub.credit.Store(int64(spec.Prefetch))
+	if spec.Paused {
+		sub.credit.Store(0)
+	} else {
+		sub.started.Store(true)
+		sub.credit.Store(int64(spec.Prefetch))
+	}
 	wild := d.IsWildcard()
 	if wild {
 		sub.shards = make([]int, len(c.e.shards))
@@ -326,6 +334,7 @@ func (s *shard) closePart(sub *Subscription) {
 	p.inflight = p.inflight[:0]
 	if p.durable != nil {
 		p.sub = nil
+		p.offlineSince = s.now
 	} else {
 		p.pending.filter(func(e *entry) bool { s.freeEntry(e); return true })
 		s.detachPattern(p)
@@ -602,3 +611,23 @@ func (c *Conn) Close() error {
 }
 
 var _ sync.Locker = (*sync.Mutex)(nil)
+
+// policyPrefetch is the prefetch a destination policy gives a consumer that
+// asked for its kind's default.
+func policyPrefetch(p Policy, spec SubSpec) int {
+	n := 0
+	switch {
+	case spec.Browser:
+		n = p.QueueBrowserPrefetch
+	case !spec.Destination.Type.IsTopic():
+		n = p.QueuePrefetch
+	case spec.DurableName != "":
+		n = p.DurableTopicPrefetch
+	default:
+		n = p.TopicPrefetch
+	}
+	if n <= 0 {
+		return spec.Prefetch
+	}
+	return n
+}

@@ -23,17 +23,18 @@ type destination struct {
 	nextSweep int64     // ms
 	groups    *groupMap // message group owners (queues), made on first use
 
-	enqueued, dequeued, dispatched, expired, inflight int64
+	enqueued, dequeued, dispatched, expired, inflight, discarded int64
 }
 
 func (d *destination) stats() DestinationStats {
 	st := DestinationStats{
-		Exists:        true,
-		EnqueueCount:  d.enqueued,
-		DequeueCount:  d.dequeued,
-		DispatchCount: d.dispatched,
-		InFlightCount: d.inflight,
-		ExpiredCount:  d.expired,
+		Exists:         true,
+		EnqueueCount:   d.enqueued,
+		DequeueCount:   d.dequeued,
+		DispatchCount:  d.dispatched,
+		InFlightCount:  d.inflight,
+		ExpiredCount:   d.expired,
+		DiscardedCount: d.discarded,
 	}
 	if d.d.Type.IsTopic() {
 		st.ConsumerCount = int64(len(d.subs))
@@ -167,6 +168,16 @@ func (s *shard) send(m *message.Message) error {
 		e.stored = len(keys) > 0 && p.durable != nil
 		p.pending.pushBack(e)
 		s.dispatchPart(p)
+		if lim := d.policy.PendingMessageLimit; lim > 0 && p.durable == nil {
+			// A slow non-durable subscriber keeps at most lim messages
+			// beyond its prefetch; the oldest go (ActiveMQ's
+			// constantPendingMessageLimitStrategy).
+			for p.pending.len() > lim {
+				old := p.pending.popFront()
+				d.discarded++
+				s.freeEntry(old)
+			}
+		}
 		matched[i] = nil
 	}
 	s.scratch = matched[:0]
@@ -555,8 +566,13 @@ func (s *shard) expireTopicEntry(p *part, e *entry) {
 	s.freeEntry(e)
 }
 
-// tick runs the periodic expiry sweeps that are due.
+// tick runs the periodic work that is due: expiry sweeps and the removal
+// of durable subscriptions offline for too long.
 func (s *shard) tick() {
+	if t := s.e.opts.OfflineDurableSubscriberTimeout; t > 0 && s.now >= s.nextDurableCheck {
+		s.nextDurableCheck = s.now + s.e.opts.OfflineDurableSubscriberTaskSchedule.Milliseconds()
+		s.expireDurables(t.Milliseconds())
+	}
 	for _, d := range s.dests {
 		if d.policy.ExpireMessagesPeriod <= 0 || s.now < d.nextSweep {
 			continue
@@ -649,3 +665,22 @@ func itoa(n int64) string {
 }
 
 var _ = time.Second
+
+// expireDurables removes the durable subscriptions of this shard that have
+// been offline for at least timeout ms, and the messages kept for them
+// (ActiveMQ's offlineDurableSubscriberTimeout task).
+func (s *shard) expireDurables(timeout int64) {
+	for key, p := range s.durables {
+		if p.sub != nil || s.now-p.offlineSince < timeout {
+			continue
+		}
+		s.log.Info("offline durable subscription removed", "sub", key.String(), "offline_ms", s.now-p.offlineSince)
+		s.removeDurable(key)
+		e := s.e
+		e.mu.Lock()
+		if r := e.durables[key]; r != nil && r.active == nil {
+			delete(e.durables, key)
+		}
+		e.mu.Unlock()
+	}
+}

@@ -36,7 +36,13 @@ type Options struct {
 	Now func() time.Time
 	// TickInterval is how often shards run their timers (expiry sweeps); 1 s.
 	TickInterval time.Duration
-	Logger       *slog.Logger
+	// OfflineDurableSubscriberTimeout removes durable subscriptions that
+	// have had no consumer for that long; 0 keeps them forever (ActiveMQ
+	// offlineDurableSubscriberTimeout -1). The check runs every
+	// OfflineDurableSubscriberTaskSchedule (5 min).
+	OfflineDurableSubscriberTimeout      time.Duration
+	OfflineDurableSubscriberTaskSchedule time.Duration
+	Logger                               *slog.Logger
 }
 
 // Engine is a running set of shards. Its exported methods are safe from any
@@ -107,6 +113,9 @@ func New(o Options) (*Engine, error) {
 	}
 	if o.TickInterval <= 0 {
 		o.TickInterval = time.Second
+	}
+	if o.OfflineDurableSubscriberTaskSchedule <= 0 {
+		o.OfflineDurableSubscriberTaskSchedule = 5 * time.Minute
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -275,6 +284,8 @@ type DestinationStats struct {
 	InFlightCount int64
 	ExpiredCount  int64
 	ConsumerCount int64
+	// DiscardedCount counts messages dropped for slow topic subscribers.
+	DiscardedCount int64
 }
 
 // Stats reads a destination's counters from its shard.

@@ -64,6 +64,8 @@ func (s *shard) recoverSub(ds DurableSub) error {
 		durable: &ds,
 		spec:    SubSpec{Destination: ds.Destination, Selector: ds.Selector, NoLocal: ds.NoLocal, DurableName: ds.Key.Name},
 		sel:     sel,
+		// A restart counts as the start of the offline time.
+		offlineSince: s.now,
 	}
 	s.durables[ds.Key] = p
 	s.attachPattern(p)

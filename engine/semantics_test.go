@@ -1,8 +1,10 @@
 package engine_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"wharf/engine"
 	"wharf/engine/message"
@@ -114,5 +116,56 @@ func TestEngineMessageGroupClosedBySeqMinusOne(t *testing.T) {
 	send(t, p, m)
 	if got := body(b.recv(t)); got != "reopen" {
 		t.Fatalf("closed group was not reassigned: %q", got)
+	}
+}
+
+func TestEnginePendingMessageLimitDiscardsOldest(t *testing.T) {
+	v := start(t, withPolicy(func(d message.Destination, p *engine.Policy) { p.PendingMessageLimit = 3 }))
+	tp := message.TopicDest("ticks")
+	p := v.conn("")
+	slow, ch := sub(t, v.conn(""), engine.SubSpec{Destination: tp, AckMode: engine.AckIndividual, Prefetch: 2})
+	for i := 0; i < 10; i++ {
+		send(t, p, msg(tp, fmt.Sprint(i), false))
+	}
+	if st := v.barrier(tp); st.DiscardedCount != 5 {
+		t.Fatalf("discarded %d, want 5 (10 sent, 2 in prefetch, 3 kept)", st.DiscardedCount)
+	}
+	var got string
+	for i := 0; i < 5; i++ {
+		d := ch.recv(t)
+		got += body(d)
+		slow.Conn().Ack(slow, d.ID, "")
+	}
+	if got != "01789" {
+		t.Fatalf("slow subscriber got %s, want 01789 (the oldest pending dropped)", got)
+	}
+}
+
+func TestEngineOfflineDurableSubscriberTimeout(t *testing.T) {
+	v := start(t, func(o *engine.Options) {
+		o.OfflineDurableSubscriberTimeout = time.Hour
+		o.OfflineDurableSubscriberTaskSchedule = time.Minute
+	})
+	tp := message.TopicDest("news")
+	c := v.conn("cid")
+	spec := engine.SubSpec{Destination: tp, DurableName: "d", AckMode: engine.AckIndividual}
+	s, _ := sub(t, c, spec)
+	c.CloseSubscription(s)
+	send(t, v.conn(""), msg(tp, "kept-for-a-while", true))
+	v.clock.add(30 * time.Minute)
+	v.e.Tick()
+	if err := c.Unsubscribe("d-other"); !errors.Is(err, engine.ErrNoSuchSubscription) {
+		t.Fatalf("unexpected: %v", err)
+	}
+	_, ch := sub(t, c, spec)
+	if got := body(ch.recv(t)); got != "kept-for-a-while" {
+		t.Fatalf("within the timeout: %q", got)
+	}
+	c.Close()
+	c2 := v.conn("cid")
+	v.clock.add(2 * time.Hour)
+	v.e.Tick()
+	if err := c2.Unsubscribe("d"); !errors.Is(err, engine.ErrNoSuchSubscription) {
+		t.Fatalf("after the timeout the subscription should be gone: %v", err)
 	}
 }

@@ -81,6 +81,8 @@ type shard struct {
 	now     int64 // ms, read once per turn of the loop
 	free    []*entry
 	scratch []*part
+
+	nextDurableCheck int64 // ms
 }
 
 func newShard(e *Engine, idx int) *shard {

@@ -64,6 +64,14 @@ type SubSpec struct {
 	// Retroactive is accepted for ActiveMQ compatibility; topics keep no
 	// history yet, so it changes nothing.
 	Retroactive bool
+	// DefaultPrefetch says Prefetch is the client default of the
+	// consumer's kind, which a destination policy's queuePrefetch,
+	// topicPrefetch, durableTopicPrefetch or queueBrowserPrefetch replaces
+	// (ActiveMQ replaces only a default, broker-behaviour.md §4).
+	DefaultPrefetch bool
+	// Paused subscribes with a closed window; Start opens it. STOMP uses it
+	// so that no MESSAGE overtakes the RECEIPT of its SUBSCRIBE.
+	Paused bool
 }
 
 // Delivery is one message handed to a subscription's sink.
@@ -104,6 +112,18 @@ type Subscription struct {
 	nextID   atomic.Uint64
 	browsing atomic.Int32 // shards yet to finish a browse
 	closed   atomic.Bool
+	started  atomic.Bool
+}
+
+// Prefetch is the subscription's window after policies were applied.
+func (s *Subscription) Prefetch() int { return s.spec.Prefetch }
+
+// Start opens the window of a subscription made with Paused. Safe from any
+// goroutine; only the first call has an effect.
+func (s *Subscription) Start() {
+	if s.started.CompareAndSwap(false, true) {
+		s.AddCredit(s.spec.Prefetch)
+	}
 }
 
 // Spec returns the subscription's description.
@@ -172,6 +192,8 @@ type part struct {
 	inflight []*entry
 	spec     SubSpec // for offline durables: what matches
 	sel      *selector.Selector
+	// offlineSince is when a durable part lost its consumer (ms).
+	offlineSince int64
 }
 
 func (p *part) matches(m *message.Message) bool {

@@ -88,12 +88,14 @@ func (s *session) onSubscribe(f *wire.Frame) *protocolError {
 		spec.Prefetch = browserPrefetch
 	}
 	spec.Selector, _ = f.Get("selector")
+	spec.DefaultPrefetch = true
 	if v, ok := f.Get("activemq.prefetchSize"); ok {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < 0 || n > 32767 {
 			return perr("Invalid activemq.prefetchSize: " + v)
 		}
 		spec.Prefetch = n
+		spec.DefaultPrefetch = false
 	}
 	if v, ok := f.Get("activemq.priority"); ok {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
@@ -130,14 +132,11 @@ func (s *session) onSubscribe(f *wire.Frame) *protocolError {
 			es.AddCredit(1)
 		}
 	}
-	// With a receipt, subscribe with no credit and open the window after the
+	// With a receipt, subscribe with the window shut and open it after the
 	// RECEIPT, so that no MESSAGE overtakes it (ActiveMQ does the same with a
 	// ConsumerControl).
-	prefetch := spec.Prefetch
 	_, wantReceipt := f.Get("receipt")
-	if wantReceipt && !spec.Browser {
-		spec.Prefetch = 0
-	}
+	spec.Paused = wantReceipt && !spec.Browser
 	s.mu.Lock()
 	s.bySubNum[sub.num] = sub
 	s.mu.Unlock()
@@ -154,8 +153,8 @@ func (s *session) onSubscribe(f *wire.Frame) *protocolError {
 	s.subs[id] = sub
 	s.subList = append(s.subList, sub)
 	s.receipt(f)
-	if wantReceipt && !spec.Browser {
-		es.AddCredit(prefetch)
+	if spec.Paused {
+		es.Start()
 	}
 	return nil
 }
