@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"time"
 
 	"wharf/engine/message"
@@ -24,6 +25,11 @@ type destination struct {
 	groups    *groupMap // message group owners (queues), made on first use
 
 	enqueued, dequeued, dispatched, expired, inflight, discarded int64
+
+	mem          int64    // bytes of the messages held (memory usage)
+	blocked      []parked // producer sends waiting for room, in arrival order
+	blockedSends int64
+	lastFlowWarn int64 // ms
 }
 
 func (d *destination) stats() DestinationStats {
@@ -35,6 +41,10 @@ func (d *destination) stats() DestinationStats {
 		InFlightCount:  d.inflight,
 		ExpiredCount:   d.expired,
 		DiscardedCount: d.discarded,
+		MemoryUsage:    d.mem,
+		MemoryLimit:    d.policy.MemoryLimit,
+		BlockedSends:   d.blockedSends,
+		BlockedNow:     len(d.blocked),
 	}
 	if d.d.Type.IsTopic() {
 		st.ConsumerCount = int64(len(d.subs))
@@ -134,7 +144,7 @@ func (s *shard) send(m *message.Message) error {
 	if !d.d.Type.IsTopic() {
 		e := s.newEntry(seq, m, d)
 		if stored {
-			e.stored = true
+			s.setStored(e)
 			s.ops = append(s.ops, StoreOp{Kind: OpAdd, Dest: d.d, Seq: seq, Msg: m})
 		}
 		d.pending.pushBack(e)
@@ -165,7 +175,9 @@ func (s *shard) send(m *message.Message) error {
 	}
 	for i, p := range matched {
 		e := s.newEntry(seq, m, d)
-		e.stored = len(keys) > 0 && p.durable != nil
+		if len(keys) > 0 && p.durable != nil {
+			s.setStored(e)
+		}
 		p.pending.pushBack(e)
 		s.dispatchPart(p)
 		if lim := d.policy.PendingMessageLimit; lim > 0 && p.durable == nil {
@@ -569,6 +581,10 @@ func (s *shard) expireTopicEntry(p *part, e *entry) {
 // tick runs the periodic work that is due: expiry sweeps and the removal
 // of durable subscriptions offline for too long.
 func (s *shard) tick() {
+	if len(s.blocked) > 0 {
+		s.timeoutBlocked()
+		s.retryBlocked()
+	}
 	if t := s.e.opts.OfflineDurableSubscriberTimeout; t > 0 && s.now >= s.nextDurableCheck {
 		s.nextDurableCheck = s.now + s.e.opts.OfflineDurableSubscriberTaskSchedule.Milliseconds()
 		s.expireDurables(t.Milliseconds())
@@ -635,6 +651,13 @@ func (s *shard) removeDest(d *destination) {
 		})
 	}
 	d.pending.filter(func(e *entry) bool { s.freeEntry(e); return true })
+	for _, p := range d.blocked {
+		s.complete(p.comp, p.token, fmt.Errorf("%w: %s was removed", ErrBadDestination, d.d))
+	}
+	if d.blocked != nil {
+		d.blocked = nil
+		s.unblock(d)
+	}
 	if s.store != nil {
 		s.ops = append(s.ops, StoreOp{Kind: OpRemoveDest, Dest: d.d})
 	}

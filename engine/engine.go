@@ -42,7 +42,9 @@ type Options struct {
 	// OfflineDurableSubscriberTaskSchedule (5 min).
 	OfflineDurableSubscriberTimeout      time.Duration
 	OfflineDurableSubscriberTaskSchedule time.Duration
-	Logger                               *slog.Logger
+	// Limits are the <systemUsage> limits and flow-control behaviour.
+	Limits Limits
+	Logger *slog.Logger
 }
 
 // Engine is a running set of shards. Its exported methods are safe from any
@@ -56,6 +58,12 @@ type Engine struct {
 
 	connSeq atomic.Uint64
 	subSeq  atomic.Uint64
+
+	// Broker-wide usage in bytes, summed by the shards (atomics: the one
+	// figure every shard must see; never a lock).
+	memUsed, storeUsed atomic.Int64
+	// blockedShards counts shards holding parked producer sends.
+	blockedShards atomic.Int64
 
 	// mu guards the connection and durable-subscription registries. They are
 	// broker-wide bookkeeping read at connect and subscribe time, never on
@@ -284,6 +292,16 @@ type DestinationStats struct {
 	InFlightCount int64
 	ExpiredCount  int64
 	ConsumerCount int64
+	// MemoryUsage is the bytes of messages held; MemoryLimit the
+	// destination's own limit (0: it shares the broker's);
+	// MemoryPercentUsage as ActiveMQ computes it against the limit in force.
+	MemoryUsage        int64
+	MemoryLimit        int64
+	MemoryPercentUsage int
+	// BlockedSends counts producer sends flow control held back, and
+	// BlockedNow those still waiting.
+	BlockedSends int64
+	BlockedNow   int
 	// DiscardedCount counts messages dropped for slow topic subscribers.
 	DiscardedCount int64
 }
@@ -295,6 +313,11 @@ func (e *Engine) Stats(d message.Destination) DestinationStats {
 	e.onShards([]int{s.idx}, func(s *shard) {
 		if dst := s.dests[d]; dst != nil {
 			st = dst.stats()
+			limit := dst.policy.MemoryLimit
+			if limit == 0 {
+				limit = e.opts.Limits.MemoryLimit
+			}
+			st.MemoryPercentUsage = percent(st.MemoryUsage, limit)
 		}
 	})
 	return st

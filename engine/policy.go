@@ -97,6 +97,12 @@ type Policy struct {
 	// a slow non-durable topic subscriber; older ones are discarded
 	// (constantPendingMessageLimitStrategy). 0 is no limit.
 	PendingMessageLimit int
+	// MemoryLimit is the destination's own memory limit in bytes; 0 shares
+	// the broker's (policyEntry memoryLimit).
+	MemoryLimit int64
+	// ProducerFlowControl blocks or fails producers when a limit is reached
+	// (true); false accepts their messages regardless.
+	ProducerFlowControl bool
 	// MessageGroupCacheSize is how many message groups a queue remembers
 	// (ActiveMQ's "cached" group map, 1024); older groups are reassigned.
 	MessageGroupCacheSize int
@@ -110,5 +116,6 @@ func DefaultPolicy() Policy {
 		MaxRedeliveries:       6, // the client RedeliveryPolicy default ActiveMQ users expect
 		MaxPageSize:           200,
 		MessageGroupCacheSize: 1024,
+		ProducerFlowControl:   true,
 	}
 }

@@ -25,7 +25,7 @@ func (s *shard) recover() error {
 		}
 		if !it.Dest.Type.IsTopic() {
 			e := s.newEntry(it.Seq, it.Msg, d)
-			e.stored = true
+			s.setStored(e)
 			d.pending.pushBack(e)
 			return nil
 		}
@@ -35,7 +35,7 @@ func (s *shard) recover() error {
 				return fmt.Errorf("message %s on %s is kept for durable subscription %s, which the store does not hold", it.Msg.ID, it.Dest, k)
 			}
 			e := s.newEntry(it.Seq, it.Msg, d)
-			e.stored = true
+			s.setStored(e)
 			p.pending.pushBack(e)
 		}
 		return nil

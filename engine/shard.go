@@ -83,6 +83,11 @@ type shard struct {
 	scratch []*part
 
 	nextDurableCheck int64 // ms
+
+	// Producer flow control: destinations with parked sends, and whether
+	// this turn freed memory (other shards' blocked producers may go on).
+	blocked map[*destination]struct{}
+	freed   bool
 }
 
 func newShard(e *Engine, idx int) *shard {
@@ -154,6 +159,11 @@ func (s *shard) run() {
 				break
 			}
 			s.drainMail()
+			for d := range s.blocked {
+				for _, p := range d.blocked {
+					s.complete(p.comp, p.token, ErrClosed)
+				}
+			}
 			s.flush()
 			return
 		}
@@ -168,6 +178,7 @@ func (s *shard) run() {
 				break batch
 			}
 		}
+		s.endTurn()
 		s.flush()
 	}
 }
@@ -209,6 +220,9 @@ func (s *shard) handle(c command) {
 	case opSend:
 		err := s.mayCreate(c.subj, c.msg.Destination)
 		if err == nil {
+			if s.admit(c) {
+				return // parked until there is room
+			}
 			err = s.send(c.msg)
 		}
 		s.complete(c.comp, c.token, err)
@@ -241,6 +255,7 @@ type entry struct {
 	redeliveries int32
 	id           uint64 // delivery id while in flight
 	stored       bool   // the store holds it (persistent, with a store)
+	size         int64  // bytes counted in the memory (and store) usage
 	tx           *tx    // the open transaction that acknowledged it, if any (identity only)
 }
 
@@ -252,11 +267,30 @@ func (s *shard) newEntry(seq uint64, m *message.Message, d *destination) *entry 
 	} else {
 		e = new(entry)
 	}
-	*e = entry{seq: seq, msg: m, dest: d, redeliveries: m.RedeliveryCounter}
+	size := int64(m.Size())
+	*e = entry{seq: seq, msg: m, dest: d, redeliveries: m.RedeliveryCounter, size: size}
+	d.mem += size
+	s.e.memUsed.Add(size)
 	return e
 }
 
+// setStored records that the store holds e, for the store usage.
+func (s *shard) setStored(e *entry) {
+	if !e.stored {
+		e.stored = true
+		s.e.storeUsed.Add(e.size)
+	}
+}
+
 func (s *shard) freeEntry(e *entry) {
+	if d := e.dest; d != nil {
+		d.mem -= e.size
+		s.e.memUsed.Add(-e.size)
+		s.freed = true
+	}
+	if e.stored {
+		s.e.storeUsed.Add(-e.size)
+	}
 	*e = entry{}
 	if len(s.free) < 4096 {
 		s.free = append(s.free, e)

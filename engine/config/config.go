@@ -27,6 +27,23 @@ type Config struct {
 	AdvisorySupport bool
 	// SchedulerSupport is <broker schedulerSupport>.
 	SchedulerSupport bool
+	// SchedulerDirectory is <broker schedulerDirectory>: where the job
+	// scheduler store lives when SchedulerSupport is on. Default
+	// <DataDirectory>/<BrokerName>/scheduler, as BrokerService.
+	// getSchedulerDirectoryFile.
+	SchedulerDirectory string
+	// AnonymousProducerAdvisorySupport is <broker
+	// anonymousProducerAdvisorySupport>: whether producers created without
+	// a destination produce ActiveMQ.Advisory.Producer advisories.
+	AnonymousProducerAdvisorySupport bool
+	// UseVirtualTopics is <broker useVirtualTopics>. When true and the file
+	// configures no <destinationInterceptors>, VirtualTopics holds
+	// ActiveMQ's default virtual topic (VirtualTopic.> for queues
+	// Consumer.*.VirtualTopic.>); when false and none are configured,
+	// VirtualTopics is empty. Configured virtual topics apply either way;
+	// the flag also decides whether consumer queues of virtual topics are
+	// recreated at start (BrokerService.startVirtualConsumerDestinations).
+	UseVirtualTopics bool
 	// OfflineDurableSubscriberTimeout is <broker offlineDurableSubscriberTimeout>
 	// (ms in XML): durable subscriptions offline longer than this are
 	// destroyed. 0 means never (ActiveMQ writes -1).
@@ -47,6 +64,90 @@ type Config struct {
 	DefaultPolicy *PolicyEntry
 	// SystemUsage is <systemUsage>: broker-wide limits.
 	SystemUsage SystemUsage
+	// InterceptorsConfigured reports whether the file has
+	// <destinationInterceptors> (YAML destination_interceptors), even an
+	// empty one. When it does, VirtualTopics and Composites are exactly
+	// what it lists and ActiveMQ's default virtual topic is not added
+	// (BrokerService.createRegionBroker only creates the default
+	// interceptor when none is configured).
+	InterceptorsConfigured bool
+	// VirtualTopics are the <virtualTopic>s in file order, or ActiveMQ's
+	// default one (see UseVirtualTopics). Every entry whose Name matches a
+	// topic applies to it (VirtualDestinationInterceptor applies all the
+	// matching virtual destinations).
+	VirtualTopics []VirtualTopic
+	// Composites are the <compositeQueue>s and <compositeTopic>s in file
+	// order. No destination matches more than one of them (see
+	// CompositeFor).
+	Composites []Composite
+}
+
+// VirtualTopic is one <virtualTopic>: a send to a topic matching Name is
+// also copied to every existing queue named Prefix + topic name + Postfix,
+// where "*" in Prefix or Postfix stands for one path element
+// (broker-behaviour.md §2).
+type VirtualTopic struct {
+	// Name is the topic pattern (".", "*", ">" wildcards).
+	Name string
+	// Prefix and Postfix make the consumer queue names; ActiveMQ's
+	// attribute is "postfix" (VirtualTopic.setPostfix).
+	Prefix, Postfix string
+	// SelectorAware copies a message only to the queues with a consumer
+	// whose selector matches it (else to every queue).
+	SelectorAware bool
+	// Local forwards only messages produced on this broker, not those that
+	// arrived over a network bridge.
+	Local bool
+	// ConcurrentSend sends the copies to the queues in parallel.
+	ConcurrentSend bool
+	// TransactedSend wraps a persistent fan-out to more than one queue in a
+	// broker-local transaction so the journal writes are synced once.
+	TransactedSend bool
+	// DropOnResourceLimit drops the copy for a queue whose limits are hit
+	// instead of blocking or failing the send.
+	DropOnResourceLimit bool
+	// Line is where the element is declared (0 for the built-in default).
+	Line int
+}
+
+// Composite is one <compositeQueue> or <compositeTopic>: a send to
+// Destination is copied to every ForwardTo destination (whose selector
+// matches), with OriginalDestination set to the composite.
+type Composite struct {
+	// Destination is the queue or topic the composite intercepts; its Name
+	// may be a pattern (VirtualDestinationInterceptor keeps virtual
+	// destinations in a DestinationMap, so "orders.>" intercepts every
+	// queue under orders).
+	Destination message.Destination
+	// ForwardOnly stops the message from also being delivered to
+	// Destination itself.
+	ForwardOnly bool
+	// CopyMessage is always true: ActiveMQ 5.17 deprecated copyMessage and
+	// ignores it (every forward is a copy), so Wharf accepts the attribute
+	// and copies regardless.
+	CopyMessage bool
+	// ConcurrentSend forwards to the targets in parallel.
+	ConcurrentSend bool
+	// SendWhenNotMatched delivers the message to Destination itself exactly
+	// when no forward matched it; ForwardOnly is then not consulted
+	// (CompositeDestinationFilter.send).
+	SendWhenNotMatched bool
+	// ForwardTo are the targets in file order; never empty in a loaded
+	// Config.
+	ForwardTo []Forward
+	// Line is where the element is declared (0 if built in Go).
+	Line int
+}
+
+// Forward is one <forwardTo> target: <queue physicalName>, <topic
+// physicalName>, or <filteredDestination selector queue|topic>.
+type Forward struct {
+	// Destination is the target queue or topic.
+	Destination message.Destination
+	// Selector, when not empty, is a message selector (syntactically valid
+	// in a loaded Config; compile it with engine/selector.Parse): only
+	// messages it matches are forwarded. Empty forwards every message.
+	Selector string
 }
 
 // Transport is one <transportConnector>.
@@ -217,9 +318,42 @@ type PolicyEntry struct {
 	UseConsumerPriority bool
 	// AllConsumersExclusiveByDefault makes every queue consumer exclusive.
 	AllConsumersExclusiveByDefault bool
+	// PrioritizedMessages dispatches queue messages in JMSPriority order
+	// (highest first) instead of arrival order.
+	PrioritizedMessages bool
+	// MaxPageSize is the number of messages a queue pages in from its
+	// store at a time for dispatch.
+	MaxPageSize int
+	// The advisory switches publish ActiveMQ.Advisory.* messages for this
+	// destination: MessageConsumed, MessageDelivered, FULL, SlowConsumer,
+	// FastProducer and MessageDiscarded.
+	AdvisoryForConsumed           bool
+	AdvisoryForDelivery           bool
+	AdvisoryWhenFull              bool
+	AdvisoryForSlowConsumers      bool
+	AdvisoryForFastProducers      bool
+	AdvisoryForDiscardingMessages bool
+	// GCInactiveDestinations removes the destination once it has had no
+	// consumers and no messages for InactiveTimeoutBeforeGC.
+	GCInactiveDestinations  bool
+	InactiveTimeoutBeforeGC time.Duration
+	// PersistJMSRedelivered records the redelivery flag in the store before
+	// a persistent queue message is dispatched, so JMSRedelivered is
+	// correct after a broker restart.
+	PersistJMSRedelivered bool
+	// MessageGroupMapFactoryType is how a queue remembers message group
+	// owners: GroupMapCached (an LRU of 1024 groups) or GroupMapSimple (a
+	// map without bound).
+	MessageGroupMapFactoryType string
 	// Line is where the entry is declared (0 if built in Go).
 	Line int
 }
+
+// Message group map kinds (<policyEntry messageGroupMapFactoryType>).
+const (
+	GroupMapCached = "cached"
+	GroupMapSimple = "simple"
+)
 
 // SystemUsage is <systemUsage>: the broker-wide resource limits
 // (broker-behaviour.md §10).
@@ -234,6 +368,9 @@ type SystemUsage struct {
 	StoreLimit int64
 	// TempLimit is the disk space for spooled non-persistent messages, in bytes.
 	TempLimit int64
+	// JobSchedulerLimit is the disk space for scheduled messages
+	// (<jobSchedulerUsage limit>), in bytes.
+	JobSchedulerLimit int64
 	// SendFailIfNoSpace fails a send with ResourceAllocationException
 	// instead of blocking the producer.
 	SendFailIfNoSpace bool
@@ -252,6 +389,11 @@ func Default() Config {
 		UseJMX:           true,        // BrokerService.useJmx
 		AdvisorySupport:  true,        // BrokerService.advisorySupport
 		SchedulerSupport: false,       // BrokerService.schedulerSupport
+		// Filled from DataDirectory and BrokerName:
+		// <dataDirectory>/<brokerName>/scheduler.
+		SchedulerDirectory:               "",
+		AnonymousProducerAdvisorySupport: false, // BrokerService.anonymousProducerAdvisorySupport
+		UseVirtualTopics:                 true,  // BrokerService.useVirtualTopics
 		// BrokerService.offlineDurableSubscriberTimeout = -1 (never).
 		OfflineDurableSubscriberTimeout: 0,
 		// BrokerService.offlineDurableSubscriberTaskSchedule = 300000 ms.
@@ -262,6 +404,45 @@ func Default() Config {
 			KahaDB: defaultKahaDB(),
 		},
 		SystemUsage: defaultSystemUsage(),
+		// BrokerService.createDefaultDestinationInterceptor: with no
+		// <destinationInterceptors> and useVirtualTopics, one virtual topic
+		// named VirtualTopic.> with VirtualTopic's other defaults.
+		VirtualTopics: []VirtualTopic{defaultInterceptorVirtualTopic()},
+	}
+}
+
+func defaultInterceptorVirtualTopic() VirtualTopic {
+	v := DefaultVirtualTopic()
+	v.Name = "VirtualTopic.>"
+	return v
+}
+
+// DefaultVirtualTopic is what a <virtualTopic/> with no attributes means:
+// VirtualTopic's field defaults (activemq-5.17.2), which intercept every
+// topic (name ">").
+func DefaultVirtualTopic() VirtualTopic {
+	return VirtualTopic{
+		Name:                ">",
+		Prefix:              "Consumer.*.",
+		Postfix:             "",
+		SelectorAware:       false,
+		Local:               false,
+		ConcurrentSend:      false,
+		TransactedSend:      false,
+		DropOnResourceLimit: false,
+	}
+}
+
+// DefaultComposite is CompositeDestination's field defaults
+// (activemq-5.17.2), for a composite of the given kind with no name and no
+// targets yet.
+func DefaultComposite(t message.DestType) Composite {
+	return Composite{
+		Destination:        message.Destination{Type: t},
+		ForwardOnly:        true,
+		CopyMessage:        true, // deprecated in ActiveMQ; always copies
+		ConcurrentSend:     false,
+		SendWhenNotMatched: false,
 	}
 }
 
@@ -297,6 +478,7 @@ func defaultSystemUsage() SystemUsage {
 		MemoryLimit:                   1 << 30,   // MemoryUsage: 1 GiB
 		StoreLimit:                    100 << 30, // StoreUsage: 100 GiB
 		TempLimit:                     50 << 30,  // TempUsage: 50 GiB
+		JobSchedulerLimit:             50 << 30,  // JobSchedulerUsage: 50 GiB
 		SendFailIfNoSpace:             false,
 		SendFailIfNoSpaceAfterTimeout: 0,
 	}
@@ -323,6 +505,18 @@ func DefaultPolicyEntry() PolicyEntry {
 		SendAdvisoryIfNoConsumers:      false,
 		UseConsumerPriority:            true,
 		AllConsumersExclusiveByDefault: false,
+		PrioritizedMessages:            false,
+		MaxPageSize:                    200, // BaseDestination.MAX_PAGE_SIZE
+		AdvisoryForConsumed:            false,
+		AdvisoryForDelivery:            false,
+		AdvisoryWhenFull:               false,
+		AdvisoryForSlowConsumers:       false,
+		AdvisoryForFastProducers:       false,
+		AdvisoryForDiscardingMessages:  false,
+		GCInactiveDestinations:         false,
+		InactiveTimeoutBeforeGC:        60 * time.Second, // BaseDestination.DEFAULT_INACTIVE_TIMEOUT_BEFORE_GC
+		PersistJMSRedelivered:          false,
+		MessageGroupMapFactoryType:     GroupMapCached,
 	}
 }
 
@@ -426,4 +620,21 @@ func comparePolicy(d, a, b message.Destination) int {
 	// Java String.compareTo compares UTF-16 units; for the ASCII names in
 	// practice that equals Go's byte order.
 	return strings.Compare(a.Name, b.Name)
+}
+
+// CompositeFor returns the composite destination that intercepts sends to
+// d, or nil. As in ActiveMQ's VirtualDestinationInterceptor (a
+// DestinationMap lookup), a composite's name may be a pattern and matches
+// only its own kind: compositeQueue "orders.>" intercepts queue
+// "orders.eu" but not topic "orders.eu". Validation guarantees at most one
+// composite matches any destination. A topic may also match VirtualTopics;
+// ActiveMQ applies both. The result must not be modified. Safe from any
+// goroutine on a loaded Config.
+func (c *Config) CompositeFor(d message.Destination) *Composite {
+	for i := range c.Composites {
+		if c.Composites[i].Destination.Matches(d) {
+			return &c.Composites[i]
+		}
+	}
+	return nil
 }

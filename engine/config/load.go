@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"wharf/engine/message"
 )
 
 // LoadFile reads the configuration file at path. It is activemq.xml form
@@ -48,6 +50,7 @@ type loader struct {
 	// enableJournalDiskSyncs and journalDiskSyncStrategy.
 	syncStrategySet, syncFlagSet bool
 	kahaDirSet                   bool
+	schedulerDirSet              bool
 	persistenceSet               string // path of the adapter that was set, for duplicates
 }
 
@@ -120,6 +123,22 @@ func (l *loader) setString(dst *string, v val) {
 	if s, ok := l.text(v); ok {
 		*dst = s
 	}
+}
+
+// setDest sets the name of *dst and its kind t, for settings that name a
+// queue or a topic by which key is used. A second name for the same
+// destination is a problem: exactly one of queue and topic may be set.
+func (l *loader) setDest(dst *message.Destination, t message.DestType, v val) {
+	l.record(v)
+	s, ok := l.text(v)
+	if !ok {
+		return
+	}
+	if dst.Name != "" {
+		l.problemAt(v.path, v.line, v.col, fmt.Sprintf("%s: set exactly one of queue and topic, not both (already %s)", v.label, dst))
+		return
+	}
+	*dst = message.Destination{Type: t, Name: s}
 }
 
 func (l *loader) setBool(dst *bool, v val) {

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"wharf/engine/message"
 )
 
 // xmlElem is one element of the parsed document, with its position.
@@ -350,12 +352,20 @@ func (p *xmlParser) broker(e *xmlElem) {
 	l, c := p.l, &p.l.cfg
 	var ignoredHook bool
 	p.attrs(e, "", map[string]func(val){
-		"brokerName":                           at("broker_name", func(v val) { l.setString(&c.BrokerName, v) }),
-		"dataDirectory":                        at("data_directory", func(v val) { l.setString(&c.DataDirectory, v) }),
-		"persistent":                           at("persistent", func(v val) { l.setBool(&c.Persistent, v) }),
-		"useJmx":                               at("use_jmx", func(v val) { l.setBool(&c.UseJMX, v) }),
-		"advisorySupport":                      at("advisory_support", func(v val) { l.setBool(&c.AdvisorySupport, v) }),
-		"schedulerSupport":                     at("scheduler_support", func(v val) { l.setBool(&c.SchedulerSupport, v) }),
+		"brokerName":       at("broker_name", func(v val) { l.setString(&c.BrokerName, v) }),
+		"dataDirectory":    at("data_directory", func(v val) { l.setString(&c.DataDirectory, v) }),
+		"persistent":       at("persistent", func(v val) { l.setBool(&c.Persistent, v) }),
+		"useJmx":           at("use_jmx", func(v val) { l.setBool(&c.UseJMX, v) }),
+		"advisorySupport":  at("advisory_support", func(v val) { l.setBool(&c.AdvisorySupport, v) }),
+		"schedulerSupport": at("scheduler_support", func(v val) { l.setBool(&c.SchedulerSupport, v) }),
+		"schedulerDirectory": at("scheduler_directory", func(v val) {
+			l.schedulerDirSet = true
+			l.setString(&c.SchedulerDirectory, v)
+		}),
+		"anonymousProducerAdvisorySupport": at("anonymous_producer_advisory_support", func(v val) {
+			l.setBool(&c.AnonymousProducerAdvisorySupport, v)
+		}),
+		"useVirtualTopics":                     at("use_virtual_topics", func(v val) { l.setBool(&c.UseVirtualTopics, v) }),
 		"offlineDurableSubscriberTimeout":      at("offline_durable_subscriber_timeout", func(v val) { l.setDuration(&c.OfflineDurableSubscriberTimeout, v) }),
 		"offlineDurableSubscriberTaskSchedule": at("offline_durable_subscriber_task_schedule", func(v val) { l.setDuration(&c.OfflineDurableSubscriberTaskSchedule, v) }),
 		// Wharf always stops cleanly on SIGINT/SIGTERM; the JVM hook
@@ -381,6 +391,8 @@ func (p *xmlParser) broker(e *xmlElem) {
 			p.destinationPolicy(k)
 		case "systemUsage":
 			p.systemUsage(k)
+		case "destinationInterceptors":
+			p.destinationInterceptors(k)
 		case "shutdownHooks":
 			p.shutdownHooks(k)
 		default:
@@ -600,6 +612,21 @@ func (p *xmlParser) policyEntry(e *xmlElem, path string, pe *PolicyEntry) {
 		"sendAdvisoryIfNoConsumers":      f("send_advisory_if_no_consumers", func(v val) { l.setBool(&pe.SendAdvisoryIfNoConsumers, v) }),
 		"useConsumerPriority":            f("use_consumer_priority", func(v val) { l.setBool(&pe.UseConsumerPriority, v) }),
 		"allConsumersExclusiveByDefault": f("all_consumers_exclusive_by_default", func(v val) { l.setBool(&pe.AllConsumersExclusiveByDefault, v) }),
+		"prioritizedMessages":            f("prioritized_messages", func(v val) { l.setBool(&pe.PrioritizedMessages, v) }),
+		"maxPageSize":                    f("max_page_size", func(v val) { l.setInt(&pe.MaxPageSize, v) }),
+		"advisoryForConsumed":            f("advisory_for_consumed", func(v val) { l.setBool(&pe.AdvisoryForConsumed, v) }),
+		"advisoryForDelivery":            f("advisory_for_delivery", func(v val) { l.setBool(&pe.AdvisoryForDelivery, v) }),
+		"advisoryWhenFull":               f("advisory_when_full", func(v val) { l.setBool(&pe.AdvisoryWhenFull, v) }),
+		"advisoryForSlowConsumers":       f("advisory_for_slow_consumers", func(v val) { l.setBool(&pe.AdvisoryForSlowConsumers, v) }),
+		"advisoryForFastProducers":       f("advisory_for_fast_producers", func(v val) { l.setBool(&pe.AdvisoryForFastProducers, v) }),
+		"advisoryForDiscardingMessages":  f("advisory_for_discarding_messages", func(v val) { l.setBool(&pe.AdvisoryForDiscardingMessages, v) }),
+		"gcInactiveDestinations":         f("gc_inactive_destinations", func(v val) { l.setBool(&pe.GCInactiveDestinations, v) }),
+		// ActiveMQ's documentation spells it this way; PolicyEntry has
+		// both setters.
+		"inactiveTimoutBeforeGC":         f("inactive_timeout_before_gc", func(v val) { l.setDuration(&pe.InactiveTimeoutBeforeGC, v) }),
+		"inactiveTimeoutBeforeGC":        f("inactive_timeout_before_gc", func(v val) { l.setDuration(&pe.InactiveTimeoutBeforeGC, v) }),
+		"persistJMSRedelivered":          f("persist_jms_redelivered", func(v val) { l.setBool(&pe.PersistJMSRedelivered, v) }),
+		"messageGroupMapFactoryType":     f("message_group_map_factory_type", func(v val) { l.setString(&pe.MessageGroupMapFactoryType, v) }),
 	})
 	p.noText(e, path)
 	once := map[string]bool{}
@@ -704,7 +731,7 @@ func (p *xmlParser) systemUsage(e *xmlElem) {
 		once[k.name] = true
 		var inner *xmlElem
 		switch k.name {
-		case "memoryUsage", "storeUsage", "tempUsage":
+		case "memoryUsage", "storeUsage", "tempUsage", "jobSchedulerUsage":
 			inner = p.only(k, "system_usage", k.name)
 		default:
 			p.unsupported(k, "system_usage", "")
@@ -726,9 +753,148 @@ func (p *xmlParser) systemUsage(e *xmlElem) {
 			h["limit"] = at(sp+"store_limit", func(v val) { l.setSize(&u.StoreLimit, v) })
 		case "tempUsage":
 			h["limit"] = at(sp+"temp_limit", func(v val) { l.setSize(&u.TempLimit, v) })
+		case "jobSchedulerUsage":
+			h["limit"] = at(sp+"job_scheduler_limit", func(v val) { l.setSize(&u.JobSchedulerLimit, v) })
 		}
 		p.attrs(inner, "system_usage", h)
 	}
+}
+
+// destinationInterceptors reads <destinationInterceptors> holding
+// <virtualDestinationInterceptor><virtualDestinations> with <virtualTopic>,
+// <compositeQueue> and <compositeTopic> elements. Its presence replaces
+// ActiveMQ's default virtual topic.
+func (p *xmlParser) destinationInterceptors(e *xmlElem) {
+	const ip = "destination_interceptors"
+	l, c := p.l, &p.l.cfg
+	l.note(ip, e.line, e.col, "<destinationInterceptors>")
+	c.InterceptorsConfigured = true
+	c.VirtualTopics = nil
+	p.attrs(e, ip, nil)
+	p.noText(e, ip)
+	for _, k := range e.kids {
+		if k.name != "virtualDestinationInterceptor" {
+			p.unsupported(k, ip, "only <virtualDestinationInterceptor> is")
+			continue
+		}
+		vd := p.only(k, ip, "virtualDestinations")
+		if vd == nil {
+			continue
+		}
+		p.attrs(vd, ip, nil)
+		p.noText(vd, ip)
+		for _, v := range vd.kids {
+			switch v.name {
+			case "virtualTopic":
+				p.virtualTopic(v)
+			case "compositeQueue":
+				p.composite(v, message.Queue)
+			case "compositeTopic":
+				p.composite(v, message.Topic)
+			default:
+				p.unsupported(v, ip, "")
+			}
+		}
+	}
+}
+
+func (p *xmlParser) virtualTopic(e *xmlElem) {
+	l, c := p.l, &p.l.cfg
+	i := len(c.VirtualTopics)
+	c.VirtualTopics = append(c.VirtualTopics, DefaultVirtualTopic())
+	vt := &c.VirtualTopics[i]
+	vt.Line = e.line
+	path := fmt.Sprintf("destination_interceptors.virtual_topics[%d]", i)
+	l.note(path, e.line, e.col, "<virtualTopic>")
+	f := func(key string, set func(val)) func(val) { return at(path+"."+key, set) }
+	p.attrs(e, path, map[string]func(val){
+		"name":                f("name", func(v val) { l.setString(&vt.Name, v) }),
+		"prefix":              f("prefix", func(v val) { l.setString(&vt.Prefix, v) }),
+		"postfix":             f("postfix", func(v val) { l.setString(&vt.Postfix, v) }),
+		"selectorAware":       f("selector_aware", func(v val) { l.setBool(&vt.SelectorAware, v) }),
+		"local":               f("local", func(v val) { l.setBool(&vt.Local, v) }),
+		"concurrentSend":      f("concurrent_send", func(v val) { l.setBool(&vt.ConcurrentSend, v) }),
+		"transactedSend":      f("transacted_send", func(v val) { l.setBool(&vt.TransactedSend, v) }),
+		"dropOnResourceLimit": f("drop_on_resource_limit", func(v val) { l.setBool(&vt.DropOnResourceLimit, v) }),
+	})
+	p.noText(e, path)
+	for _, k := range e.kids {
+		p.unsupported(k, path, "")
+	}
+}
+
+// composite reads <compositeQueue> or <compositeTopic> (kind t).
+func (p *xmlParser) composite(e *xmlElem, t message.DestType) {
+	l, c := p.l, &p.l.cfg
+	i := len(c.Composites)
+	c.Composites = append(c.Composites, DefaultComposite(t))
+	comp := &c.Composites[i]
+	comp.Line = e.line
+	path := fmt.Sprintf("destination_interceptors.composites[%d]", i)
+	l.note(path, e.line, e.col, "<"+e.name+">")
+	f := func(key string, set func(val)) func(val) { return at(path+"."+key, set) }
+	var ignoredCopy bool
+	p.attrs(e, path, map[string]func(val){
+		"name":        f(destKey(t), func(v val) { l.setString(&comp.Destination.Name, v) }),
+		"forwardOnly": f("forward_only", func(v val) { l.setBool(&comp.ForwardOnly, v) }),
+		// Deprecated in ActiveMQ and ignored (CompositeDestination.
+		// setCopyMessage does nothing): forwards are always copies.
+		"copyMessage":        f("copy_message", func(v val) { l.setBool(&ignoredCopy, v) }),
+		"concurrentSend":     f("concurrent_send", func(v val) { l.setBool(&comp.ConcurrentSend, v) }),
+		"sendWhenNotMatched": f("send_when_not_matched", func(v val) { l.setBool(&comp.SendWhenNotMatched, v) }),
+	})
+	p.noText(e, path)
+	for _, k := range e.kids {
+		if k.name != "forwardTo" {
+			p.unsupported(k, path, "")
+			continue
+		}
+		if comp.ForwardTo != nil {
+			l.problemAt(path, k.line, k.col, fmt.Sprintf("<forwardTo> appears more than once in <%s>", e.name))
+			continue
+		}
+		comp.ForwardTo = []Forward{}
+		p.attrs(k, path, nil)
+		p.noText(k, path)
+		for _, t := range k.kids {
+			fp := fmt.Sprintf("%s.forward_to[%d]", path, len(comp.ForwardTo))
+			var fw Forward
+			switch t.name {
+			case "queue", "topic":
+				typ := message.Queue
+				if t.name == "topic" {
+					typ = message.Topic
+				}
+				fw.Destination.Type = typ
+				p.attrs(t, fp, map[string]func(val){
+					"physicalName": at(fp+"."+t.name, func(v val) { l.setString(&fw.Destination.Name, v) }),
+				})
+			case "filteredDestination":
+				p.attrs(t, fp, map[string]func(val){
+					"queue":    at(fp+".queue", func(v val) { l.setDest(&fw.Destination, message.Queue, v) }),
+					"topic":    at(fp+".topic", func(v val) { l.setDest(&fw.Destination, message.Topic, v) }),
+					"selector": at(fp+".selector", func(v val) { l.setFilter(&fw.Selector, v) }),
+				})
+			default:
+				p.unsupported(t, path, "a <forwardTo> target is <queue>, <topic> or <filteredDestination>")
+				continue
+			}
+			l.note(fp, t.line, t.col, "<"+t.name+">")
+			p.noText(t, fp)
+			for _, kk := range t.kids {
+				p.unsupported(kk, fp, "")
+			}
+			comp.ForwardTo = append(comp.ForwardTo, fw)
+		}
+	}
+}
+
+// destKey is the YAML key naming a destination of kind t.
+func destKey(t message.DestType) string {
+	if t == message.Topic {
+		return "topic"
+	}
+	return "queue"
 }
 
 // setSyncFlag handles enableJournalDiskSyncs, the deprecated boolean form
