@@ -107,6 +107,9 @@ func (c *Conn) Send(m *message.Message, txID string, comp Completion, token uint
 		m.ID = c.NextMessageID()
 	}
 	m.Origin = c.id
+	if m.Destination.IsComposite() {
+		return c.sendComposite(m, txID, comp, token)
+	}
 	if txID != "" {
 		t := c.txs[txID]
 		if t == nil {
@@ -189,7 +192,7 @@ func (c *Conn) Subscribe(spec SubSpec, sink Sink) (*Subscription, error) {
 		sub.started.Store(true)
 		sub.credit.Store(int64(spec.Prefetch))
 	}
-	wild := d.IsWildcard()
+	wild := d.IsWildcard() || d.IsComposite()
 	if wild {
 		sub.shards = make([]int, len(c.e.shards))
 		for i := range sub.shards {
@@ -280,16 +283,53 @@ func (s *shard) addPart(sub *Subscription, durable *DurableSub) {
 // the destination when it is a plain name.
 func (s *shard) attachPattern(p *part) {
 	d := p.spec.Destination
-	if d.IsWildcard() {
-		s.wild = append(s.wild, p)
-		for _, x := range s.dests {
-			if d.Matches(x.d) {
-				s.attach(p, x)
+	if !d.IsComposite() {
+		if d.IsWildcard() {
+			s.wild = append(s.wild, p)
+			for _, x := range s.dests {
+				if d.Matches(x.d) {
+					s.attach(p, x)
+				}
 			}
+			return
+		}
+		if x := s.dest(d, !d.Type.IsTemp()); x != nil {
+			s.attach(p, x)
 		}
 		return
 	}
-	s.attach(p, s.dest(d, !d.Type.IsTemp()))
+	// A composite: its plain elements are attached in the shard that owns
+	// them, its patterns everywhere, now and as destinations appear.
+	wildAdded := false
+	for _, el := range d.Elements() {
+		if el.IsWildcard() {
+			if !wildAdded {
+				s.wild = append(s.wild, p)
+				wildAdded = true
+			}
+			for _, x := range s.dests {
+				if el.Matches(x.d) && !p.attachedTo(x) {
+					s.attach(p, x)
+				}
+			}
+			continue
+		}
+		if s.e.shardFor(el) != s {
+			continue
+		}
+		if x := s.dest(el, !el.Type.IsTemp()); x != nil && !p.attachedTo(x) {
+			s.attach(p, x)
+		}
+	}
+}
+
+func (p *part) attachedTo(d *destination) bool {
+	for _, x := range p.dests {
+		if x == d {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *shard) detachPattern(p *part) {
@@ -610,8 +650,6 @@ func (c *Conn) Close() error {
 	return errors.Join(errs...)
 }
 
-var _ sync.Locker = (*sync.Mutex)(nil)
-
 // policyPrefetch is the prefetch a destination policy gives a consumer that
 // asked for its kind's default.
 func policyPrefetch(p Policy, spec SubSpec) int {
@@ -630,4 +668,58 @@ func policyPrefetch(p Policy, spec SubSpec) int {
 		return spec.Prefetch
 	}
 	return n
+}
+
+// sendComposite sends a copy of m to each element of its composite
+// destination, with OriginalDestination naming the composite, as ActiveMQ's
+// CompositeDestinationBroker does. comp is told once every copy is done.
+func (c *Conn) sendComposite(m *message.Message, txID string, comp Completion, token uint64) error {
+	els := m.Destination.Elements()
+	if len(els) == 0 {
+		return fmt.Errorf("%w: empty composite %q", ErrBadDestination, m.Destination.Name)
+	}
+	var all *joinCompletion
+	if comp != nil {
+		all = &joinCompletion{comp: comp, token: token, left: int32(len(els))}
+	}
+	for _, el := range els {
+		if el.IsWildcard() {
+			return fmt.Errorf("%w: %s", ErrWildcardSend, el)
+		}
+		cp := m.Clone()
+		cp.Original = m.Original
+		cp.Destination = el
+		cp.OriginalDestination = m.Destination
+		var cc Completion
+		if all != nil {
+			cc = all
+		}
+		if err := c.Send(cp, txID, cc, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// joinCompletion completes once all its parts have, with the first error.
+type joinCompletion struct {
+	comp  Completion
+	token uint64
+	mu    sync.Mutex
+	left  int32
+	err   error
+}
+
+func (j *joinCompletion) Complete(_ uint64, err error) {
+	j.mu.Lock()
+	if err != nil && j.err == nil {
+		j.err = err
+	}
+	j.left--
+	done := j.left == 0
+	err = j.err
+	j.mu.Unlock()
+	if done {
+		j.comp.Complete(j.token, err)
+	}
 }

@@ -74,10 +74,11 @@ func (s *shard) dest(d message.Destination, create bool) *destination {
 	}
 	s.dests[d] = x
 	for _, p := range s.wild {
-		if p.spec.Destination.Matches(d) {
+		if p.spec.Destination.Matches(d) && !p.attachedTo(x) {
 			s.attach(p, x)
 		}
 	}
+	s.e.registerVirtualQueue(d, true)
 	return x
 }
 
@@ -134,6 +135,24 @@ func (s *shard) send(m *message.Message) error {
 		d.expired++
 		s.deadLetter(d, m, 0, expiryCause(m), true)
 		return nil
+	}
+	if vc, ok := s.e.opts.Composites[d.d]; ok {
+		// A configured composite destination: copies to its forwards
+		// (filtered by their selectors), and the original only when it is
+		// not forward-only.
+		for _, f := range vc.Forwards {
+			if f.Selector == nil || f.Selector.Matches(m, m.RedeliveryCounter) {
+				s.forward(m, f.Destination)
+			}
+		}
+		if vc.ForwardOnly {
+			return nil
+		}
+	}
+	if d.d.Type == message.Topic {
+		for _, q := range s.e.virtualCopies(d.d) {
+			s.forward(m, q)
+		}
 	}
 	d.enqueued++
 	// Temporary destinations die with their connection: ActiveMQ keeps
@@ -662,6 +681,7 @@ func (s *shard) removeDest(d *destination) {
 		s.ops = append(s.ops, StoreOp{Kind: OpRemoveDest, Dest: d.d})
 	}
 	delete(s.dests, d.d)
+	s.e.registerVirtualQueue(d.d, false)
 }
 
 func itoa(n int64) string {

@@ -44,7 +44,12 @@ type Options struct {
 	OfflineDurableSubscriberTaskSchedule time.Duration
 	// Limits are the <systemUsage> limits and flow-control behaviour.
 	Limits Limits
-	Logger *slog.Logger
+	// VirtualTopics are the virtual topic interceptors (none: virtual
+	// topics off; the broker passes ActiveMQ's default one).
+	VirtualTopics []VirtualTopic
+	// Composites are the configured composite queues and topics, by name.
+	Composites map[message.Destination]Composite
+	Logger     *slog.Logger
 }
 
 // Engine is a running set of shards. Its exported methods are safe from any
@@ -64,6 +69,10 @@ type Engine struct {
 	memUsed, storeUsed atomic.Int64
 	// blockedShards counts shards holding parked producer sends.
 	blockedShards atomic.Int64
+
+	// vtQueues maps a virtual topic to its existing consumer queues.
+	vtMu     sync.Mutex
+	vtQueues map[string]map[message.Destination]struct{}
 
 	// mu guards the connection and durable-subscription registries. They are
 	// broker-wide bookkeeping read at connect and subscribe time, never on
@@ -134,6 +143,7 @@ func New(o Options) (*Engine, error) {
 		now:       o.Now,
 		clientIDs: map[string]*Conn{},
 		durables:  map[SubKey]*durableReg{},
+		vtQueues:  map[string]map[message.Destination]struct{}{},
 		stopTick:  make(chan struct{}),
 	}
 	// ActiveMQ's ids look like ID:<host>-<port>-<start ms>-<n>:<seq>; ours

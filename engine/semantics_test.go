@@ -8,6 +8,7 @@ import (
 
 	"wharf/engine"
 	"wharf/engine/message"
+	"wharf/engine/selector"
 )
 
 func withPolicy(fn func(d message.Destination, p *engine.Policy)) func(*engine.Options) {
@@ -168,4 +169,91 @@ func TestEngineOfflineDurableSubscriberTimeout(t *testing.T) {
 	if err := c2.Unsubscribe("d"); !errors.Is(err, engine.ErrNoSuchSubscription) {
 		t.Fatalf("after the timeout the subscription should be gone: %v", err)
 	}
+}
+
+func TestEngineCompositeSendAndConsume(t *testing.T) {
+	v := start(t, nil)
+	p := v.conn("")
+	_, qa := sub(t, v.conn(""), engine.SubSpec{Destination: message.QueueDest("comp.a"), AckMode: engine.AckAuto})
+	_, tb := sub(t, v.conn(""), engine.SubSpec{Destination: message.TopicDest("comp.b"), AckMode: engine.AckAuto})
+	composite := message.QueueDest("comp.a,topic://comp.b")
+	send(t, p, msg(composite, "both", true))
+	for name, ch := range map[string]sink{"queue comp.a": qa, "topic comp.b": tb} {
+		d := ch.recv(t)
+		if body(d) != "both" || d.Msg.OriginalDestination != composite {
+			t.Fatalf("%s got %q with original destination %v", name, body(d), d.Msg.OriginalDestination)
+		}
+	}
+	// A consumer on a composite takes from every element.
+	_, all := sub(t, v.conn(""), engine.SubSpec{Destination: message.QueueDest("comp.x,comp.y,comp.z.*"), AckMode: engine.AckAuto})
+	for _, q := range []string{"comp.x", "comp.y", "comp.z.1"} {
+		send(t, p, msg(message.QueueDest(q), q, false))
+	}
+	got := map[string]bool{}
+	for i := 0; i < 3; i++ {
+		got[body(all.recv(t))] = true
+	}
+	if len(got) != 3 {
+		t.Fatalf("composite consumer got %v", got)
+	}
+}
+
+func TestEngineVirtualTopics(t *testing.T) {
+	v := start(t, func(o *engine.Options) { o.VirtualTopics = []engine.VirtualTopic{engine.DefaultVirtualTopic()} })
+	p := v.conn("")
+	vt := message.TopicDest("VirtualTopic.Orders")
+	send(t, p, msg(vt, "before-any-queue", true))
+	// Two consumer groups; group A has two competing consumers.
+	_, a1 := sub(t, v.conn(""), engine.SubSpec{Destination: message.QueueDest("Consumer.A.VirtualTopic.Orders"), AckMode: engine.AckAuto})
+	_, a2 := sub(t, v.conn(""), engine.SubSpec{Destination: message.QueueDest("Consumer.A.VirtualTopic.Orders"), AckMode: engine.AckAuto})
+	_, b := sub(t, v.conn(""), engine.SubSpec{Destination: message.QueueDest("Consumer.B.VirtualTopic.Orders"), AckMode: engine.AckAuto})
+	_, topicSub := sub(t, v.conn(""), engine.SubSpec{Destination: vt, AckMode: engine.AckAuto})
+	for i := 0; i < 4; i++ {
+		send(t, p, msg(vt, fmt.Sprint(i), true))
+	}
+	for _, q := range []string{"Consumer.A.VirtualTopic.Orders", "Consumer.B.VirtualTopic.Orders"} {
+		v.barrier(message.QueueDest(q))
+	}
+	if n := len(a1) + len(a2); n != 4 {
+		t.Fatalf("group A got %d messages, want each of the 4 once", n)
+	}
+	if len(b) != 4 || len(topicSub) != 4 {
+		t.Fatalf("group B got %d, topic subscriber %d; want 4 each", len(b), len(topicSub))
+	}
+	if d := <-b; body(d) != "0" || d.Msg.OriginalDestination != vt {
+		t.Fatalf("group B first message %q original %v; the one sent before the queue existed must not be there", body(d), d.Msg.OriginalDestination)
+	}
+}
+
+func TestEngineConfiguredCompositeQueue(t *testing.T) {
+	sel, err := selector.Parse("region = 'eu'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := start(t, func(o *engine.Options) {
+		o.Composites = map[message.Destination]engine.Composite{
+			message.QueueDest("orders"): {ForwardOnly: false, Forwards: []engine.Forward{
+				{Destination: message.QueueDest("orders.all")},
+				{Destination: message.TopicDest("orders.eu"), Selector: sel},
+			}},
+		}
+	})
+	p := v.conn("")
+	_, eu := sub(t, v.conn(""), engine.SubSpec{Destination: message.TopicDest("orders.eu"), AckMode: engine.AckAuto})
+	for _, region := range []string{"eu", "us"} {
+		m := msg(message.QueueDest("orders"), region, true)
+		m.Props.Set("region", message.StringValue(region))
+		send(t, p, m)
+	}
+	if st := v.barrier(message.QueueDest("orders.all")); st.QueueSize != 2 {
+		t.Fatalf("orders.all holds %d, want both", st.QueueSize)
+	}
+	if st := v.barrier(message.QueueDest("orders")); st.QueueSize != 2 {
+		t.Fatalf("forwardOnly=false: orders holds %d, want both", st.QueueSize)
+	}
+	if got := body(eu.recv(t)); got != "eu" {
+		t.Fatalf("filtered forward got %q", got)
+	}
+	v.barrier(message.TopicDest("orders.eu"))
+	eu.none(t)
 }

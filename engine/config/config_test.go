@@ -175,6 +175,20 @@ func TestConfigSeedSnippets(t *testing.T) {
 				t.Errorf("Transports = %+v", c.Transports)
 			}
 		}},
+		{file: "seed001-interceptors.xml", check: func(t *testing.T, c *Config) {
+			want := []Composite{{Destination: message.TopicDest("include.bar"), ForwardOnly: false, CopyMessage: true,
+				ForwardTo: []Forward{{Destination: message.QueueDest("include.bar.forward")}}, Line: 9}}
+			if !reflect.DeepEqual(c.Composites, want) {
+				t.Errorf("Composites = %+v\nwant %+v", c.Composites, want)
+			}
+			// Configured interceptors replace the default virtual topic.
+			if !c.InterceptorsConfigured || len(c.VirtualTopics) != 0 {
+				t.Errorf("InterceptorsConfigured = %v, VirtualTopics = %+v", c.InterceptorsConfigured, c.VirtualTopics)
+			}
+			if got := c.CompositeFor(message.TopicDest("include.bar")); got != &c.Composites[0] {
+				t.Errorf("CompositeFor(topic include.bar) = %v", got)
+			}
+		}},
 		{file: "seed002-vmcursor.xml", line: 8, col: 5, err: "<pendingQueuePolicy> is not supported by Wharf yet"},
 		{file: "seed000-jdbc.xml", line: 7, col: 3, err: "<jdbcPersistenceAdapter> is not supported by Wharf yet"},
 		{file: "seed000-mkahadb.xml", line: 7, col: 3, err: "<mKahaDB> is not supported by Wharf yet"},
@@ -182,7 +196,6 @@ func TestConfigSeedSnippets(t *testing.T) {
 		{file: "seed000-ssl.xml", line: 6, col: 1, err: "<sslContext> is not supported by Wharf yet"},
 		{file: "seed001-network.xml", line: 6, col: 1, err: "<networkConnectors> is not supported by Wharf yet"},
 		{file: "seed001-static.xml", line: 6, col: 5, err: "<networkConnectors> is not supported by Wharf yet"},
-		{file: "seed001-interceptors.xml", line: 6, col: 1, err: "<destinationInterceptors> is not supported by Wharf yet"},
 		{file: "seed001-bridgefilter.xml", line: 9, col: 39, err: `<policyEntry enableAudit="false">: attribute enableAudit is not supported`},
 		{file: "seed001-bridgefilter.xml", line: 10, col: 13, err: "<networkBridgeFilterFactory> is not supported by Wharf yet"},
 		{file: "seed003-amq.xml", line: 3, col: 5, err: "<amqPersistenceAdapter> is not supported by Wharf yet: the AMQ store was removed"},
@@ -644,7 +657,9 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	want := Default()
 	want.Persistence.KahaDB.Directory = filepath.Join("data", "kahadb")
+	want.SchedulerDirectory = filepath.Join("data", "localhost", "scheduler")
 	want.Transports = []Transport{}
+	want.Composites = []Composite{}
 	want.Policies = []PolicyEntry{}
 	if !reflect.DeepEqual(*c, want) {
 		t.Errorf("empty file = %+v\nwant %+v", *c, want)

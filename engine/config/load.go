@@ -141,6 +141,22 @@ func (l *loader) setDest(dst *message.Destination, t message.DestType, v val) {
 	*dst = message.Destination{Type: t, Name: s}
 }
 
+// setFilter sets a <filteredDestination> selector. A blank one is refused:
+// Forward.Selector "" means "forward everything", which is not what a
+// filter says. The syntax is checked by validation.
+func (l *loader) setFilter(dst *string, v val) {
+	l.record(v)
+	s, ok := l.text(v)
+	if !ok {
+		return
+	}
+	if strings.TrimSpace(s) == "" {
+		l.bad(v, s, "the selector is empty (to forward every message, name the destination without a filter)")
+		return
+	}
+	*dst = s
+}
+
 func (l *loader) setBool(dst *bool, v val) {
 	l.record(v)
 	s, ok := l.text(v)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"wharf/engine/message"
+	"wharf/engine/selector"
 )
 
 // applyDefaults fills the settings whose default depends on other settings.
@@ -27,6 +28,16 @@ func (l *loader) applyDefaults() {
 		// <dataDirectory>/<brokerName>/KahaDB; the stock activemq.xml sets
 		// ${activemq.data}/kahadb explicitly and Wharf uses that layout.
 		c.Persistence.KahaDB.Directory = filepath.Join(c.DataDirectory, "kahadb")
+	}
+	if !l.schedulerDirSet {
+		// BrokerService.getSchedulerDirectoryFile:
+		// <dataDirectory>/<brokerName>/scheduler.
+		c.SchedulerDirectory = filepath.Join(c.DataDirectory, c.BrokerName, "scheduler")
+	}
+	if !c.InterceptorsConfigured && !c.UseVirtualTopics {
+		// createDefaultDestinationInterceptor adds the default virtual
+		// topic only when useVirtualTopics is set.
+		c.VirtualTopics = nil
 	}
 	k := &c.Persistence.KahaDB
 	k.EnableJournalDiskSyncs = k.JournalDiskSyncStrategy == SyncAlways
@@ -144,8 +155,12 @@ func (l *loader) validate() {
 	if c.OfflineDurableSubscriberTaskSchedule <= 0 {
 		l.fail("offline_durable_subscriber_task_schedule", "%v must be positive", c.OfflineDurableSubscriberTaskSchedule)
 	}
+	if c.SchedulerDirectory == "" {
+		l.fail("scheduler_directory", "must not be empty")
+	}
 	l.validateTransports()
 	l.validateStore()
+	l.validateInterceptors()
 	seen := map[message.Destination]int{}
 	for i := range c.Policies {
 		path := fmt.Sprintf("destination_policy[%d]", i)
@@ -182,6 +197,7 @@ func (l *loader) validate() {
 	if u.MemoryPercentOfJVMHeap < 0 || u.MemoryPercentOfJVMHeap > 100 {
 		l.fail("system_usage.memory_percent_of_ram", "%d is not a percentage in 0..100", u.MemoryPercentOfJVMHeap)
 	}
+	l.positive("system_usage.job_scheduler_limit", u.JobSchedulerLimit)
 	if u.SendFailIfNoSpaceAfterTimeout < 0 {
 		l.fail("system_usage.send_fail_if_no_space_after_timeout", "%v must not be negative", u.SendFailIfNoSpaceAfterTimeout)
 	}
@@ -339,6 +355,19 @@ func (l *loader) validatePolicy(path string, p *PolicyEntry) {
 	if p.BlockedProducerWarningInterval <= 0 {
 		l.fail(path+".blocked_producer_warning_interval", "%v must be positive", p.BlockedProducerWarningInterval)
 	}
+	if p.MaxPageSize <= 0 {
+		l.fail(path+".max_page_size", "%d must be positive", p.MaxPageSize)
+	}
+	if p.InactiveTimeoutBeforeGC < 0 || (p.GCInactiveDestinations && p.InactiveTimeoutBeforeGC == 0) {
+		l.fail(path+".inactive_timeout_before_gc", "%v must be positive", p.InactiveTimeoutBeforeGC)
+	}
+	switch p.MessageGroupMapFactoryType {
+	case GroupMapCached, GroupMapSimple:
+	case "bucket":
+		l.fail(path+".message_group_map_factory_type", "%q is not supported by Wharf yet (supported: %s, %s)", p.MessageGroupMapFactoryType, GroupMapCached, GroupMapSimple)
+	default:
+		l.fail(path+".message_group_map_factory_type", "%q is not one of %s, %s", p.MessageGroupMapFactoryType, GroupMapCached, GroupMapSimple)
+	}
 	if p.PendingMessageLimit < -1 {
 		l.fail(path+".pending_message_limit", "%d must not be negative", p.PendingMessageLimit)
 	}
@@ -365,6 +394,118 @@ func (l *loader) validatePolicy(path string, p *PolicyEntry) {
 	}
 }
 
+func (l *loader) validateInterceptors() {
+	c := &l.cfg
+	for i := range c.VirtualTopics {
+		v := &c.VirtualTopics[i]
+		path := fmt.Sprintf("destination_interceptors.virtual_topics[%d]", i)
+		l.checkDestName(path+".name", "name", message.TopicDest(v.Name))
+	}
+	for i := range c.Composites {
+		comp := &c.Composites[i]
+		path := fmt.Sprintf("destination_interceptors.composites[%d]", i)
+		key := destKey(comp.Destination.Type)
+		if comp.Destination.Name == "" {
+			if l.xml {
+				l.fail(path, "name is required")
+			} else {
+				l.fail(path, "set exactly one of queue and topic (the destination to intercept)")
+			}
+			continue
+		}
+		if !l.checkDestName(path+"."+key, l.word("name", key), comp.Destination) {
+			continue
+		}
+		for j := 0; j < i; j++ {
+			o := &c.Composites[j]
+			if o.Destination.Type == comp.Destination.Type && o.Destination.Name != "" && patternsOverlap(o.Destination.Name, comp.Destination.Name) {
+				// DEVIATION: ActiveMQ applies every composite whose name
+				// matches a destination; Wharf allows one per destination
+				// so that a send has a single, ordered set of forwards.
+				what := "the same"
+				if o.Destination.Name != comp.Destination.Name {
+					what = fmt.Sprintf("an overlapping %s %q", key, o.Destination.Name)
+				}
+				l.fail(path+"."+key, "%s %q has %s composite already (line %d): a destination may have only one composite", key, comp.Destination.Name, what, o.Line)
+				break
+			}
+		}
+		if len(comp.ForwardTo) == 0 {
+			if l.xml {
+				l.fail(path+".forward_to", "forwards nowhere: add <forwardTo> with at least one <queue>, <topic> or <filteredDestination>")
+			} else {
+				l.fail(path+".forward_to", "forwards nowhere: forward_to needs at least one destination")
+			}
+			continue
+		}
+		for j, fw := range comp.ForwardTo {
+			fp := fmt.Sprintf("%s.forward_to[%d]", path, j)
+			if fw.Destination.Name == "" {
+				switch {
+				case !l.xml:
+					l.fail(fp, "set exactly one of queue and topic (the target)")
+				case fw.Selector != "":
+					l.fail(fp, "set queue or topic (the target)")
+				default:
+					l.fail(fp, "physicalName is required")
+				}
+				continue
+			}
+			dk := destKey(fw.Destination.Type)
+			l.checkDestName(fp+"."+dk, l.word("physicalName", dk), fw.Destination)
+			if fw.Destination == comp.Destination {
+				l.fail(fp+"."+dk, "%s %q forwards to itself: every send would loop", dk, fw.Destination.Name)
+			}
+			if fw.Selector != "" {
+				if _, err := selector.Parse(fw.Selector); err != nil {
+					l.fail(fp+".selector", "%v", err)
+				}
+			}
+		}
+	}
+}
+
+// word picks the XML or the YAML name of a setting for messages.
+func (l *loader) word(xml, yaml string) string {
+	if l.xml {
+		return xml
+	}
+	return yaml
+}
+
+// checkDestName reports an empty or composite ("a,b") name of a virtual
+// destination setting; it returns whether the name is usable.
+func (l *loader) checkDestName(path, what string, d message.Destination) bool {
+	switch {
+	case strings.TrimSpace(d.Name) == "":
+		l.fail(path, "%s must not be empty", what)
+	case strings.Contains(d.Name, ","):
+		l.fail(path, "composite name %q is not supported by Wharf yet: write one element per destination", d.Name)
+	default:
+		return true
+	}
+	return false
+}
+
+// patternsOverlap reports whether some destination name is matched by both
+// dotted patterns a and b (message.MatchName's rules: "*" is one element,
+// ">" any number of trailing elements, "x.>" also matches "x").
+func patternsOverlap(a, b string) bool {
+	return elemsOverlap(strings.Split(a, "."), strings.Split(b, "."))
+}
+
+func elemsOverlap(a, b []string) bool {
+	switch {
+	case len(a) > 0 && a[0] == ">", len(b) > 0 && b[0] == ">":
+		return true
+	case len(a) == 0 || len(b) == 0:
+		return len(a) == 0 && len(b) == 0
+	case a[0] != b[0] && a[0] != "*" && b[0] != "*":
+		return false
+	}
+	return elemsOverlap(a[1:], b[1:])
+}
+
 // freeze returns a deep copy of c that shares no memory with the loader.
 func freeze(c Config) Config {
 	out := c
@@ -380,6 +521,12 @@ func freeze(c Config) Config {
 	if c.DefaultPolicy != nil {
 		p := clonePolicy(*c.DefaultPolicy)
 		out.DefaultPolicy = &p
+	}
+	out.VirtualTopics = append(make([]VirtualTopic, 0, len(c.VirtualTopics)), c.VirtualTopics...)
+	out.Composites = make([]Composite, len(c.Composites))
+	for i, comp := range c.Composites {
+		comp.ForwardTo = append(make([]Forward, 0, len(comp.ForwardTo)), comp.ForwardTo...)
+		out.Composites[i] = comp
 	}
 	return out
 }

@@ -623,10 +623,10 @@ func (p *xmlParser) policyEntry(e *xmlElem, path string, pe *PolicyEntry) {
 		"gcInactiveDestinations":         f("gc_inactive_destinations", func(v val) { l.setBool(&pe.GCInactiveDestinations, v) }),
 		// ActiveMQ's documentation spells it this way; PolicyEntry has
 		// both setters.
-		"inactiveTimoutBeforeGC":         f("inactive_timeout_before_gc", func(v val) { l.setDuration(&pe.InactiveTimeoutBeforeGC, v) }),
-		"inactiveTimeoutBeforeGC":        f("inactive_timeout_before_gc", func(v val) { l.setDuration(&pe.InactiveTimeoutBeforeGC, v) }),
-		"persistJMSRedelivered":          f("persist_jms_redelivered", func(v val) { l.setBool(&pe.PersistJMSRedelivered, v) }),
-		"messageGroupMapFactoryType":     f("message_group_map_factory_type", func(v val) { l.setString(&pe.MessageGroupMapFactoryType, v) }),
+		"inactiveTimoutBeforeGC":     f("inactive_timeout_before_gc", func(v val) { l.setDuration(&pe.InactiveTimeoutBeforeGC, v) }),
+		"inactiveTimeoutBeforeGC":    f("inactive_timeout_before_gc", func(v val) { l.setDuration(&pe.InactiveTimeoutBeforeGC, v) }),
+		"persistJMSRedelivered":      f("persist_jms_redelivered", func(v val) { l.setBool(&pe.PersistJMSRedelivered, v) }),
+		"messageGroupMapFactoryType": f("message_group_map_factory_type", func(v val) { l.setString(&pe.MessageGroupMapFactoryType, v) }),
 	})
 	p.noText(e, path)
 	once := map[string]bool{}
@@ -870,11 +870,19 @@ func (p *xmlParser) composite(e *xmlElem, t message.DestType) {
 					"physicalName": at(fp+"."+t.name, func(v val) { l.setString(&fw.Destination.Name, v) }),
 				})
 			case "filteredDestination":
+				hasSelector := false
 				p.attrs(t, fp, map[string]func(val){
-					"queue":    at(fp+".queue", func(v val) { l.setDest(&fw.Destination, message.Queue, v) }),
-					"topic":    at(fp+".topic", func(v val) { l.setDest(&fw.Destination, message.Topic, v) }),
-					"selector": at(fp+".selector", func(v val) { l.setFilter(&fw.Selector, v) }),
+					"queue": at(fp+".queue", func(v val) { l.setDest(&fw.Destination, message.Queue, v) }),
+					"topic": at(fp+".topic", func(v val) { l.setDest(&fw.Destination, message.Topic, v) }),
+					"selector": at(fp+".selector", func(v val) {
+						hasSelector = true
+						l.setFilter(&fw.Selector, v)
+					}),
 				})
+				if !hasSelector {
+					// FilteredDestination.matches is false without a filter.
+					l.problemAt(fp, t.line, t.col, "<filteredDestination>: selector is required (ActiveMQ forwards nothing without one); to forward every message use <queue physicalName> or <topic physicalName>")
+				}
 			default:
 				p.unsupported(t, path, "a <forwardTo> target is <queue>, <topic> or <filteredDestination>")
 				continue

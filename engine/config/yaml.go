@@ -8,6 +8,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"wharf/engine/message"
 )
 
 // ParseYAML reads the native YAML form: the same settings as activemq.xml
@@ -167,13 +169,20 @@ func (p *yamlParser) list(n *yaml.Node, path string, each func(el *yaml.Node, pa
 func (p *yamlParser) top(n *yaml.Node) {
 	l, c := p.l, &p.l.cfg
 	p.mapping(n, "", map[string]handler{
-		"broker_name":                        p.str(&c.BrokerName),
-		"data_directory":                     p.str(&c.DataDirectory),
-		"persistent":                         p.boolean(&c.Persistent),
-		"use_jmx":                            p.boolean(&c.UseJMX),
-		"advisory_support":                   p.boolean(&c.AdvisorySupport),
-		"scheduler_support":                  p.boolean(&c.SchedulerSupport),
-		"offline_durable_subscriber_timeout": p.duration(&c.OfflineDurableSubscriberTimeout),
+		"broker_name":       p.str(&c.BrokerName),
+		"data_directory":    p.str(&c.DataDirectory),
+		"persistent":        p.boolean(&c.Persistent),
+		"use_jmx":           p.boolean(&c.UseJMX),
+		"advisory_support":  p.boolean(&c.AdvisorySupport),
+		"scheduler_support": p.boolean(&c.SchedulerSupport),
+		"scheduler_directory": func(n *yaml.Node, path string) {
+			l.schedulerDirSet = true
+			p.str(&c.SchedulerDirectory)(n, path)
+		},
+		"anonymous_producer_advisory_support":      p.boolean(&c.AnonymousProducerAdvisorySupport),
+		"use_virtual_topics":                       p.boolean(&c.UseVirtualTopics),
+		"destination_interceptors":                 p.interceptors,
+		"offline_durable_subscriber_timeout":       p.duration(&c.OfflineDurableSubscriberTimeout),
 		"offline_durable_subscriber_task_schedule": p.duration(&c.OfflineDurableSubscriberTaskSchedule),
 		"shards": p.integer(&c.Shards),
 		"transport_connectors": func(n *yaml.Node, path string) {
@@ -251,6 +260,7 @@ func (p *yamlParser) top(n *yaml.Node) {
 				"memory_percent_of_ram":               p.integer(&u.MemoryPercentOfJVMHeap),
 				"store_limit":                         p.size(&u.StoreLimit),
 				"temp_limit":                          p.size(&u.TempLimit),
+				"job_scheduler_limit":                 p.size(&u.JobSchedulerLimit),
 				"send_fail_if_no_space":               p.boolean(&u.SendFailIfNoSpace),
 				"send_fail_if_no_space_after_timeout": p.duration(&u.SendFailIfNoSpaceAfterTimeout),
 			})
@@ -277,6 +287,18 @@ func (p *yamlParser) policy(n *yaml.Node, path string, e *PolicyEntry) {
 		"send_advisory_if_no_consumers":      p.boolean(&e.SendAdvisoryIfNoConsumers),
 		"use_consumer_priority":              p.boolean(&e.UseConsumerPriority),
 		"all_consumers_exclusive_by_default": p.boolean(&e.AllConsumersExclusiveByDefault),
+		"prioritized_messages":               p.boolean(&e.PrioritizedMessages),
+		"max_page_size":                      p.integer(&e.MaxPageSize),
+		"advisory_for_consumed":              p.boolean(&e.AdvisoryForConsumed),
+		"advisory_for_delivery":              p.boolean(&e.AdvisoryForDelivery),
+		"advisory_when_full":                 p.boolean(&e.AdvisoryWhenFull),
+		"advisory_for_slow_consumers":        p.boolean(&e.AdvisoryForSlowConsumers),
+		"advisory_for_fast_producers":        p.boolean(&e.AdvisoryForFastProducers),
+		"advisory_for_discarding_messages":   p.boolean(&e.AdvisoryForDiscardingMessages),
+		"gc_inactive_destinations":           p.boolean(&e.GCInactiveDestinations),
+		"inactive_timeout_before_gc":         p.duration(&e.InactiveTimeoutBeforeGC),
+		"persist_jms_redelivered":            p.boolean(&e.PersistJMSRedelivered),
+		"message_group_map_factory_type":     p.str(&e.MessageGroupMapFactoryType),
 		"dead_letter_strategy": func(n *yaml.Node, path string) {
 			n = deref(n)
 			if n.Kind == yaml.MappingNode && len(n.Content) > 2 {
@@ -314,4 +336,63 @@ func (p *yamlParser) policy(n *yaml.Node, path string, e *PolicyEntry) {
 			})
 		},
 	})
+}
+
+// interceptors reads destination_interceptors: {virtual_topics: [...],
+// composites: [...]}, the twin of <destinationInterceptors>. Its presence,
+// even empty, replaces ActiveMQ's default virtual topic.
+func (p *yamlParser) interceptors(n *yaml.Node, path string) {
+	c := &p.l.cfg
+	c.InterceptorsConfigured = true
+	c.VirtualTopics = nil
+	p.mapping(n, path, map[string]handler{
+		"virtual_topics": func(n *yaml.Node, path string) {
+			p.list(n, path, func(el *yaml.Node, ep string) {
+				vt := DefaultVirtualTopic()
+				vt.Line = el.Line
+				p.mapping(el, ep, map[string]handler{
+					"name":                   p.str(&vt.Name),
+					"prefix":                 p.str(&vt.Prefix),
+					"postfix":                p.str(&vt.Postfix),
+					"selector_aware":         p.boolean(&vt.SelectorAware),
+					"local":                  p.boolean(&vt.Local),
+					"concurrent_send":        p.boolean(&vt.ConcurrentSend),
+					"transacted_send":        p.boolean(&vt.TransactedSend),
+					"drop_on_resource_limit": p.boolean(&vt.DropOnResourceLimit),
+				})
+				c.VirtualTopics = append(c.VirtualTopics, vt)
+			})
+		},
+		"composites": func(n *yaml.Node, path string) {
+			p.list(n, path, func(el *yaml.Node, ep string) {
+				comp := DefaultComposite(message.Queue)
+				comp.Line = el.Line
+				p.mapping(el, ep, map[string]handler{
+					"queue":                 p.dest(&comp.Destination, message.Queue),
+					"topic":                 p.dest(&comp.Destination, message.Topic),
+					"forward_only":          p.boolean(&comp.ForwardOnly),
+					"concurrent_send":       p.boolean(&comp.ConcurrentSend),
+					"send_when_not_matched": p.boolean(&comp.SendWhenNotMatched),
+					"forward_to": func(n *yaml.Node, path string) {
+						comp.ForwardTo = []Forward{}
+						p.list(n, path, func(el *yaml.Node, fp string) {
+							var fw Forward
+							p.mapping(el, fp, map[string]handler{
+								"queue":    p.dest(&fw.Destination, message.Queue),
+								"topic":    p.dest(&fw.Destination, message.Topic),
+								"selector": p.scalar(func(l *loader, v val) { l.setFilter(&fw.Selector, v) }),
+							})
+							comp.ForwardTo = append(comp.ForwardTo, fw)
+						})
+					},
+				})
+				c.Composites = append(c.Composites, comp)
+			})
+		},
+	})
+}
+
+// dest sets a destination named under the key queue or topic (kind t).
+func (p *yamlParser) dest(dst *message.Destination, t message.DestType) handler {
+	return p.scalar(func(l *loader, v val) { l.setDest(dst, t, v) })
 }

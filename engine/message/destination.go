@@ -105,6 +105,14 @@ func ParseQualified(s string, def DestType) Destination {
 // topic patterns or the other way round (temporary kinds match their own
 // kind only).
 func (p Destination) Matches(d Destination) bool {
+	if p.IsComposite() {
+		for _, el := range p.Elements() {
+			if el.Matches(d) {
+				return true
+			}
+		}
+		return false
+	}
 	if p.Type != d.Type {
 		return false
 	}
@@ -144,4 +152,26 @@ func cut(s string) (elem, rest string, more bool) {
 		return s[:i], s[i+1:], true
 	}
 	return s, "", false
+}
+
+// IsComposite reports whether the name lists several destinations
+// ("A,B,topic://C"): a send goes to each, a consumer takes from all.
+func (d Destination) IsComposite() bool { return strings.IndexByte(d.Name, ',') >= 0 }
+
+// Elements returns a composite's destinations, each of the composite's kind
+// unless it carries its own prefix (ActiveMQDestination.createDestination);
+// a plain destination is its own single element. Empty elements are dropped.
+func (d Destination) Elements() []Destination {
+	if !d.IsComposite() {
+		return []Destination{d}
+	}
+	var out []Destination
+	for _, part := range strings.Split(d.Name, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		out = append(out, ParseQualified(part, d.Type))
+	}
+	return out
 }
