@@ -16,7 +16,9 @@ func TestMessageDestinationWildcards(t *testing.T) {
 		{"*.b", "a.b", true, true},
 		{"a*.b", "ab.b", false, false},
 		{"a.b>", "a.b>", false, true},
-		{"a,b.*", "a", false, false},
+		{"a,b.*", "a", false, true}, // a composite: its elements match
+		{"a,b.*", "b.c", false, true},
+		{"a,b.*", "c", false, false},
 		{"a.*.c", "a.b.c", true, true},
 		{"a.*.c", "a.b.d", true, false},
 	}
