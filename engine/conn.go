@@ -20,14 +20,16 @@ type Conn struct {
 	subject  *Subject
 	creds    Credentials
 
-	msgSeq  uint64
-	idBuf   []byte
-	tempSeq uint64
-	subs    map[*Subscription]struct{}
-	temps   []message.Destination
-	txs     map[string]*tx
-	closed  bool
-	idPrefx string
+	msgSeq    uint64
+	idBuf     []byte
+	prodSeq   uint64
+	producers []*Producer
+	tempSeq   uint64
+	subs      map[*Subscription]struct{}
+	temps     []message.Destination
+	txs       map[string]*tx
+	closed    bool
+	idPrefx   string
 }
 
 // Connect authenticates a client and registers its client id, which must be
@@ -60,6 +62,9 @@ func (e *Engine) Connect(cr Credentials) (*Conn, error) {
 		}
 		e.clientIDs[c.clientID] = c
 	}
+	e.mu.Unlock()
+	e.connectionAdded(c)
+	e.mu.Lock() // for the deferred unlock
 	return c, nil
 }
 
@@ -207,6 +212,7 @@ func (c *Conn) Subscribe(spec SubSpec, sink Sink) (*Subscription, error) {
 			return nil, fmt.Errorf("%w: only queues can be browsed, not %s", ErrBadDestination, d)
 		}
 		c.subs[sub] = struct{}{}
+		c.e.consumerAdded(sub)
 		sub.browsing.Store(int32(len(sub.shards)))
 		for _, i := range sub.shards {
 			if err := c.e.shards[i].post(command{op: opFn, fn: func(s *shard) { s.browse(sub) }}); err != nil {
@@ -252,6 +258,10 @@ func (c *Conn) Subscribe(spec SubSpec, sink Sink) (*Subscription, error) {
 		}
 	}
 	c.subs[sub] = struct{}{}
+	c.e.consumerAdded(sub)
+	if IsAdvisory(d) {
+		c.e.replayAdvisories(sub)
+	}
 	return sub, nil
 }
 
@@ -508,6 +518,7 @@ func (c *Conn) CloseSubscription(sub *Subscription) error {
 
 func (c *Conn) closeSub(sub *Subscription) error {
 	sub.closed.Store(true)
+	c.e.consumerRemoved(sub)
 	if sub.spec.Browser {
 		return nil
 	}
@@ -547,6 +558,12 @@ func (e *Engine) Unsubscribe(key SubKey) error {
 	}
 	delete(e.durables, key)
 	e.mu.Unlock()
+	if e.advisories() {
+		e.fire(e.newAdvisory(consumerAdvisoryTopic(r.sub.Destination), &message.Advisory{
+			Command: "RemoveSubscriptionInfo",
+			Fields:  message.Properties{str("ClientId", key.ClientID), str("SubscriptionName", key.Name)},
+		}), nil)
+	}
 	return e.onShards(r.shards, func(s *shard) { s.removeDurable(key) })
 }
 
@@ -639,7 +656,11 @@ func (c *Conn) Close() error {
 		errs = append(errs, c.e.RemoveDestination(d))
 	}
 	c.temps = nil
+	for len(c.producers) > 0 {
+		c.RemoveProducer(c.producers[0])
+	}
 	c.closed = true
+	c.e.connectionRemoved(c)
 	if c.clientID != "" {
 		c.e.mu.Lock()
 		if c.e.clientIDs[c.clientID] == c {

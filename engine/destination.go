@@ -79,6 +79,7 @@ func (s *shard) dest(d message.Destination, create bool) *destination {
 		}
 	}
 	s.e.registerVirtualQueue(d, true)
+	s.destinationAdvisory(d, true)
 	return x
 }
 
@@ -122,7 +123,14 @@ func (s *shard) detach(p *part, d *destination) {
 }
 
 // send accepts a message into its destination.
-func (s *shard) send(m *message.Message) error {
+func (s *shard) send(m *message.Message) error { return s.sendTo(m, nil) }
+
+// sendTo is send; a non-nil target limits a topic message to that one
+// subscription (advisory replay, ActiveMQ's TargetConsumerId).
+func (s *shard) sendTo(m *message.Message, target *Subscription) error {
+	if s.e.opts.SchedulerSupport && s.scheduled(m) {
+		return nil // held by the scheduler until it is due (scheduler.go)
+	}
 	d := s.dest(m.Destination, !m.Destination.Type.IsTemp())
 	if d == nil {
 		return ErrTempGone
@@ -133,6 +141,7 @@ func (s *shard) send(m *message.Message) error {
 		// persistent).
 		d.enqueued++
 		d.expired++
+		s.expiredAdvisory(d, m)
 		s.deadLetter(d, m, 0, expiryCause(m), true)
 		return nil
 	}
@@ -152,6 +161,13 @@ func (s *shard) send(m *message.Message) error {
 	if d.d.Type == message.Topic {
 		for _, q := range s.e.virtualCopies(d.d) {
 			s.forward(m, q)
+		}
+	}
+	if d.policy.SendAdvisoryIfNoConsumers && m.Advisory == nil && len(d.consumers) == 0 && len(d.subs) == 0 {
+		// ActiveMQ sends the message itself (not a copy without body).
+		if s.e.advisories() && !IsAdvisory(d.d) {
+			s.fire(s.e.newAdvisory(AdvisoryPrefix+"NoConsumer."+queueOrTopic(d.d)+"."+d.d.Name,
+				&message.Advisory{Command: "Message", Message: m}))
 		}
 	}
 	d.enqueued++
@@ -181,6 +197,9 @@ func (s *shard) send(m *message.Message) error {
 		if p.sub == nil && !m.Persistent {
 			continue // offline durable subscriptions keep persistent messages only
 		}
+		if target != nil && p.sub != target {
+			continue
+		}
 		if !p.matches(m) {
 			continue
 		}
@@ -206,6 +225,16 @@ func (s *shard) send(m *message.Message) error {
 			for p.pending.len() > lim {
 				old := p.pending.popFront()
 				d.discarded++
+				if d.policy.AdvisoryForDiscardingMessages {
+					s.messageAdvisory(AdvisoryPrefix+"MessageDiscarded."+d.d.Type.String()+"."+d.d.Name, old.msg,
+						str("consumerId", p.sub.consumerID()), str("orignalDestination", d.d.String()),
+						message.Property{Name: "discardedCount", Value: message.LongValue(d.discarded)})
+				}
+				if d.policy.AdvisoryForSlowConsumers && !p.slow {
+					p.slow = true
+					s.fire(s.e.newAdvisory(AdvisoryPrefix+"SlowConsumer."+d.d.Type.String()+"."+d.d.Name,
+						consumerInfo(p.sub), str("consumerId", p.sub.consumerID())))
+				}
 				s.freeEntry(old)
 			}
 		}
@@ -351,6 +380,10 @@ func (s *shard) deliver(p *part, e *entry) {
 	id := sub.nextID.Add(1)<<8 | uint64(s.idx)
 	e.dest.dispatched++
 	dl := Delivery{Sub: sub, ID: id, Msg: e.msg, Redeliveries: e.redeliveries}
+	if e.dest.policy.AdvisoryForDelivery {
+		s.messageAdvisory(AdvisoryPrefix+"MessageDelivered."+e.dest.d.Type.String()+"."+e.dest.d.Name, e.msg,
+			str("orignalDestination", e.dest.d.String()))
+	}
 	if sub.spec.AckMode == AckAuto {
 		s.consumed(p, e)
 	} else {
@@ -365,6 +398,10 @@ func (s *shard) deliver(p *part, e *entry) {
 func (s *shard) consumed(p *part, e *entry) {
 	d := e.dest
 	d.dequeued++
+	if d.policy.AdvisoryForConsumed {
+		s.messageAdvisory(AdvisoryPrefix+"MessageConsumed."+d.d.Type.String()+"."+d.d.Name, e.msg,
+			str("orignalDestination", d.d.String()))
+	}
 	if e.stored {
 		if d.d.Type.IsTopic() {
 			s.ops = append(s.ops, StoreOp{Kind: OpAck, Dest: d.d, Seq: e.seq, Sub: DurableSub{Key: p.durable.Key}})
@@ -573,12 +610,14 @@ func (s *shard) deadLetter(d *destination, m *message.Message, redeliveries int3
 	} else {
 		ts.mailbox(command{op: opInternal, msg: c})
 	}
+	s.messageAdvisory(AdvisoryPrefix+"MessageDLQd."+d.d.Type.String()+"."+d.d.Name, m)
 }
 
 // expireEntry expires a queue entry that is no longer pending.
 func (s *shard) expireEntry(e *entry) {
 	d := e.dest
 	d.expired++
+	s.expiredAdvisory(d, e.msg)
 	d.dequeued++
 	s.dropStored(nil, e)
 	s.deadLetter(d, e.msg, e.redeliveries, expiryCause(e.msg), true)
@@ -590,6 +629,7 @@ func (s *shard) expireEntry(e *entry) {
 func (s *shard) expireTopicEntry(p *part, e *entry) {
 	d := e.dest
 	d.expired++
+	s.expiredAdvisory(d, e.msg)
 	s.dropStored(p, e)
 	if p.durable != nil {
 		s.deadLetter(d, e.msg, e.redeliveries, expiryCause(e.msg), true)
@@ -682,6 +722,7 @@ func (s *shard) removeDest(d *destination) {
 	}
 	delete(s.dests, d.d)
 	s.e.registerVirtualQueue(d.d, false)
+	s.destinationAdvisory(d.d, false)
 }
 
 func itoa(n int64) string {

@@ -49,7 +49,15 @@ type Options struct {
 	VirtualTopics []VirtualTopic
 	// Composites are the configured composite queues and topics, by name.
 	Composites map[message.Destination]Composite
-	Logger     *slog.Logger
+	// DisableAdvisories turns advisory messages off (<broker
+	// advisorySupport="false">).
+	DisableAdvisories bool
+	// BrokerURL is reported in advisories' originBrokerURL property.
+	BrokerURL string
+	// SchedulerSupport turns on delayed and repeated delivery by the
+	// AMQ_SCHEDULED_* properties (<broker schedulerSupport>, false).
+	SchedulerSupport bool
+	Logger           *slog.Logger
 }
 
 // Engine is a running set of shards. Its exported methods are safe from any
@@ -80,6 +88,12 @@ type Engine struct {
 	mu        sync.Mutex
 	clientIDs map[string]*Conn
 	durables  map[SubKey]*durableReg
+	// For advisories and their replay: every connection, consumer and
+	// registered producer.
+	conns     map[*Conn]struct{}
+	consumers map[*Subscription]struct{}
+	producers map[*Producer]struct{}
+	advSeq    atomic.Uint64
 	closed    bool
 
 	stopTick chan struct{}
@@ -143,6 +157,9 @@ func New(o Options) (*Engine, error) {
 		now:       o.Now,
 		clientIDs: map[string]*Conn{},
 		durables:  map[SubKey]*durableReg{},
+		conns:     map[*Conn]struct{}{},
+		consumers: map[*Subscription]struct{}{},
+		producers: map[*Producer]struct{}{},
 		vtQueues:  map[string]map[message.Destination]struct{}{},
 		stopTick:  make(chan struct{}),
 	}

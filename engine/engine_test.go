@@ -846,3 +846,20 @@ func TestEngineRollbackRedeliversOnlyItsOwnAcks(t *testing.T) {
 		t.Fatalf("after commit of B: %+v, want b consumed and a pending redelivery ack", st)
 	}
 }
+
+// eventually polls cond until it returns nil or 5 s pass: for effects that
+// cross shards through their mailboxes, which no single barrier orders.
+func eventually(t *testing.T, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -96,6 +96,14 @@ func (s *shard) admit(c command) bool {
 	}
 	s.blocked[d] = struct{}{}
 	s.warnBlocked(d, why)
+	if d.policy.AdvisoryWhenFull && s.e.advisories() && !IsAdvisory(d.d) && len(d.blocked) == 1 {
+		s.fire(s.e.newAdvisory(AdvisoryPrefix+"FULL."+d.d.Type.String()+"."+d.d.Name, nil,
+			str("usageName", d.d.Name+":"+usageName(why))))
+	}
+	if d.policy.AdvisoryForFastProducers && s.e.advisories() && !IsAdvisory(d.d) && len(d.blocked) == 1 {
+		s.fire(s.e.newAdvisory(AdvisoryPrefix+"FastProducer."+d.d.Type.String()+"."+d.d.Name,
+			&message.Advisory{Command: "ProducerInfo", Fields: message.Properties{str("Destination", d.d.String())}}))
+	}
 	return true
 }
 

@@ -103,6 +103,10 @@ type Policy struct {
 	// ProducerFlowControl blocks or fails producers when a limit is reached
 	// (true); false accepts their messages regardless.
 	ProducerFlowControl bool
+	// Advisories a policy may turn on (all off by default, as in ActiveMQ).
+	AdvisoryForConsumed, AdvisoryForDelivery, AdvisoryWhenFull bool
+	AdvisoryForSlowConsumers, AdvisoryForFastProducers         bool
+	AdvisoryForDiscardingMessages, SendAdvisoryIfNoConsumers   bool
 	// MessageGroupCacheSize is how many message groups a queue remembers
 	// (ActiveMQ's "cached" group map, 1024); older groups are reassigned.
 	MessageGroupCacheSize int

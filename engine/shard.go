@@ -227,7 +227,7 @@ func (s *shard) handle(c command) {
 		}
 		s.complete(c.comp, c.token, err)
 	case opInternal:
-		if err := s.send(c.msg); err != nil {
+		if err := s.sendTo(c.msg, c.sub); err != nil {
 			s.log.Warn("forwarded message dropped", "dest", c.msg.Destination.String(), "msg_id", c.msg.ID, "err", err)
 		}
 	case opAck:

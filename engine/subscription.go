@@ -194,6 +194,8 @@ type part struct {
 	sel      *selector.Selector
 	// offlineSince is when a durable part lost its consumer (ms).
 	offlineSince int64
+	// slow marks a subscriber already reported by a SlowConsumer advisory.
+	slow bool
 }
 
 func (p *part) matches(m *message.Message) bool {

@@ -435,6 +435,12 @@ func clearLines(c *Config) {
 	if c.DefaultPolicy != nil {
 		c.DefaultPolicy.Line = 0
 	}
+	for i := range c.VirtualTopics {
+		c.VirtualTopics[i].Line = 0
+	}
+	for i := range c.Composites {
+		c.Composites[i].Line = 0
+	}
 }
 
 func TestConfigYAMLEquivalentToXML(t *testing.T) {
@@ -548,6 +554,20 @@ func TestConfigValidation(t *testing.T) {
 		{"shards", "shards: -1", 1, 9, "not in 0..4096"},
 		{"percent", "system_usage: {memory_percent_of_ram: 101}", 1, 39, "not a percentage"},
 		{"composite", "destination_policy: [{queue: 'a,b'}]", 1, 22, "composite pattern"},
+		{"max page size", "destination_policy: [{queue: a, max_page_size: 0}]", 1, 48, "0 must be positive"},
+		{"gc timeout", "default_policy: {gc_inactive_destinations: true, inactive_timeout_before_gc: 0s}", 1, 78, "0s must be positive"},
+		{"group map bucket", "default_policy: {message_group_map_factory_type: bucket}", 1, 50, `"bucket" is not supported by Wharf yet`},
+		{"group map unknown", "default_policy: {message_group_map_factory_type: lru}", 1, 50, `"lru" is not one of cached, simple`},
+		{"job scheduler limit", "system_usage: {job_scheduler_limit: 0}", 1, 37, "0 must be a positive size"},
+		{"scheduler directory", "scheduler_directory: ''", 1, 22, "must not be empty"},
+		{"bad selector", "destination_interceptors: {composites: [{queue: a, forward_to: [{queue: b, selector: 'x ='}]}]}", 1, 86, "selector: syntax error"},
+		{"composite without destination", "destination_interceptors: {composites: [{forward_to: [{queue: b}]}]}", 1, 41, "set exactly one of queue and topic (the destination"},
+		{"composite with both", "destination_interceptors: {composites: [{queue: a, topic: a, forward_to: [{queue: b}]}]}", 1, 59, "not both"},
+		{"composite without forwards", "destination_interceptors: {composites: [{queue: a}]}", 1, 41, "forward_to needs at least one"},
+		{"forward without target", "destination_interceptors: {composites: [{queue: a, forward_to: [{selector: 'x = 1'}]}]}", 1, 65, "set exactly one of queue and topic (the target)"},
+		{"selector of a forward without target", "destination_interceptors: {composites: [{queue: a, forward_to: [{selector: 'x ='}]}]}", 1, 76, "selector: syntax error"},
+		{"unknown interceptor key", "destination_interceptors: {mirrored_queues: true}", 1, 28, `unknown key "mirrored_queues"`},
+		{"unknown virtual topic key", "destination_interceptors: {virtual_topics: [{suffix: x}]}", 1, 46, `unknown key "suffix"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -670,5 +690,344 @@ func TestConfigDefaults(t *testing.T) {
 	c, err = ParseYAML(strings.NewReader("persistent: false\n"), "x.yaml", nil)
 	if err != nil || c.Persistence.Kind != KindMemory {
 		t.Errorf("persistent=false: %v, %v", c, err)
+	}
+}
+
+// parseTwins parses an XML <broker> body (with extra broker attributes) and
+// a YAML document that should mean the same, and fails unless they load
+// into equal Configs (lines aside). It returns the XML one.
+func parseTwins(t *testing.T, brokerAttrs, xmlBody, yamlDoc string) *Config {
+	t.Helper()
+	doc := "<beans xmlns=\"http://www.springframework.org/schema/beans\">\n" +
+		"<broker xmlns=\"http://activemq.apache.org/schema/core\" brokerName=\"twin\" " + brokerAttrs + ">\n" +
+		xmlBody + "\n</broker>\n</beans>\n"
+	x, err := ParseXML(strings.NewReader(doc), "activemq.xml", nil)
+	if err != nil {
+		t.Fatalf("XML:\n%s\n%v", doc, err)
+	}
+	y, err := ParseYAML(strings.NewReader("broker_name: twin\n"+yamlDoc), "wharf.yaml", nil)
+	if err != nil {
+		t.Fatalf("YAML:\n%s\n%v", yamlDoc, err)
+	}
+	clearLines(x)
+	clearLines(y)
+	if !reflect.DeepEqual(x, y) {
+		t.Fatalf("XML and YAML differ:\nxml  %+v\nyaml %+v", x, y)
+	}
+	return x
+}
+
+func TestConfigPolicyEntryAttributes(t *testing.T) {
+	cases := []struct {
+		xml, yaml string
+		check     func(p *PolicyEntry) bool
+	}{
+		{`prioritizedMessages="true"`, `prioritized_messages: true`, func(p *PolicyEntry) bool { return p.PrioritizedMessages }},
+		{`maxPageSize="50"`, `max_page_size: 50`, func(p *PolicyEntry) bool { return p.MaxPageSize == 50 }},
+		{`advisoryForConsumed="true"`, `advisory_for_consumed: true`, func(p *PolicyEntry) bool { return p.AdvisoryForConsumed }},
+		{`advisoryForDelivery="true"`, `advisory_for_delivery: true`, func(p *PolicyEntry) bool { return p.AdvisoryForDelivery }},
+		{`advisoryWhenFull="true"`, `advisory_when_full: true`, func(p *PolicyEntry) bool { return p.AdvisoryWhenFull }},
+		{`advisoryForSlowConsumers="true"`, `advisory_for_slow_consumers: true`, func(p *PolicyEntry) bool { return p.AdvisoryForSlowConsumers }},
+		{`advisoryForFastProducers="true"`, `advisory_for_fast_producers: true`, func(p *PolicyEntry) bool { return p.AdvisoryForFastProducers }},
+		{`advisoryForDiscardingMessages="true"`, `advisory_for_discarding_messages: true`, func(p *PolicyEntry) bool { return p.AdvisoryForDiscardingMessages }},
+		{`gcInactiveDestinations="true" inactiveTimeoutBeforeGC="30000"`, `gc_inactive_destinations: true, inactive_timeout_before_gc: 30s`,
+			func(p *PolicyEntry) bool {
+				return p.GCInactiveDestinations && p.InactiveTimeoutBeforeGC == 30*time.Second
+			}},
+		// The spelling ActiveMQ's documentation uses; PolicyEntry has both setters.
+		{`inactiveTimoutBeforeGC="5000"`, `inactive_timeout_before_gc: 5s`, func(p *PolicyEntry) bool { return p.InactiveTimeoutBeforeGC == 5*time.Second }},
+		{`persistJMSRedelivered="true"`, `persist_jms_redelivered: true`, func(p *PolicyEntry) bool { return p.PersistJMSRedelivered }},
+		{`messageGroupMapFactoryType="simple"`, `message_group_map_factory_type: simple`, func(p *PolicyEntry) bool { return p.MessageGroupMapFactoryType == GroupMapSimple }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.yaml, func(t *testing.T) {
+			xmlBody := `<destinationPolicy><policyMap><policyEntries><policyEntry queue=">" ` + tc.xml + `/></policyEntries>` +
+				`<defaultEntry><policyEntry ` + tc.xml + `/></defaultEntry></policyMap></destinationPolicy>`
+			yamlDoc := "destination_policy: [{queue: \">\", " + tc.yaml + "}]\ndefault_policy: {" + tc.yaml + "}\n"
+			c := parseTwins(t, "", xmlBody, yamlDoc)
+			if !tc.check(&c.Policies[0]) || !tc.check(c.DefaultPolicy) {
+				t.Errorf("entry = %+v\ndefault = %+v", c.Policies[0], *c.DefaultPolicy)
+			}
+			if c.PolicyFor(message.TopicDest("x")) != c.DefaultPolicy {
+				t.Error("topic x did not get the default entry")
+			}
+			if d := DefaultPolicyEntry(); tc.check(&d) {
+				t.Error("DefaultPolicyEntry passes the check too; it proves nothing")
+			}
+		})
+	}
+	d := DefaultPolicyEntry()
+	if d.PrioritizedMessages || d.MaxPageSize != 200 || d.AdvisoryForConsumed || d.AdvisoryForDelivery || d.AdvisoryWhenFull ||
+		d.AdvisoryForSlowConsumers || d.AdvisoryForFastProducers || d.AdvisoryForDiscardingMessages || d.GCInactiveDestinations ||
+		d.InactiveTimeoutBeforeGC != time.Minute || d.PersistJMSRedelivered || d.MessageGroupMapFactoryType != GroupMapCached {
+		t.Errorf("DefaultPolicyEntry() = %+v", d)
+	}
+}
+
+func TestConfigBrokerAndUsageAttributes(t *testing.T) {
+	cases := []struct {
+		name, attrs, xml, yaml string
+		check                  func(c *Config) bool
+	}{
+		{"schedulerDirectory", `schedulerDirectory="/sched" schedulerSupport="true"`, "", "scheduler_directory: /sched\nscheduler_support: true\n",
+			func(c *Config) bool { return c.SchedulerDirectory == "/sched" && c.SchedulerSupport }},
+		{"anonymousProducerAdvisorySupport", `anonymousProducerAdvisorySupport="true"`, "", "anonymous_producer_advisory_support: true\n",
+			func(c *Config) bool { return c.AnonymousProducerAdvisorySupport }},
+		{"useVirtualTopics", `useVirtualTopics="false"`, "", "use_virtual_topics: false\n",
+			func(c *Config) bool {
+				return !c.UseVirtualTopics && len(c.VirtualTopics) == 0 && !c.InterceptorsConfigured
+			}},
+		{"offlineDurableSubscriber", `offlineDurableSubscriberTimeout="86400000" offlineDurableSubscriberTaskSchedule="3600000"`, "",
+			"offline_durable_subscriber_timeout: 24h\noffline_durable_subscriber_task_schedule: 1h\n",
+			func(c *Config) bool {
+				return c.OfflineDurableSubscriberTimeout == 24*time.Hour && c.OfflineDurableSubscriberTaskSchedule == time.Hour
+			}},
+		{"jobSchedulerUsage", "", `<systemUsage><systemUsage sendFailIfNoSpace="true">
+  <memoryUsage><memoryUsage limit="64 mb"/></memoryUsage>
+  <jobSchedulerUsage><jobSchedulerUsage limit="1 gb"/></jobSchedulerUsage>
+</systemUsage></systemUsage>`, "system_usage: {memory_limit: 64mb, job_scheduler_limit: 1gb, send_fail_if_no_space: true}\n",
+			func(c *Config) bool {
+				u := c.SystemUsage
+				return u.JobSchedulerLimit == 1<<30 && u.MemoryLimit == 64<<20 && u.SendFailIfNoSpace && u.StoreLimit == 100<<30
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := parseTwins(t, tc.attrs, tc.xml, tc.yaml)
+			if !tc.check(c) {
+				t.Errorf("Config = %+v", c)
+			}
+			d := Default()
+			if tc.check(&d) {
+				t.Error("Default() passes the check too; it proves nothing")
+			}
+		})
+	}
+	c, err := ParseYAML(strings.NewReader("broker_name: b1\ndata_directory: /d\n"), "wharf.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// BrokerService.getSchedulerDirectoryFile: <dataDirectory>/<brokerName>/scheduler.
+	if c.SchedulerDirectory != filepath.Join("/d", "b1", "scheduler") || c.SystemUsage.JobSchedulerLimit != 50<<30 || c.AnonymousProducerAdvisorySupport {
+		t.Errorf("defaults: SchedulerDirectory %q, JobSchedulerLimit %d", c.SchedulerDirectory, c.SystemUsage.JobSchedulerLimit)
+	}
+}
+
+const interceptorsXML = `<destinationInterceptors>
+  <virtualDestinationInterceptor>
+    <virtualDestinations>
+      <virtualTopic name=">" prefix="Consumer.*." selectorAware="false"/>
+      <compositeQueue name="orders.in" forwardOnly="true" copyMessage="true">
+        <forwardTo>
+          <queue physicalName="orders.audit"/>
+          <topic physicalName="orders.events"/>
+          <filteredDestination selector="region = 'EU' AND amount > 100" queue="orders.eu.big"/>
+          <filteredDestination selector="urgent = TRUE" topic="alerts"/>
+        </forwardTo>
+      </compositeQueue>
+      <virtualTopic name="Events.>" prefix="VQ.*." postfix=".in" selectorAware="true" local="true"
+                    concurrentSend="true" transactedSend="true" dropOnResourceLimit="true"/>
+      <compositeTopic name="prices.>" forwardOnly="false" concurrentSend="true" sendWhenNotMatched="true">
+        <forwardTo><queue physicalName="prices.store"/></forwardTo>
+      </compositeTopic>
+    </virtualDestinations>
+  </virtualDestinationInterceptor>
+</destinationInterceptors>`
+
+const interceptorsYAML = `destination_interceptors:
+  virtual_topics:
+    - {name: ">", prefix: "Consumer.*.", selector_aware: false}
+    - name: Events.>
+      prefix: VQ.*.
+      postfix: .in
+      selector_aware: true
+      local: true
+      concurrent_send: true
+      transacted_send: true
+      drop_on_resource_limit: true
+  composites:
+    - queue: orders.in
+      forward_only: true
+      forward_to:
+        - queue: orders.audit
+        - topic: orders.events
+        - {queue: orders.eu.big, selector: "region = 'EU' AND amount > 100"}
+        - {topic: alerts, selector: "urgent = TRUE"}
+    - topic: prices.>
+      forward_only: false
+      concurrent_send: true
+      send_when_not_matched: true
+      forward_to: [{queue: prices.store}]
+`
+
+func TestConfigVirtualDestinations(t *testing.T) {
+	c := parseTwins(t, "", interceptorsXML, interceptorsYAML)
+	wantVT := []VirtualTopic{
+		{Name: ">", Prefix: "Consumer.*."},
+		{Name: "Events.>", Prefix: "VQ.*.", Postfix: ".in", SelectorAware: true, Local: true,
+			ConcurrentSend: true, TransactedSend: true, DropOnResourceLimit: true},
+	}
+	if !reflect.DeepEqual(c.VirtualTopics, wantVT) {
+		t.Errorf("VirtualTopics = %+v\nwant %+v", c.VirtualTopics, wantVT)
+	}
+	wantComp := []Composite{
+		{Destination: message.QueueDest("orders.in"), ForwardOnly: true, CopyMessage: true, ForwardTo: []Forward{
+			{Destination: message.QueueDest("orders.audit")},
+			{Destination: message.TopicDest("orders.events")},
+			{Destination: message.QueueDest("orders.eu.big"), Selector: "region = 'EU' AND amount > 100"},
+			{Destination: message.TopicDest("alerts"), Selector: "urgent = TRUE"},
+		}},
+		{Destination: message.TopicDest("prices.>"), ForwardOnly: false, CopyMessage: true, ConcurrentSend: true,
+			SendWhenNotMatched: true, ForwardTo: []Forward{{Destination: message.QueueDest("prices.store")}}},
+	}
+	if !reflect.DeepEqual(c.Composites, wantComp) {
+		t.Errorf("Composites = %+v\nwant %+v", c.Composites, wantComp)
+	}
+	if !c.InterceptorsConfigured || !c.UseVirtualTopics {
+		t.Errorf("InterceptorsConfigured = %v, UseVirtualTopics = %v", c.InterceptorsConfigured, c.UseVirtualTopics)
+	}
+
+	// Lines point at the elements.
+	x, err := ParseXML(strings.NewReader("<broker>\n"+interceptorsXML+"\n</broker>"), "activemq.xml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.VirtualTopics[0].Line != 5 || x.Composites[0].Line != 6 || x.VirtualTopics[1].Line != 14 || x.Composites[1].Line != 16 {
+		t.Errorf("lines: virtual topics %d %d, composites %d %d", x.VirtualTopics[0].Line, x.VirtualTopics[1].Line, x.Composites[0].Line, x.Composites[1].Line)
+	}
+	// copyMessage is deprecated and ignored by ActiveMQ: forwards are
+	// always copies.
+	x, err = ParseXML(strings.NewReader(`<broker><destinationInterceptors><virtualDestinationInterceptor><virtualDestinations>
+<compositeQueue name="a" copyMessage="false"><forwardTo><queue physicalName="b"/></forwardTo></compositeQueue>
+</virtualDestinations></virtualDestinationInterceptor></destinationInterceptors></broker>`), "activemq.xml", nil)
+	if err != nil || !x.Composites[0].CopyMessage {
+		t.Errorf("copyMessage=false: %+v, %v", x, err)
+	}
+}
+
+func TestConfigDefaultVirtualTopic(t *testing.T) {
+	builtIn := []VirtualTopic{{Name: "VirtualTopic.>", Prefix: "Consumer.*."}}
+	cases := []struct {
+		name, yaml string
+		want       []VirtualTopic
+	}{
+		// BrokerService.createDefaultDestinationInterceptor.
+		{"no interceptors", "", builtIn},
+		{"useVirtualTopics false", "use_virtual_topics: false\n", []VirtualTopic{}},
+		// Any configured interceptors replace the default, even empty ones.
+		{"empty interceptors", "destination_interceptors: {}\n", []VirtualTopic{}},
+		{"only a composite", "destination_interceptors: {composites: [{queue: a, forward_to: [{queue: b}]}]}\n", []VirtualTopic{}},
+		{"a virtual topic", "destination_interceptors: {virtual_topics: [{}]}\n", []VirtualTopic{{Name: ">", Prefix: "Consumer.*.", Line: 1}}},
+		{"configured and useVirtualTopics false", "use_virtual_topics: false\ndestination_interceptors: {virtual_topics: [{name: VT.>}]}\n",
+			[]VirtualTopic{{Name: "VT.>", Prefix: "Consumer.*.", Line: 2}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ParseYAML(strings.NewReader(tc.yaml), "wharf.yaml", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(c.VirtualTopics, tc.want) {
+				t.Errorf("VirtualTopics = %+v, want %+v", c.VirtualTopics, tc.want)
+			}
+		})
+	}
+	x, err := ParseXML(strings.NewReader(`<broker><destinationInterceptors/></broker>`), "activemq.xml", nil)
+	if err != nil || len(x.VirtualTopics) != 0 || !x.InterceptorsConfigured {
+		t.Errorf("empty <destinationInterceptors/>: %+v, %v", x, err)
+	}
+	if v := DefaultVirtualTopic(); v.Name != ">" || v.Prefix != "Consumer.*." || v.Postfix != "" {
+		t.Errorf("DefaultVirtualTopic() = %+v", v)
+	}
+}
+
+func TestConfigCompositeFor(t *testing.T) {
+	y := `destination_interceptors:
+  composites:
+    - {queue: orders.in, forward_to: [{queue: a}]}
+    - {queue: "logs.>", forward_to: [{queue: b}]}
+    - {topic: orders.in, forward_to: [{queue: c}]}
+    - {queue: "x.*", forward_to: [{queue: d}]}
+`
+	c, err := ParseYAML(strings.NewReader(y), "wharf.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		dest message.Destination
+		want string // first forward target; "" for no composite
+	}{
+		{message.QueueDest("orders.in"), "a"},
+		{message.TopicDest("orders.in"), "c"},    // composites match their own kind only
+		{message.QueueDest("logs"), "b"},         // "logs.>" matches "logs"
+		{message.QueueDest("logs.app.err"), "b"}, // and any descendant
+		{message.QueueDest("x.y"), "d"},
+		{message.QueueDest("orders"), ""},
+		{message.QueueDest("orders.in.x"), ""},
+		{message.TopicDest("logs.app"), ""},
+		{message.Destination{Type: message.TempQueue, Name: "orders.in"}, ""},
+	}
+	for _, tc := range cases {
+		got := c.CompositeFor(tc.dest)
+		switch {
+		case tc.want == "" && got != nil:
+			t.Errorf("CompositeFor(%v) = %+v, want nil", tc.dest, got)
+		case tc.want != "" && (got == nil || got.ForwardTo[0].Destination.Name != tc.want):
+			t.Errorf("CompositeFor(%v) = %+v, want the one forwarding to %s", tc.dest, got, tc.want)
+		}
+	}
+}
+
+func TestConfigVirtualDestinationErrors(t *testing.T) {
+	wrap := func(body string) string {
+		return "<broker>\n<destinationInterceptors>\n<virtualDestinationInterceptor>\n<virtualDestinations>\n" + body +
+			"\n</virtualDestinations>\n</virtualDestinationInterceptor>\n</destinationInterceptors>\n</broker>"
+	}
+	// Line 5 is the first line of body.
+	cases := []struct {
+		name, body string
+		line, col  int
+		err        string
+	}{
+		{"bad selector", `<compositeQueue name="a"><forwardTo>
+  <filteredDestination selector="color = " queue="b"/>
+</forwardTo></compositeQueue>`, 6, 24, `<filteredDestination selector="color = ">: selector: syntax error`},
+		{"missing physicalName", `<compositeQueue name="a"><forwardTo>
+  <queue/>
+</forwardTo></compositeQueue>`, 6, 3, "<queue>: physicalName is required"},
+		{"empty physicalName", `<compositeTopic name="a"><forwardTo><topic physicalName=""/></forwardTo></compositeTopic>`, 5, 37, "<topic>: physicalName is required"},
+		{"no forwardTo", `<compositeQueue name="a" forwardOnly="false"/>`, 5, 1, "<compositeQueue>: forwards nowhere"},
+		{"empty forwardTo", `<compositeQueue name="a"><forwardTo/></compositeQueue>`, 5, 1, "forwards nowhere"},
+		{"no name", `<compositeQueue><forwardTo><queue physicalName="b"/></forwardTo></compositeQueue>`, 5, 1, "<compositeQueue>: name is required"},
+		{"forwardTo twice", `<compositeQueue name="a"><forwardTo><queue physicalName="b"/></forwardTo><forwardTo/></compositeQueue>`, 5, 74, "<forwardTo> appears more than once"},
+		{"unknown forward target", `<compositeQueue name="a"><forwardTo><tempQueue physicalName="b"/></forwardTo></compositeQueue>`, 5, 37, "<tempQueue> is not supported by Wharf yet: a <forwardTo> target is"},
+		{"unknown composite child", `<compositeQueue name="a"><forwardTo><queue physicalName="b"/></forwardTo><extra/></compositeQueue>`, 5, 74, "<extra> is not supported"},
+		{"unknown virtual destination", `<mirroredQueue/>`, 5, 1, "<mirroredQueue> is not supported by Wharf yet"},
+		{"unknown virtualTopic attribute", `<virtualTopic name="VT.>" setOriginalDestination="false"/>`, 5, 27, "attribute setOriginalDestination is not supported"},
+		{"virtualTopic child", `<virtualTopic><x/></virtualTopic>`, 5, 15, "<x> is not supported"},
+		{"filter without selector", `<compositeQueue name="a"><forwardTo><filteredDestination queue="b"/></forwardTo></compositeQueue>`, 5, 37, "selector is required"},
+		{"filter with queue and topic", `<compositeQueue name="a"><forwardTo><filteredDestination selector="x=1" queue="b" topic="c"/></forwardTo></compositeQueue>`, 5, 83, "set exactly one of queue and topic, not both"},
+		{"filter without target", `<compositeQueue name="a"><forwardTo><filteredDestination selector="x=1"/></forwardTo></compositeQueue>`, 5, 37, "set queue or topic"},
+		{"blank selector", `<compositeQueue name="a"><forwardTo><filteredDestination selector=" " queue="b"/></forwardTo></compositeQueue>`, 5, 58, "the selector is empty"},
+		{"forward to itself", `<compositeQueue name="a"><forwardTo><queue physicalName="a"/></forwardTo></compositeQueue>`, 5, 44, `queue "a" is intercepted by this composite itself`},
+		{"forward into own pattern", `<compositeQueue name="a.>"><forwardTo><queue physicalName="a.b"/></forwardTo></compositeQueue>`, 5, 46, "every send would loop"},
+		{"overlapping composites", `<compositeQueue name="orders.>"><forwardTo><queue physicalName="b"/></forwardTo></compositeQueue>
+<compositeQueue name="orders.*.in"><forwardTo><queue physicalName="c"/></forwardTo></compositeQueue>`, 6, 17, `overlaps the composite queue "orders.>" (line 5)`},
+		{"same composite twice", `<compositeTopic name="t"><forwardTo><queue physicalName="b"/></forwardTo></compositeTopic>
+<compositeTopic name="t"><forwardTo><queue physicalName="c"/></forwardTo></compositeTopic>`, 6, 17, `a composite topic "t" is already defined (line 5)`},
+		{"composite name", `<compositeQueue name="a,b"><forwardTo><queue physicalName="c"/></forwardTo></compositeQueue>`, 5, 17, `composite name "a,b" is not supported`},
+		{"empty virtual topic name", `<virtualTopic name=""/>`, 5, 15, "name must not be empty"},
+		{"bad boolean", `<virtualTopic selectorAware="yes"/>`, 5, 15, "not a boolean"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseXML(strings.NewReader(wrap(tc.body)), "activemq.xml", nil)
+			wantProblem(t, err, tc.line, tc.col, tc.err)
+		})
+	}
+	_, err := ParseXML(strings.NewReader("<broker>\n<destinationInterceptors>\n  <mirroredQueue/>\n</destinationInterceptors>\n</broker>"), "activemq.xml", nil)
+	wantProblem(t, err, 3, 3, "<mirroredQueue> is not supported by Wharf yet: only <virtualDestinationInterceptor> is")
+	if !strings.HasPrefix(err.Error(), "activemq.xml:3:3: ") {
+		t.Errorf("Error() = %q", err)
 	}
 }

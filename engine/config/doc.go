@@ -10,8 +10,9 @@
 //     booleans and durations and resolving ${...} placeholders. It records
 //     where each setting was written so later stages can point at it.
 //  2. defaults: settings whose default depends on another are derived
-//     (the KahaDB directory from dataDirectory, the memory store when
-//     persistent="false", connector names and URI parts).
+//     (the KahaDB and scheduler directories from dataDirectory, the memory
+//     store when persistent="false", connector names and URI parts, the
+//     default virtual topic when no <destinationInterceptors> are given).
 //  3. validate: ranges, duplicates and cross-field rules.
 //  4. freeze: the result is deep-copied; nothing else refers to it.
 //
@@ -44,6 +45,6 @@
 // # Concurrency
 //
 // A Config returned by a loader must not be modified; any goroutine may read
-// it and call PolicyFor concurrently. The loaders themselves share no state
-// and may run concurrently.
+// it and call PolicyFor and CompositeFor concurrently. The loaders
+// themselves share no state and may run concurrently.
 package config

@@ -405,30 +405,13 @@ func (l *loader) validateInterceptors() {
 		comp := &c.Composites[i]
 		path := fmt.Sprintf("destination_interceptors.composites[%d]", i)
 		key := destKey(comp.Destination.Type)
-		if comp.Destination.Name == "" {
-			if l.xml {
-				l.fail(path, "name is required")
-			} else {
-				l.fail(path, "set exactly one of queue and topic (the destination to intercept)")
-			}
-			continue
-		}
-		if !l.checkDestName(path+"."+key, l.word("name", key), comp.Destination) {
-			continue
-		}
-		for j := 0; j < i; j++ {
-			o := &c.Composites[j]
-			if o.Destination.Type == comp.Destination.Type && o.Destination.Name != "" && patternsOverlap(o.Destination.Name, comp.Destination.Name) {
-				// DEVIATION: ActiveMQ applies every composite whose name
-				// matches a destination; Wharf allows one per destination
-				// so that a send has a single, ordered set of forwards.
-				what := "the same"
-				if o.Destination.Name != comp.Destination.Name {
-					what = fmt.Sprintf("an overlapping %s %q", key, o.Destination.Name)
-				}
-				l.fail(path+"."+key, "%s %q has %s composite already (line %d): a destination may have only one composite", key, comp.Destination.Name, what, o.Line)
-				break
-			}
+		switch {
+		case comp.Destination.Name == "" && l.xml:
+			l.fail(path, "name is required")
+		case comp.Destination.Name == "":
+			l.fail(path, "set exactly one of queue and topic (the destination to intercept)")
+		case l.checkDestName(path+"."+key, l.word("name", key), comp.Destination):
+			l.checkCompositeOverlap(i)
 		}
 		if len(comp.ForwardTo) == 0 {
 			if l.xml {
@@ -440,21 +423,19 @@ func (l *loader) validateInterceptors() {
 		}
 		for j, fw := range comp.ForwardTo {
 			fp := fmt.Sprintf("%s.forward_to[%d]", path, j)
-			if fw.Destination.Name == "" {
-				switch {
-				case !l.xml:
-					l.fail(fp, "set exactly one of queue and topic (the target)")
-				case fw.Selector != "":
-					l.fail(fp, "set queue or topic (the target)")
-				default:
-					l.fail(fp, "physicalName is required")
-				}
-				continue
-			}
 			dk := destKey(fw.Destination.Type)
-			l.checkDestName(fp+"."+dk, l.word("physicalName", dk), fw.Destination)
-			if fw.Destination == comp.Destination {
-				l.fail(fp+"."+dk, "%s %q forwards to itself: every send would loop", dk, fw.Destination.Name)
+			switch {
+			case fw.Destination.Name == "" && !l.xml:
+				l.fail(fp, "set exactly one of queue and topic (the target)")
+			case fw.Destination.Name == "" && fw.Selector != "":
+				l.fail(fp, "set queue or topic (the target)")
+			case fw.Destination.Name == "":
+				l.fail(fp, "physicalName is required")
+			case !l.checkDestName(fp+"."+dk, l.word("physicalName", dk), fw.Destination):
+			case comp.Destination.Name != "" && comp.Destination.Matches(fw.Destination):
+				// The forwarded copy is sent through the broker again
+				// and intercepted by the same composite.
+				l.fail(fp+"."+dk, "%s %q is intercepted by this composite itself: every send would loop", dk, fw.Destination.Name)
 			}
 			if fw.Selector != "" {
 				if _, err := selector.Parse(fw.Selector); err != nil {
@@ -462,6 +443,31 @@ func (l *loader) validateInterceptors() {
 				}
 			}
 		}
+	}
+}
+
+// checkCompositeOverlap reports composite i when an earlier composite of
+// the same kind could intercept the same destination.
+func (l *loader) checkCompositeOverlap(i int) {
+	c := &l.cfg
+	comp := &c.Composites[i]
+	key := destKey(comp.Destination.Type)
+	for j := 0; j < i; j++ {
+		o := &c.Composites[j]
+		if o.Destination.Type != comp.Destination.Type || o.Destination.Name == "" || !patternsOverlap(o.Destination.Name, comp.Destination.Name) {
+			continue
+		}
+		// DEVIATION: ActiveMQ applies every composite whose name matches
+		// a destination, in no defined order; Wharf allows one per
+		// destination so that a send has one ordered set of forwards.
+		path := fmt.Sprintf("destination_interceptors.composites[%d].%s", i, key)
+		if o.Destination.Name == comp.Destination.Name {
+			l.fail(path, "a composite %s %q is already defined (line %d)", key, o.Destination.Name, o.Line)
+		} else {
+			l.fail(path, "overlaps the composite %s %q (line %d): both would intercept some %ss; Wharf allows one composite per destination",
+				key, o.Destination.Name, o.Line, key)
+		}
+		return
 	}
 }
 

@@ -67,6 +67,25 @@ type Message struct {
 	Origin string
 
 	Original Encoded
+
+	// Advisory is the payload of an advisory message (ActiveMQ's
+	// Message.DataStructure), nil for every other message.
+	Advisory *Advisory
+}
+
+// Advisory describes the command an advisory message carries, neutrally:
+// OpenWire marshals it as that command, STOMP renders it as JSON.
+type Advisory struct {
+	// Command is the OpenWire type: "ConnectionInfo", "RemoveInfo",
+	// "DestinationInfo", "ConsumerInfo", "ProducerInfo",
+	// "RemoveSubscriptionInfo", or "Message" when Message is the payload
+	// (expired, dead-lettered, delivered, consumed and discarded messages).
+	Command string
+	// Fields are the command's fields by their OpenWire names
+	// ("ConnectionId", "ClientId", "Destination", "OperationType" ...).
+	Fields Properties
+	// Message is the payload message (a copy) for Command "Message".
+	Message *Message
 }
 
 // Expired reports whether the message's expiration has passed at now (ms).

@@ -1,0 +1,8 @@
+package engine
+
+import "wharf/engine/message"
+
+// scheduled takes m into the job scheduler when it carries AMQ_SCHEDULED_*
+// properties; it reports whether it did. (Being written: see the scheduler
+// work in progress.)
+func (s *shard) scheduled(m *message.Message) bool { return false }
