@@ -24,6 +24,9 @@ type destination struct {
 	nextSweep int64     // ms
 	groups    *groupMap // message group owners (queues), made on first use
 
+	composite        *Composite // configured composite intercepting sends
+	compositeChecked bool
+
 	enqueued, dequeued, dispatched, expired, inflight, discarded int64
 
 	mem          int64    // bytes of the messages held (memory usage)
@@ -145,7 +148,7 @@ func (s *shard) sendTo(m *message.Message, target *Subscription) error {
 		s.deadLetter(d, m, 0, expiryCause(m), true)
 		return nil
 	}
-	if vc, ok := s.e.opts.Composites[d.d]; ok {
+	if vc := s.compositeFor(d); vc != nil {
 		// A configured composite destination: copies to its forwards
 		// (filtered by their selectors), and the original only when it is
 		// not forward-only.
@@ -767,4 +770,17 @@ func (s *shard) expireDurables(timeout int64) {
 		}
 		e.mu.Unlock()
 	}
+}
+
+// compositeFor looks a destination's configured composite up once and
+// remembers the answer (the config does not change while running).
+func (s *shard) compositeFor(d *destination) *Composite {
+	if s.e.opts.CompositeFor == nil {
+		return nil
+	}
+	if !d.compositeChecked {
+		d.composite = s.e.opts.CompositeFor(d.d)
+		d.compositeChecked = true
+	}
+	return d.composite
 }

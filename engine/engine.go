@@ -47,8 +47,9 @@ type Options struct {
 	// VirtualTopics are the virtual topic interceptors (none: virtual
 	// topics off; the broker passes ActiveMQ's default one).
 	VirtualTopics []VirtualTopic
-	// Composites are the configured composite queues and topics, by name.
-	Composites map[message.Destination]Composite
+	// CompositeFor returns the configured composite queue or topic that
+	// intercepts sends to a destination, or nil; nil means none configured.
+	CompositeFor func(message.Destination) *Composite
 	// DisableAdvisories turns advisory messages off (<broker
 	// advisorySupport="false">).
 	DisableAdvisories bool

@@ -231,11 +231,15 @@ func TestEngineConfiguredCompositeQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := start(t, func(o *engine.Options) {
-		o.Composites = map[message.Destination]engine.Composite{
-			message.QueueDest("orders"): {ForwardOnly: false, Forwards: []engine.Forward{
-				{Destination: message.QueueDest("orders.all")},
-				{Destination: message.TopicDest("orders.eu"), Selector: sel},
-			}},
+		comp := &engine.Composite{ForwardOnly: false, Forwards: []engine.Forward{
+			{Destination: message.QueueDest("orders.all")},
+			{Destination: message.TopicDest("orders.eu"), Selector: sel},
+		}}
+		o.CompositeFor = func(d message.Destination) *engine.Composite {
+			if d == message.QueueDest("orders") {
+				return comp
+			}
+			return nil
 		}
 	})
 	p := v.conn("")

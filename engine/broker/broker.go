@@ -10,12 +10,15 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"sort"
 	"strconv"
+	"strings"
 
 	"wharf/engine"
 	"wharf/engine/config"
 	"wharf/engine/message"
+	"wharf/engine/selector"
 )
 
 // Listener is a running transport connector.
@@ -99,12 +102,29 @@ func (b *Broker) start(o Options) (err error) {
 		return fmt.Errorf("open %s store: %w", kind, err)
 	}
 	warnNotHonoured(cfg, log)
+	composites, err := composites(cfg)
+	if err != nil {
+		return err
+	}
 	eo := engine.Options{
-		BrokerName: cfg.BrokerName,
-		Shards:     cfg.Shards,
-		Store:      b.store,
-		PolicyFor:  func(d message.Destination) engine.Policy { return Policy(cfg.PolicyFor(d)) },
-		Logger:     log,
+		BrokerName:                           cfg.BrokerName,
+		Shards:                               cfg.Shards,
+		Store:                                b.store,
+		PolicyFor:                            func(d message.Destination) engine.Policy { return Policy(cfg.PolicyFor(d)) },
+		Logger:                               log,
+		Limits:                               limits(cfg, log),
+		OfflineDurableSubscriberTimeout:      cfg.OfflineDurableSubscriberTimeout,
+		OfflineDurableSubscriberTaskSchedule: cfg.OfflineDurableSubscriberTaskSchedule,
+		DisableAdvisories:                    !cfg.AdvisorySupport,
+		SchedulerSupport:                     cfg.SchedulerSupport,
+		CompositeFor:                         composites,
+	}
+	if cfg.UseVirtualTopics || cfg.InterceptorsConfigured {
+		for _, vt := range cfg.VirtualTopics {
+			eo.VirtualTopics = append(eo.VirtualTopics, engine.VirtualTopic{
+				Name: vt.Name, Prefix: vt.Prefix, Postfix: vt.Postfix, SelectorAware: vt.SelectorAware,
+			})
+		}
 	}
 	if o.Engine != nil {
 		o.Engine(&eo)
@@ -191,6 +211,18 @@ func Policy(p *config.PolicyEntry) engine.Policy {
 		return ep
 	}
 	ep.ExpireMessagesPeriod = p.ExpireMessagesPeriod
+	ep.MaxPageSize = p.MaxPageSize
+	ep.PrioritizedMessages = p.PrioritizedMessages
+	ep.QueuePrefetch, ep.TopicPrefetch = p.QueuePrefetch, p.TopicPrefetch
+	ep.DurableTopicPrefetch, ep.QueueBrowserPrefetch = p.DurableTopicPrefetch, p.QueueBrowserPrefetch
+	ep.PendingMessageLimit = p.PendingMessageLimit
+	ep.MemoryLimit = p.MemoryLimit
+	ep.ProducerFlowControl = p.ProducerFlowControl
+	ep.AdvisoryForConsumed, ep.AdvisoryForDelivery = p.AdvisoryForConsumed, p.AdvisoryForDelivery
+	ep.AdvisoryWhenFull, ep.AdvisoryForSlowConsumers = p.AdvisoryWhenFull, p.AdvisoryForSlowConsumers
+	ep.AdvisoryForFastProducers = p.AdvisoryForFastProducers
+	ep.AdvisoryForDiscardingMessages = p.AdvisoryForDiscardingMessages
+	ep.SendAdvisoryIfNoConsumers = p.SendAdvisoryIfNoConsumers
 	if dl := p.DeadLetter; dl != nil {
 		switch dl.Kind {
 		case config.DLQIndividual:
@@ -215,9 +247,8 @@ func Policy(p *config.PolicyEntry) engine.Policy {
 }
 
 // warnNotHonoured logs every setting the config parser accepts but this
-// engine does not act on yet (usage limits and flow control are the
-// destination-semantics issue's), so that nothing configured is ignored
-// without a word.
+// engine does not act on yet, so that nothing configured is ignored without
+// a word.
 func warnNotHonoured(cfg *config.Config, log *slog.Logger) {
 	def := config.DefaultPolicyEntry()
 	var names []string
@@ -225,27 +256,17 @@ func warnNotHonoured(cfg *config.Config, log *slog.Logger) {
 		if p == nil {
 			return
 		}
-		if p.MemoryLimit != def.MemoryLimit {
-			names = append(names, "memoryLimit")
-		}
-		if p.ProducerFlowControl != def.ProducerFlowControl {
-			names = append(names, "producerFlowControl")
-		}
-		if p.PendingMessageLimit != def.PendingMessageLimit {
-			names = append(names, "pendingMessageLimitStrategy")
-		}
-		if p.SendAdvisoryIfNoConsumers != def.SendAdvisoryIfNoConsumers {
-			names = append(names, "sendAdvisoryIfNoConsumers")
-		}
-		if p.QueuePrefetch != def.QueuePrefetch || p.TopicPrefetch != def.TopicPrefetch ||
-			p.DurableTopicPrefetch != def.DurableTopicPrefetch || p.QueueBrowserPrefetch != def.QueueBrowserPrefetch {
-			names = append(names, "queuePrefetch/topicPrefetch/durableTopicPrefetch/queueBrowserPrefetch")
-		}
 		if p.AllConsumersExclusiveByDefault != def.AllConsumersExclusiveByDefault {
 			names = append(names, "allConsumersExclusiveByDefault")
 		}
 		if p.CursorMemoryHighWaterMark != def.CursorMemoryHighWaterMark || p.StoreUsageHighWaterMark != def.StoreUsageHighWaterMark {
 			names = append(names, "cursorMemoryHighWaterMark/storeUsageHighWaterMark")
+		}
+		if p.GCInactiveDestinations {
+			names = append(names, "gcInactiveDestinations")
+		}
+		if p.PersistJMSRedelivered {
+			names = append(names, "persistJMSRedelivered")
 		}
 		if p.DeadLetter != nil && (p.DeadLetter.DestinationPerDurableSubscriber || !p.DeadLetter.EnableAudit) {
 			names = append(names, "deadLetterStrategy destinationPerDurableSubscriber/enableAudit")
@@ -255,8 +276,10 @@ func warnNotHonoured(cfg *config.Config, log *slog.Logger) {
 		check(&cfg.Policies[i])
 	}
 	check(cfg.DefaultPolicy)
-	if cfg.SystemUsage.SendFailIfNoSpace || cfg.SystemUsage.SendFailIfNoSpaceAfterTimeout > 0 {
-		names = append(names, "systemUsage sendFailIfNoSpace")
+	for _, vt := range cfg.VirtualTopics {
+		if vt.SelectorAware || vt.Local || vt.ConcurrentSend || vt.TransactedSend || vt.DropOnResourceLimit {
+			names = append(names, "virtualTopic selectorAware/local/concurrentSend/transactedSend/dropOnResourceLimit")
+		}
 	}
 	seen := map[string]bool{}
 	sort.Strings(names)
@@ -266,6 +289,75 @@ func warnNotHonoured(cfg *config.Config, log *slog.Logger) {
 			log.Warn("setting accepted but not enforced yet", "setting", n)
 		}
 	}
-	log.Info("usage limits recorded; producer flow control is not enforced yet",
-		"memory_limit", cfg.SystemUsage.MemoryLimit, "store_limit", cfg.SystemUsage.StoreLimit, "temp_limit", cfg.SystemUsage.TempLimit)
+}
+
+// limits turns <systemUsage> into the engine's limits. percentOfJvmHeap is
+// read as a percentage of the machine's memory (Wharf has no JVM heap).
+func limits(cfg *config.Config, log *slog.Logger) engine.Limits {
+	u := cfg.SystemUsage
+	l := engine.Limits{
+		MemoryLimit:                   u.MemoryLimit,
+		StoreLimit:                    u.StoreLimit,
+		TempLimit:                     u.TempLimit,
+		SendFailIfNoSpace:             u.SendFailIfNoSpace,
+		SendFailIfNoSpaceAfterTimeout: u.SendFailIfNoSpaceAfterTimeout,
+	}
+	if u.MemoryPercentOfJVMHeap > 0 {
+		if total := physicalMemory(); total > 0 {
+			l.MemoryLimit = total * int64(u.MemoryPercentOfJVMHeap) / 100
+		}
+	}
+	log.Info("usage limits", "memory_limit", l.MemoryLimit, "store_limit", l.StoreLimit, "temp_limit", l.TempLimit,
+		"send_fail_if_no_space", l.SendFailIfNoSpace, "send_fail_after", l.SendFailIfNoSpaceAfterTimeout)
+	return l
+}
+
+// physicalMemory is the machine's memory in bytes (Linux), or 0.
+func physicalMemory() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			f := strings.Fields(rest)
+			if len(f) >= 1 {
+				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+					return kb * 1024
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// composites builds the engine's view of the configured composite queues
+// and topics, their selectors compiled once.
+func composites(cfg *config.Config) (func(message.Destination) *engine.Composite, error) {
+	if len(cfg.Composites) == 0 {
+		return nil, nil
+	}
+	built := map[*config.Composite]*engine.Composite{}
+	for i := range cfg.Composites {
+		c := &cfg.Composites[i]
+		ec := &engine.Composite{ForwardOnly: c.ForwardOnly}
+		for _, f := range c.ForwardTo {
+			ef := engine.Forward{Destination: f.Destination}
+			if f.Selector != "" {
+				sel, err := selector.Parse(f.Selector)
+				if err != nil {
+					return nil, fmt.Errorf("composite %s forward to %s: %w", c.Destination, f.Destination, err)
+				}
+				ef.Selector = sel
+			}
+			ec.Forwards = append(ec.Forwards, ef)
+		}
+		built[c] = ec
+	}
+	return func(d message.Destination) *engine.Composite {
+		if c := cfg.CompositeFor(d); c != nil {
+			return built[c]
+		}
+		return nil
+	}, nil
 }
