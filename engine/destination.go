@@ -131,8 +131,10 @@ func (s *shard) send(m *message.Message) error { return s.sendTo(m, nil) }
 // sendTo is send; a non-nil target limits a topic message to that one
 // subscription (advisory replay, ActiveMQ's TargetConsumerId).
 func (s *shard) sendTo(m *message.Message, target *Subscription) error {
-	if s.e.opts.SchedulerSupport && s.scheduled(m) {
-		return nil // held by the scheduler until it is due (scheduler.go)
+	if s.e.opts.SchedulerSupport {
+		if held, err := s.scheduled(m); held {
+			return err // held by the scheduler until it is due, or refused (scheduler.go)
+		}
 	}
 	d := s.dest(m.Destination, !m.Destination.Type.IsTemp())
 	if d == nil {
@@ -658,6 +660,7 @@ func (s *shard) tick() {
 		d.nextSweep = s.now + d.policy.ExpireMessagesPeriod.Milliseconds()
 		s.sweep(d)
 	}
+	s.fireJobs() // scheduled messages due (the timer fires them too: scheduler.go)
 }
 
 // sweep expires the pending messages of d that are past their expiration.

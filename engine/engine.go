@@ -257,7 +257,11 @@ func (e *Engine) Tick() {
 	var wg sync.WaitGroup
 	for _, s := range e.shards {
 		wg.Add(1)
-		s.mailbox(command{op: opFn, fn: func(s *shard) { s.tick(); wg.Done() }})
+		s.mailbox(command{op: opFn, fn: func(s *shard) {
+			s.now = s.e.now().UnixMilli() // the turn may have read the clock before it moved
+			s.tick()
+			wg.Done()
+		}})
 	}
 	wg.Wait()
 }

@@ -9,11 +9,18 @@ import (
 // recover rebuilds the shard's destinations and durable subscriptions from
 // its store. It runs before the shard loop starts.
 func (s *shard) recover() error {
-	subs, msgs := 0, 0
+	subs, msgs, jobs := 0, 0, 0
 	err := s.store.Recover(func(it RecoveredItem) error {
 		if it.Sub != nil {
 			subs++
 			return s.recoverSub(*it.Sub)
+		}
+		if it.Job != nil {
+			// Without SchedulerSupport they are kept but do not fire, as
+			// ActiveMQ leaves its scheduler store alone until the
+			// scheduler is turned on again.
+			jobs++
+			return s.recoverJob(*it.Job)
 		}
 		if it.Msg == nil {
 			return fmt.Errorf("recovered item for %s seq %d has neither subscription nor message", it.Dest, it.Seq)
@@ -43,8 +50,8 @@ func (s *shard) recover() error {
 	if err != nil {
 		return err
 	}
-	if subs+msgs > 0 {
-		s.log.Info("store recovered", "durable_subs", subs, "messages", msgs, "destinations", len(s.dests))
+	if subs+msgs+jobs > 0 {
+		s.log.Info("store recovered", "durable_subs", subs, "messages", msgs, "destinations", len(s.dests), "scheduled_jobs", jobs)
 	}
 	return nil
 }

@@ -88,6 +88,8 @@ type shard struct {
 	// this turn freed memory (other shards' blocked producers may go on).
 	blocked map[*destination]struct{}
 	freed   bool
+
+	sched *scheduler // scheduled messages (scheduler.go); nil until the first
 }
 
 func newShard(e *Engine, idx int) *shard {

@@ -27,8 +27,9 @@ type ShardStore interface {
 	// Recover calls fn for the stored state in this order: every durable
 	// subscription, then every pending message of each destination in the
 	// order it was added (with the subscriptions that have not yet
-	// acknowledged it, for topics). Order between destinations is not
-	// promised.
+	// acknowledged it, for topics), then every scheduled job. Order between
+	// destinations, and between jobs, is not promised. Jobs come last
+	// because nothing else refers to them: the engine only re-arms them.
 	Recover(fn func(RecoveredItem) error) error
 	// Close releases the shard's files.
 	Close() error
@@ -59,6 +60,12 @@ const (
 	OpUpdate
 	// OpRemoveDest deletes destination Dest and everything stored for it.
 	OpRemoveDest
+	// OpAddJob stores scheduled job Job, replacing the job with the same ID
+	// (a reschedule after a firing).
+	OpAddJob
+	// OpRemoveJob deletes scheduled job JobID (fired for the last time, or
+	// removed through ActiveMQ.Scheduler.Management).
+	OpRemoveJob
 )
 
 // SubKey identifies a durable topic subscription: ActiveMQ's
@@ -79,6 +86,25 @@ type DurableSub struct {
 	NoLocal     bool
 }
 
+// Job is a scheduled message as the store keeps it: ActiveMQ's scheduler job
+// (KahaAddScheduledJobCommand). A Job handed to a store in a StoreOp is not
+// changed afterwards; the engine hands a new one for each reschedule.
+type Job struct {
+	ID  string           // the scheduledJobId
+	Msg *message.Message // the message as sent, AMQ_SCHEDULED_* properties included
+	// Cron is the 5-field cron entry; "" for none.
+	Cron string
+	// Delay and Period are in ms: the wait before the first firing (when
+	// 0, Period is waited), and between firings.
+	Delay, Period int64
+	// Repeat counts the firings still to come after the next one; negative
+	// repeats forever. A cron job keeps the message's AMQ_SCHEDULED_REPEAT:
+	// each cron firing starts a separate job of Repeat+1 firings.
+	Repeat int32
+	Start  int64 // ms since the epoch: when it was scheduled
+	Next   int64 // ms since the epoch: when it fires next
+}
+
 // StoreOp is one change to a shard's store.
 //
 // Rules every store follows (storage/storetest checks them): Seq increases
@@ -87,7 +113,10 @@ type DurableSub struct {
 // ignored, as KahaDB ignores them; a topic add with no Subs stores nothing;
 // removing a topic removes the durable subscriptions on it; adding a
 // subscription that exists replaces its record and keeps its messages; a
-// store keeps every field of a message but Origin and Original.
+// store keeps every field of a message but Origin and Original. Jobs are
+// keyed by ID alone and belong to no destination: removing a destination
+// keeps them (ActiveMQ keeps jobs in a separate JobSchedulerStore), and
+// removing an unknown job is ignored.
 type StoreOp struct {
 	Kind  StoreOpKind
 	Dest  message.Destination
@@ -96,12 +125,15 @@ type StoreOp struct {
 	Subs  []SubKey         // OpAdd on a topic: who still needs it
 	Sub   DurableSub       // OpAck (Key), OpAddSub, OpRemoveSub (Key)
 	Count int32            // OpUpdate: the new redelivery counter
+	Job   *Job             // OpAddJob
+	JobID string           // OpRemoveJob
 }
 
-// RecoveredItem is one element of a shard's stored state. Exactly one of Sub
-// and Msg is set.
+// RecoveredItem is one element of a shard's stored state. Exactly one of Sub,
+// Msg and Job is set.
 type RecoveredItem struct {
 	Sub *DurableSub
+	Job *Job
 
 	Dest message.Destination
 	Seq  uint64

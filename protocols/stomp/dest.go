@@ -21,6 +21,9 @@ const (
 // queue of that name, as ActiveMQ 5.17 does, while reply-to keeps the raw
 // string as a property.
 func (s *session) toDestination(name string) (d message.Destination, ok bool, err *protocolError) {
+	if strings.IndexByte(name, ',') >= 0 {
+		return s.toComposite(name)
+	}
 	switch {
 	case strings.HasPrefix(name, prefixQueue):
 		return message.QueueDest(name[len(prefixQueue):]), true, nil
@@ -35,6 +38,28 @@ func (s *session) toDestination(name string) (d message.Destination, ok bool, er
 		return message.Destination{Type: message.TempTopic, Name: name[len(prefixRemoteTmpT):]}, true, nil
 	}
 	return message.QueueDest(name), false, nil
+}
+
+// toComposite converts "a,b,c", each element with its own STOMP prefix,
+// into a composite destination, as ActiveMQ's LegacyFrameTranslator.
+// convertDestination does: every element becomes its qualified name
+// ("/topic/b" → "topic://b"), they are joined with commas, and
+// ActiveMQDestination.createDestination(joined, QUEUE_TYPE) takes the first
+// element's kind for the composite and leaves the others qualified
+// ("/queue/a,/topic/b" → queue "a,topic://b"). An element without a prefix
+// is a queue; ok is false then.
+func (s *session) toComposite(name string) (d message.Destination, ok bool, err *protocolError) {
+	ok = true
+	parts := strings.Split(name, ",")
+	for i, part := range parts {
+		el, elOK, err := s.toDestination(part)
+		if err != nil {
+			return message.Destination{}, false, err
+		}
+		ok = ok && elOK
+		parts[i] = el.String()
+	}
+	return message.ParseQualified(strings.Join(parts, ","), message.Queue), ok, nil
 }
 
 // tempDestination maps "/temp-queue/x" to a temporary destination of this

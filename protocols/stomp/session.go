@@ -50,9 +50,14 @@ type session struct {
 	connected atomic.Bool
 	closed    atomic.Bool
 	readSeen  atomic.Bool // data read since the last read check
-	wrote     atomic.Bool // data written since the last heart-beat tick
-	timers    []*time.Timer
-	timerMu   sync.Mutex // guards timers (armed from timer goroutines)
+	// outstanding counts sends the engine has not completed; paused is set
+	// while reading is stopped because of them (flow control).
+	outstanding atomic.Int64
+	paused      atomic.Bool
+	flowMu      sync.Mutex
+	wrote       atomic.Bool // data written since the last heart-beat tick
+	timers      []*time.Timer
+	timerMu     sync.Mutex // guards timers (armed from timer goroutines)
 }
 
 func newSession(srv *Server, tc transport.Conn) *session {
@@ -337,7 +342,9 @@ func (s *session) startHeartBeats(cx, cy int64) {
 			if s.closed.Load() {
 				return
 			}
-			if !s.readSeen.Swap(false) {
+			// A connection paused by flow control reads nothing, so it cannot
+			// be judged by its heart-beats until it resumes.
+			if !s.readSeen.Swap(false) && !s.paused.Load() {
 				s.log.Info("heart-beat missed, closing", "interval_ms", cx)
 				s.tc.Close()
 				return

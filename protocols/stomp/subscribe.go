@@ -307,10 +307,12 @@ func (sub *subscription) Deliver(d engine.Delivery) {
 		b = wire.AppendEscaped(b, p.Value.Text(), v)
 	}
 	var body []byte
-	switch m.BodyType {
-	case message.TextBody:
+	switch {
+	case m.Advisory != nil:
+		body = advisoryJSON(m.Advisory)
+	case m.BodyType == message.TextBody:
 		body = m.Body
-	case message.BytesBody:
+	case m.BodyType == message.BytesBody:
 		body = m.Body
 		b = append(b, "\ncontent-length:"...)
 		b = strconv.AppendInt(b, int64(len(body)), 10)

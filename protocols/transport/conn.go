@@ -62,6 +62,12 @@ type conn struct {
 	local  net.Addr  // immutable copies: gnet's are not safe off the loop and are recycled on close
 	remote net.Addr
 	flushR gnet.Runnable // posted to the loop to flush; allocated once
+	readR  gnet.Runnable // posted to the loop to pause or resume reading; allocated once
+	fd     int           // the socket, for the poller; valid until OnClose
+
+	// pauseReq is what PauseReading or ResumeReading last asked for; the
+	// loop applies it (readTask, holdInput). See pause.go.
+	pauseReq atomic.Bool
 
 	// pollArmed is set by the loop when it starts the poll timer and
 	// cleared by the timer, so at most one poll is pending.
@@ -80,6 +86,20 @@ type conn struct {
 	// gnet, in write order, from wHead on; see settle.
 	waiting []waiter
 	wHead   int
+	// Read pause (pause.go). rdPaused: input is held in gnet's inbound
+	// buffer and, unless rdHeld, the socket is out of the poller's interest
+	// set. rdHeld: the poller could not be reached, so gnet keeps reading.
+	// epfd is the loop's epoll descriptor (-1 if unusable), looked up once
+	// (rdLooked). lastOut is gnet's OutboundBuffered at the last look while
+	// paused, in bytes.
+	rdPaused bool
+	rdHeld   bool
+	rdLooked bool
+	epfd     int
+	lastOut  int
+	// inputLeft counts down, in bytes, the input the kernel held when a
+	// closing connection's reading was resumed; drain waits for it.
+	inputLeft int
 
 	// mu guards the outbound queue and the close state. It is the lock
 	// STYLE §3 allows by exception: Write is called from any goroutine and
@@ -92,6 +112,7 @@ type conn struct {
 	spare          []byte        // the previous batch's buffer, reused
 	spareDones     []func(error)
 	flushScheduled bool  // a flush task is posted to the loop and has not started
+	readScheduled  bool  // readTask is posted to the loop and has not started
 	inCallback     bool  // the loop is inside OnData (or the factory) and flushes when it returns
 	closing        bool  // Close was called (or OnData failed): refuse writes, drain, then close
 	closed         bool  // cut or gone: refuse writes, drop the queue
@@ -105,6 +126,8 @@ func newConn(l *listener, gc gnet.Conn) *conn {
 		gc:         gc,
 		remote:     cloneAddr(gc.RemoteAddr()),
 		inCallback: true, // the factory runs next; OnOpen flushes after it
+		fd:         gc.Fd(),
+		epfd:       -1,
 	}
 	c.local = socketAddr(gc.Fd())
 	if c.local == nil {
@@ -112,6 +135,10 @@ func newConn(l *listener, gc gnet.Conn) *conn {
 	}
 	c.flushR = gnet.RunnableFunc(func(context.Context) error {
 		c.flush(true)
+		return nil
+	})
+	c.readR = gnet.RunnableFunc(func(context.Context) error {
+		c.readTask()
 		return nil
 	})
 	return c
@@ -261,6 +288,7 @@ func (c *conn) flush(fromTask bool) {
 		clear(dones)
 	}
 	var err error
+	before := c.gc.OutboundBuffered()
 	if len(batch) > 0 {
 		// gnet writes what the kernel takes and copies the rest into its
 		// own outbound buffer, which it flushes on writable events, in order.
@@ -270,6 +298,7 @@ func (c *conn) flush(fromTask bool) {
 			c.handed = end
 		}
 	}
+	c.flushPaused(before)
 	cut, used, buffered := false, 0, 0
 	if !c.gone {
 		buffered = c.gc.OutboundBuffered()
@@ -314,8 +343,11 @@ func (c *conn) flush(fromTask bool) {
 		_ = c.gc.Close() // on the loop, which is running: no need for mu
 	case closing:
 		c.drain()
-	case c.wHead < len(c.waiting):
-		c.armPoll()
+	default:
+		c.watchOutbound(buffered)
+		if c.wHead < len(c.waiting) {
+			c.armPoll()
+		}
 	}
 }
 
@@ -384,12 +416,28 @@ func (c *conn) pollFired() {
 	c.requestFlush()
 }
 
-// drain closes the connection once gnet's outbound buffer is empty, polling
-// with back-off because gnet does not report that moment. Loop only; called
-// when Close was requested and Wharf's queue is empty (and, the buffer
-// being empty, the waiting callbacks have run).
+// drain closes the connection once gnet's outbound buffer is empty and,
+// for a connection whose reading was paused, the input the kernel queued
+// meanwhile has been read (and dropped), polling with back-off because gnet
+// reports neither moment. Loop only; called when Close was requested and
+// Wharf's queue is empty (and, the buffer being empty, the waiting
+// callbacks have run).
 func (c *conn) drain() {
-	if c.gc.OutboundBuffered() == 0 {
+	if c.rdPaused {
+		// Read (and drop) input again; gnet watches EPOLLOUT again too. The
+		// input the kernel queued while reading was paused must be read
+		// before the close, or the close is an RST.
+		c.syncRead(true) // sets inputLeft
+		if c.gone {
+			return
+		}
+	}
+	now := time.Now()
+	if c.drainStart.IsZero() {
+		c.drainStart = now
+	}
+	timedOut := now.Sub(c.drainStart) >= drainTimeout
+	if c.gc.OutboundBuffered() == 0 && (c.inputLeft <= 0 || timedOut) {
 		c.mu.Lock()
 		c.closed = true
 		c.mu.Unlock()
@@ -398,11 +446,7 @@ func (c *conn) drain() {
 		_ = c.gc.Close()
 		return
 	}
-	now := time.Now()
-	if c.drainStart.IsZero() {
-		c.drainStart = now
-	}
-	if now.Sub(c.drainStart) >= drainTimeout {
+	if timedOut {
 		unsent := c.gc.OutboundBuffered()
 		c.mu.Lock()
 		c.cutLocked(ErrDrainTimeout)
@@ -445,6 +489,7 @@ func (c *conn) onTraffic(b []byte) gnet.Action {
 		// (closing a socket with unread input sends RST, which can destroy
 		// the replies still in flight to the peer), but drop the bytes.
 		c.mu.Unlock()
+		c.inputLeft -= len(b)
 		return gnet.None
 	}
 	c.inCallback = true

@@ -20,8 +20,9 @@
 // (STYLE §3). The bytes passed to OnData are gnet's read buffer, valid only
 // during the call.
 //
-// Conn.Write, WriteNotify, Close, ID, RemoteAddr and LocalAddr are safe from
-// any goroutine, including from inside the Handler's own methods.
+// Conn.Write, WriteNotify, Close, PauseReading, ResumeReading, ID,
+// RemoteAddr and LocalAddr are safe from any goroutine, including from
+// inside the Handler's own methods.
 // Listener.Addr, Conns and Close are safe from any goroutine, but Close must
 // not be called from a Handler method (it waits for the loops to exit).
 //
@@ -66,13 +67,50 @@
 // Handler gets OnClose(ErrOutboundFull). The kernel's socket buffer comes on
 // top and is bounded by the kernel.
 //
+// # Read pause
+//
+// PauseReading is producer flow control: the socket of a paused connection
+// is not read, so a producer that keeps sending fills the kernel's buffers
+// and is throttled by TCP, not buffered in the broker. gnet has no API for
+// it (it reads every readable socket, keeps what OnTraffic leaves unconsumed
+// in an unbounded inbound buffer, and has no call to change a connection's
+// poller interest), so on Linux the loop takes the socket out of its epoll
+// interest set itself (EPOLL_CTL_MOD to no events, on the epoll descriptor
+// read from gnet's event loop by reflection; readctl_linux.go). EPOLLERR
+// and EPOLLHUP still arrive, so a reset peer still closes the connection;
+// a peer's FIN is not seen until reading resumes, after the input before it.
+//
+// The pause is applied on the loop: by a posted task, or at once by
+// OnTraffic if a read lands first. That read, at most gnet's 64 KiB read
+// buffer, stays unconsumed in gnet's inbound buffer, which is all the
+// transport holds for a paused connection; ResumeReading restores gnet's
+// interest set and delivers it at once (a posted task calling OnData, as
+// no event would announce it), before anything read later.
+//
+// A paused socket does not watch EPOLLOUT either: gnet's write paths set
+// EPOLLIN back whenever they touch the poller (when its outbound buffer
+// turns non-empty or empty), and gnet flushes that buffer only on EPOLLOUT.
+// So while paused, flush drives gnet's buffer with gnet's Flush, polled
+// with the usual back-off while it holds bytes, and clears the interest set
+// again before the loop polls: no read slips in. Writes thus keep flowing
+// to a paused connection.
+//
+// Where the poller cannot be reached (off Linux; gnet built with poll_opt,
+// which stores a pointer, not the descriptor, in epoll's event data; a gnet
+// whose internals differ, checked type by type) the pause only holds input:
+// gnet keeps reading into its inbound buffer, and beyond 4 MiB held
+// (maxHeldInboundBytes) the connection is cut with ErrInboundFull. A
+// warning says so, at most every 10 s per listener.
+//
 // # Close
 //
 // Conn.Close marks the connection closing (further writes get ErrClosed),
 // then the loop flushes the queue, waits for gnet's outbound buffer to empty
 // (polling with the same back-off, since gnet has no drained callback;
 // at most 30 s, then ErrDrainTimeout) and closes the socket. Input is read
-// and dropped meanwhile, so the close is a FIN and not an RST. A non-nil
+// and dropped meanwhile, so the close is a FIN and not an RST; a paused
+// connection is resumed for this, and the close also waits (within the same
+// 30 s) until the input the kernel queued while it was paused has been read. A non-nil
 // error from OnData closes the same way, after the error frame the handler
 // queued. When a connection is gone, its waiting and queued WriteNotify
 // callbacks run once each, in order: nil for those whose bytes had left
@@ -95,6 +133,14 @@
 //     re-resolving the address, so port 0 would bind several ports.
 //   - gnet keeps a process-wide default logger, replaced at every engine
 //     start; its lines are routed to the slog.Logger of the last listener.
+//   - gnet reads each readable socket once per event (level-triggered,
+//     64 KiB), appends what OnTraffic leaves unconsumed to an unbounded
+//     inbound buffer, and sets a socket's epoll interest (EPOLLIN|EPOLLPRI,
+//     plus EPOLLOUT while its outbound buffer is non-empty) only from its
+//     own write paths. Conn.Wake would also re-run OnTraffic, but Wharf
+//     delivers held input from its own task instead. See "Read pause".
+//   - gnet reports EPOLLHUP/EPOLLERR on a socket it was not reading as
+//     io.EOF, so a paused connection reset by its peer gets OnClose(nil).
 //   - gnet.Stop(ctx, addr) (the package function) finds engines by address
 //     string in a global map; with port 0 several listeners share one key.
 //     Never call it; Listener.Close uses the engine it was booted with.

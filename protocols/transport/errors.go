@@ -25,4 +25,14 @@ var (
 	ErrDrainTimeout = errors.New("transport: close timed out with bytes unsent")
 	// ErrInvalidOptions is wrapped by Listen when its arguments are unusable.
 	ErrInvalidOptions = errors.New("transport: invalid options")
+	// ErrInboundFull is given to Handler.OnClose when a connection whose
+	// reading was paused had more than maxHeldInboundBytes of input held for
+	// it. It happens only where the transport cannot stop reading a socket
+	// (off Linux, or gnet built with poll_opt; see pause.go); on Linux a
+	// paused connection's socket is not read at all.
+	ErrInboundFull = errors.New("transport: inbound bytes held while paused exceed the limit")
 )
+
+// errReadCtlUnsupported means the event loop's poller cannot be reached to
+// change a connection's read interest; PauseReading then holds input.
+var errReadCtlUnsupported = errors.New("transport: read interest control unsupported")

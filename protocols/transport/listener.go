@@ -80,6 +80,7 @@ type listener struct {
 	log          *slog.Logger
 	connLimit    throttle // rate-limits "connection limit reached"
 	outboundFull throttle // rate-limits "outbound limit exceeded"
+	readHeld     throttle // rate-limits "cannot stop reading a paused connection"
 
 	addr    net.Addr    // set in OnBoot, read after started is closed
 	eng     gnet.Engine // set in OnBoot, read after started is closed
@@ -130,6 +131,7 @@ func Listen(addr string, f HandlerFactory, o Options) (Listener, error) {
 		log:          logger,
 		connLimit:    throttle{every: 10 * time.Second},
 		outboundFull: throttle{every: time.Second},
+		readHeld:     throttle{every: 10 * time.Second},
 		started:      make(chan struct{}),
 		runDone:      make(chan struct{}),
 	}
@@ -235,6 +237,13 @@ func (l *listener) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	c := newConn(l, gc)
 	h, ok := c.callFactory()
 	if !ok {
+		// gnet closes the socket without OnClose: mark the conn gone so that
+		// a task the factory posted (PauseReading) does not touch the
+		// descriptor, which may be reused by then.
+		c.gone = true
+		c.mu.Lock()
+		c.closed = true
+		c.mu.Unlock()
 		l.conns.Add(-1)
 		return nil, gnet.Close
 	}
@@ -245,12 +254,17 @@ func (l *listener) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 }
 
 // OnTraffic runs on the connection's event loop when bytes arrived.
+// While the connection's reading is paused the input is left unconsumed:
+// gnet then keeps it in its inbound buffer, for ResumeReading to deliver.
 func (l *listener) OnTraffic(gc gnet.Conn) gnet.Action {
-	b, _ := gc.Next(-1) // all buffered input; cannot fail for n <= 0
 	c, _ := gc.Context().(*conn)
 	if c == nil {
 		return gnet.Close
 	}
+	if held, act := c.holdInput(); held {
+		return act
+	}
+	b, _ := gc.Next(-1) // all buffered input; cannot fail for n <= 0
 	return c.onTraffic(b)
 }
 

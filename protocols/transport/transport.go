@@ -46,6 +46,37 @@ type Conn interface {
 	// input arriving meanwhile is read and discarded. Handler.OnClose
 	// follows with nil, or ErrDrainTimeout when the peer never took the bytes.
 	Close() error
+	// PauseReading stops delivering this connection's input to OnData and
+	// stops reading its socket, so the peer's sends back up in TCP: the
+	// kernel's receive buffer fills, the advertised window closes and the
+	// peer's writes block. Protocols call it when the engine withholds a
+	// producer's send completion (a full destination). Safe from any
+	// goroutine; idempotent. Other connections, on the same event loop too,
+	// are not affected.
+	//
+	// It takes effect on the event loop: an OnData call under way finishes,
+	// and no OnData follows until ResumeReading. Input that reaches gnet
+	// after the call and before the loop has taken the socket out of its
+	// poller (at most one read, 64 KiB) is held, not delivered. On Linux
+	// nothing more is read; elsewhere (or with gnet's poll_opt build) the
+	// socket cannot be left unread, gnet keeps reading it into memory, and
+	// beyond 4 MiB held the connection is cut with ErrInboundFull.
+	//
+	// Writes still go out while reading is paused. A connection being
+	// closed (Close, an OnData error) reads and drops its input whatever was
+	// asked, so that its close stays a FIN. A peer that resets the
+	// connection while paused still closes it (OnClose once, with nil: gnet
+	// reports the reset of a socket it is not reading as EOF); a peer's FIN
+	// is seen only after ResumeReading, once the input before it was
+	// delivered.
+	PauseReading()
+	// ResumeReading undoes PauseReading: the input held meanwhile is
+	// delivered to OnData on the event loop at once, in order and before
+	// anything read later, even if no new bytes arrive, and the socket is
+	// read again. Safe from any goroutine; idempotent. When PauseReading and
+	// ResumeReading race, the connection ends in the state asked for by the
+	// call that ran last.
+	ResumeReading()
 	// RemoteAddr is the peer's address. Safe from any goroutine.
 	RemoteAddr() net.Addr
 	// LocalAddr is the address the connection was accepted on, with the real
@@ -72,7 +103,8 @@ type Handler interface {
 	// OnClose is called exactly once when the connection is gone, whoever
 	// closed it; err is nil for an orderly close (the peer's FIN, or Close
 	// after a complete flush). Otherwise it is the handler's own OnData
-	// error, ErrOutboundFull, ErrDrainTimeout, ErrListenerClosed, an error
+	// error, ErrOutboundFull, ErrDrainTimeout, ErrListenerClosed,
+	// ErrInboundFull (only where PauseReading cannot stop reads), an error
 	// wrapping ErrHandlerPanic, or the socket error. Writes are refused from
 	// then on.
 	OnClose(err error)

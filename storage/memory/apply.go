@@ -36,6 +36,14 @@ func validate(op *engine.StoreOp) error {
 		if op.Sub.Key == (engine.SubKey{}) {
 			return ErrInvalidOp
 		}
+	case engine.OpAddJob:
+		if op.Job == nil || op.Job.ID == "" || op.Job.Msg == nil || op.Job.Msg.Destination.IsZero() {
+			return ErrInvalidOp
+		}
+	case engine.OpRemoveJob:
+		if op.JobID == "" {
+			return ErrInvalidOp
+		}
 	default:
 		return ErrInvalidOp
 	}
@@ -50,6 +58,8 @@ var kindNames = [...]string{
 	engine.OpRemoveSub:  "remove-sub",
 	engine.OpUpdate:     "update",
 	engine.OpRemoveDest: "remove-dest",
+	engine.OpAddJob:     "add-job",
+	engine.OpRemoveJob:  "remove-job",
 }
 
 // describe names an operation in an error.
@@ -65,6 +75,13 @@ func describe(op *engine.StoreOp) string {
 		return fmt.Sprintf("%s %s seq %d sub %s", k, op.Dest, op.Seq, op.Sub.Key)
 	case engine.OpRemoveDest:
 		return k + " " + op.Dest.String()
+	case engine.OpAddJob:
+		if op.Job == nil {
+			return k + " <nil>"
+		}
+		return k + " " + op.Job.ID
+	case engine.OpRemoveJob:
+		return k + " " + op.JobID
 	}
 	return fmt.Sprintf("%s %s seq %d", k, op.Dest, op.Seq)
 }
@@ -89,6 +106,7 @@ const (
 	undoSub                            // sh.subs[key] = rec if had, else delete
 	undoCreateDest                     // forget d, the last of sh.order
 	undoRemoveDest                     // bring d back
+	undoJob                            // sh.jobs[jobID] = job if had, else delete
 )
 
 type undoRec struct {
@@ -101,6 +119,8 @@ type undoRec struct {
 	counter int32
 	rec     subRecord
 	had     bool
+	jobID   string
+	job     jobRecord
 }
 
 func (tx *txn) touch(d *dest) {
@@ -180,6 +200,20 @@ func (tx *txn) apply(op *engine.StoreOp) error {
 			d.removed = true
 			tx.removedDest = true
 			tx.undo = append(tx.undo, undoRec{kind: undoRemoveDest, d: d})
+		}
+	case engine.OpAddJob:
+		rec, had := sh.jobs[op.Job.ID]
+		tx.undo = append(tx.undo, undoRec{kind: undoJob, jobID: op.Job.ID, job: rec, had: had})
+		if !had {
+			rec.order = sh.jobSeq
+			sh.jobSeq++
+		}
+		rec.job = *op.Job
+		sh.jobs[op.Job.ID] = rec
+	case engine.OpRemoveJob:
+		if rec, had := sh.jobs[op.JobID]; had {
+			tx.undo = append(tx.undo, undoRec{kind: undoJob, jobID: op.JobID, job: rec, had: true})
+			delete(sh.jobs, op.JobID)
 		}
 	}
 	return nil
@@ -281,6 +315,12 @@ func (tx *txn) rollback() {
 		case undoRemoveDest:
 			d.removed = false
 			sh.dests[d.d] = d
+		case undoJob:
+			if u.had {
+				sh.jobs[u.jobID] = u.job
+			} else {
+				delete(sh.jobs, u.jobID)
+			}
 		}
 	}
 	// Slots are back where they were; tidy is still safe and keeps the

@@ -39,10 +39,18 @@
 //     every durable subscription whose Destination is that topic (with their
 //     references on other topics), as removing a topic in ActiveMQ deletes
 //     its durable subscriptions. Removing an unknown destination is ignored.
+//   - OpAddJob of an ID already stored replaces the job (a reschedule) and
+//     keeps its place in the recovery order; OpRemoveJob of an unknown ID is
+//     ignored. Jobs belong to no destination: OpRemoveDest keeps them, as
+//     ActiveMQ's JobSchedulerStore is apart from its message store. The Job
+//     is copied on OpAddJob and on Recover; its Msg is kept by pointer like
+//     any message.
 //   - Recover yields the durable subscriptions in the order they were first
 //     added, then the messages of each destination in add order, destinations
 //     in the order they were created (re-created after OpRemoveDest counts as
-//     new).
+//     new), then the scheduled jobs in the order they were first added. Jobs
+//     come last because nothing recovered before them refers to them, and
+//     the engine re-arms them only once its destinations exist.
 //
 // Removal is O(1) amortised: a destination keeps its messages in a slice in
 // add order with an index from sequence to position; a removed slot is

@@ -38,6 +38,10 @@ func TestStoreMemoryInvalidOps(t *testing.T) {
 		{"remove-sub without key", engine.StoreOp{Kind: engine.OpRemoveSub}},
 		{"negative redelivery counter", engine.StoreOp{Kind: engine.OpUpdate, Dest: q, Seq: 1, Count: -1}},
 		{"remove-dest without destination", engine.StoreOp{Kind: engine.OpRemoveDest}},
+		{"add-job without job", engine.StoreOp{Kind: engine.OpAddJob}},
+		{"add-job without id", engine.StoreOp{Kind: engine.OpAddJob, Job: &engine.Job{Msg: &message.Message{Destination: q}}}},
+		{"add-job without message", engine.StoreOp{Kind: engine.OpAddJob, Job: &engine.Job{ID: "j"}}},
+		{"remove-job without id", engine.StoreOp{Kind: engine.OpRemoveJob}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

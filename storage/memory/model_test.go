@@ -19,6 +19,7 @@ import (
 type model struct {
 	subs  []engine.DurableSub // in first-add order
 	dests []*modelDest        // in creation order
+	jobs  []engine.Job        // in first-add order
 }
 
 type modelDest struct {
@@ -34,7 +35,7 @@ type modelMsg struct {
 }
 
 func (m *model) clone() *model {
-	c := &model{subs: slices.Clone(m.subs)}
+	c := &model{subs: slices.Clone(m.subs), jobs: slices.Clone(m.jobs)}
 	for _, d := range m.dests {
 		nd := &modelDest{d: d.d}
 		for _, e := range d.msgs {
@@ -136,6 +137,14 @@ func (m *model) apply(ops []engine.StoreOp) bool {
 				}
 			}
 			m.dests = slices.DeleteFunc(m.dests, func(x *modelDest) bool { return x.d == op.Dest })
+		case engine.OpAddJob:
+			if i := slices.IndexFunc(m.jobs, func(j engine.Job) bool { return j.ID == op.Job.ID }); i >= 0 {
+				m.jobs[i] = *op.Job
+			} else {
+				m.jobs = append(m.jobs, *op.Job)
+			}
+		case engine.OpRemoveJob:
+			m.jobs = slices.DeleteFunc(m.jobs, func(j engine.Job) bool { return j.ID == op.JobID })
 		}
 	}
 	return true
@@ -153,7 +162,14 @@ func (m *model) lines() []string {
 			out = append(out, msgLine(md.d, e.seq, e.msg.ID, e.counter, e.subs))
 		}
 	}
+	for _, j := range m.jobs {
+		out = append(out, jobLine(j))
+	}
 	return out
+}
+
+func jobLine(j engine.Job) string {
+	return fmt.Sprintf("job %s msg=%s next=%d repeat=%d", j.ID, j.Msg.ID, j.Next, j.Repeat)
 }
 
 func msgLine(d message.Destination, seq uint64, id string, counter int32, subs []engine.SubKey) string {
@@ -168,6 +184,10 @@ func recoveredLines(t *testing.T, ss engine.ShardStore) []string {
 	err := ss.Recover(func(it engine.RecoveredItem) error {
 		if it.Sub != nil {
 			out = append(out, fmt.Sprintf("sub %+v", *it.Sub))
+			return nil
+		}
+		if it.Job != nil {
+			out = append(out, jobLine(*it.Job))
 			return nil
 		}
 		out = append(out, msgLine(it.Dest, it.Seq, it.Msg.ID, it.Msg.RedeliveryCounter, it.Subs))
@@ -239,8 +259,21 @@ func TestStoreMemoryModel(t *testing.T) {
 				op = engine.StoreOp{Kind: engine.OpUpdate, Dest: d, Seq: target, Count: int32(r.IntN(5))}
 			case p < 97:
 				op = engine.StoreOp{Kind: engine.OpAddSub, Sub: subs[r.IntN(len(subs))]}
-			case p < 99:
+			case p < 98:
 				op = engine.StoreOp{Kind: engine.OpRemoveSub, Sub: engine.DurableSub{Key: subs[r.IntN(len(subs))].Key}}
+			case p < 99 && r.IntN(3) > 0:
+				// Scheduled jobs: a few ids, added (or rescheduled) and
+				// removed, in batches that may fail.
+				id := fmt.Sprintf("job%d", r.IntN(6))
+				if r.IntN(3) == 0 {
+					op = engine.StoreOp{Kind: engine.OpRemoveJob, JobID: id}
+					break
+				}
+				msgs++
+				op = engine.StoreOp{Kind: engine.OpAddJob, Job: &engine.Job{
+					ID: id, Msg: &message.Message{ID: fmt.Sprintf("m%d", msgs), Destination: d},
+					Next: int64(r.IntN(1000)), Repeat: int32(r.IntN(3)),
+				}}
 			default:
 				op = engine.StoreOp{Kind: engine.OpRemoveDest, Dest: d}
 			}

@@ -18,6 +18,14 @@ type shard struct {
 
 	dests map[message.Destination]*dest
 	order []*dest // creation order; removed ones are filtered out on commit
+
+	jobs   map[string]jobRecord // scheduled jobs by ID
+	jobSeq uint64               // order of the next new job
+}
+
+type jobRecord struct {
+	job   engine.Job // a copy: the engine's Job values are not shared
+	order uint64     // when the ID was first added; Recover sorts by it
 }
 
 type subRecord struct {
@@ -29,6 +37,7 @@ func newShard() *shard {
 	return &shard{
 		subs:  make(map[engine.SubKey]subRecord),
 		dests: make(map[message.Destination]*dest),
+		jobs:  make(map[string]jobRecord),
 	}
 }
 
@@ -147,6 +156,16 @@ func (sh *shard) recover(fn func(engine.RecoveredItem) error) error {
 			if err := fn(it); err != nil {
 				return err
 			}
+		}
+	}
+	jobs := make([]jobRecord, 0, len(sh.jobs))
+	for _, r := range sh.jobs {
+		jobs = append(jobs, r)
+	}
+	slices.SortFunc(jobs, func(a, b jobRecord) int { return cmp.Compare(a.order, b.order) })
+	for i := range jobs {
+		if err := fn(engine.RecoveredItem{Job: &jobs[i].job}); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -34,6 +34,11 @@
 //     earlier in the same batch, fails as a whole: nothing in it is applied,
 //     and the ShardStore stays usable. Every store indexes messages by
 //     (destination, seq), so every store can detect it.
+//   - Scheduled jobs are recovered after every subscription and message,
+//     with every field and their message; OpAddJob of an ID already stored
+//     replaces the job, OpRemoveJob of an unknown ID is ignored, and
+//     OpRemoveDest keeps the jobs of the destination. Job operations are
+//     part of the atomic batch like the others.
 //   - Shards are independent: the same destination and sequence may exist in
 //     two shards, and two shards may Apply from two goroutines at once.
 //

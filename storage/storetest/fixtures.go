@@ -38,6 +38,33 @@ func removeDest(d message.Destination) engine.StoreOp {
 	return engine.StoreOp{Kind: engine.OpRemoveDest, Dest: d}
 }
 
+func addJob(j engine.Job) engine.StoreOp {
+	return engine.StoreOp{Kind: engine.OpAddJob, Job: &j}
+}
+
+func removeJob(id string) engine.StoreOp {
+	return engine.StoreOp{Kind: engine.OpRemoveJob, JobID: id}
+}
+
+// scheduledJob is a job numbered n on d, every field set.
+func scheduledJob(d message.Destination, n int) engine.Job {
+	m := fullMessage(d, 100+n)
+	m.BodyType, m.Body = message.TextBody, []byte(fmt.Sprintf("scheduled %d", n))
+	m.Props = append(m.Props,
+		message.Property{Name: "AMQ_SCHEDULED_DELAY", Value: message.LongValue(5000)},
+		message.Property{Name: "AMQ_SCHEDULED_CRON", Value: message.StringValue("*/5 * * * *")})
+	return engine.Job{
+		ID:     fmt.Sprintf("ID:storetest-1234-1:1:1:%d", 1000+n),
+		Msg:    m,
+		Cron:   "*/5 * * * *",
+		Delay:  5000,
+		Period: 250,
+		Repeat: int32(n),
+		Start:  1_700_000_000_000 + int64(n),
+		Next:   1_700_000_005_000 + int64(n),
+	}
+}
+
 func durable(clientID, name string, topic message.Destination) engine.DurableSub {
 	return engine.DurableSub{Key: engine.SubKey{ClientID: clientID, Name: name}, Destination: topic}
 }

@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"wharf/engine"
@@ -98,8 +99,18 @@ func (h *harness) recoverAll(shard int) []engine.RecoveredItem {
 		h.t.Fatalf("shard %d Recover: got error %v, want nil", shard, err)
 	}
 	for i, it := range items {
-		if (it.Sub == nil) == (it.Msg == nil) {
-			h.t.Fatalf("shard %d Recover item %d: got Sub %v and Msg %v, want exactly one set", shard, i, it.Sub, it.Msg)
+		n := 0
+		for _, set := range []bool{it.Sub != nil, it.Msg != nil, it.Job != nil} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			h.t.Fatalf("shard %d Recover item %d: got Sub %v, Msg %v and Job %v, want exactly one set", shard, i, it.Sub, it.Msg, it.Job)
+		}
+		if it.Job != nil {
+			j := *it.Job // the store may reuse what it points to
+			items[i].Job = &j
 		}
 	}
 	return items
@@ -117,6 +128,7 @@ type stored struct {
 type state struct {
 	subs []engine.DurableSub
 	msgs []stored // in add order per destination
+	jobs []engine.Job
 }
 
 // check recovers the shard and compares it with want: subscriptions first
@@ -127,7 +139,15 @@ func (h *harness) check(shard int, want state) {
 	items := h.recoverAll(shard)
 	var gotSubs []engine.DurableSub
 	var gotMsgs []stored
+	var gotJobs []engine.Job
 	for i, it := range items {
+		if it.Job != nil {
+			gotJobs = append(gotJobs, *it.Job)
+			continue
+		}
+		if len(gotJobs) > 0 {
+			h.t.Errorf("shard %d Recover item %d: got a subscription or message after a job, want every job last", shard, i)
+		}
 		if it.Sub != nil {
 			if len(gotMsgs) > 0 {
 				h.t.Errorf("shard %d Recover item %d: got subscription %s after a message, want every subscription first", shard, i, it.Sub.Key)
@@ -139,6 +159,38 @@ func (h *harness) check(shard int, want state) {
 	}
 	h.checkSubs(shard, gotSubs, want.subs)
 	h.checkMsgs(shard, gotMsgs, want.msgs)
+	h.checkJobs(shard, gotJobs, want.jobs)
+}
+
+// checkJobs compares jobs as a set by ID, every field and the message.
+func (h *harness) checkJobs(shard int, got, want []engine.Job) {
+	h.t.Helper()
+	byID := func(a, b engine.Job) int { return strings.Compare(a.ID, b.ID) }
+	got, want = slices.Clone(got), slices.Clone(want)
+	slices.SortFunc(got, byID)
+	slices.SortFunc(want, byID)
+	ids := func(js []engine.Job) []string {
+		s := make([]string, len(js))
+		for i, j := range js {
+			s[i] = j.ID
+		}
+		return s
+	}
+	if g, w := ids(got), ids(want); !slices.Equal(g, w) {
+		h.t.Errorf("shard %d recovered jobs: got %v, want %v", shard, g, w)
+		return
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		gf, wf := g, w // every field but the message, compared below
+		gf.Msg, wf.Msg = nil, nil
+		if gf != wf {
+			h.t.Errorf("shard %d job %s:\n got  %+v\n want %+v", shard, w.ID, gf, wf)
+		}
+		for _, line := range diffMessage(g.Msg, w.Msg) {
+			h.t.Errorf("shard %d job %s message: %s", shard, w.ID, line)
+		}
+	}
 }
 
 func (h *harness) checkSubs(shard int, got, want []engine.DurableSub) {
@@ -256,6 +308,10 @@ func opString(op *engine.StoreOp) string {
 		return fmt.Sprintf("update %s seq %d counter %d", op.Dest, op.Seq, op.Count)
 	case engine.OpRemoveDest:
 		return fmt.Sprintf("remove-dest %s", op.Dest)
+	case engine.OpAddJob:
+		return fmt.Sprintf("add-job %s next %d", op.Job.ID, op.Job.Next)
+	case engine.OpRemoveJob:
+		return fmt.Sprintf("remove-job %s", op.JobID)
 	}
 	return fmt.Sprintf("kind(%d)", op.Kind)
 }

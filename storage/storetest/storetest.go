@@ -34,6 +34,8 @@ func Run(t *testing.T, newStore func(t *testing.T) (reopen func() engine.Store))
 		{"ManyMessages", testManyMessages},
 		{"ConcurrentShards", testConcurrentShards},
 		{"RecoverStopsOnError", testRecoverStopsOnError},
+		{"ScheduledJobs", testScheduledJobs},
+		{"ScheduledJobsAtomicBatch", testScheduledJobsAtomicBatch},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore) })
@@ -443,4 +445,62 @@ func testRecoverStopsOnError(t *testing.T, newStore func(*testing.T) func() engi
 	if calls != 2 {
 		t.Errorf("Recover calls after the callback failed on the 2nd: got %d calls, want 2", calls)
 	}
+}
+
+func testScheduledJobs(t *testing.T, newStore func(*testing.T) func() engine.Store) {
+	h := start(t, newStore, 2)
+	j1, j2, j3 := scheduledJob(queueA, 1), scheduledJob(topicA, 2), scheduledJob(queueB, 3)
+	j3.Cron, j3.Repeat = "", -1 // repeats forever
+	m := textMessage(queueA, 1)
+	h.apply(0, add(queueA, 1, m), addJob(j1), addJob(j2))
+	h.apply(0, addJob(j3))
+	h.apply(1, addJob(scheduledJob(queueA, 9))) // another shard's
+	want := state{msgs: []stored{{queueA, 1, m, nil}}, jobs: []engine.Job{j1, j2, j3}}
+	h.check(0, want)
+	h.restart()
+	h.check(0, want)
+	h.check(1, state{jobs: []engine.Job{scheduledJob(queueA, 9)}})
+
+	// A reschedule replaces the job; a removed job is gone; removing an
+	// unknown job, or the destination of a job, is not an error and keeps
+	// the jobs.
+	j1.Next, j1.Repeat = j1.Next+250, j1.Repeat-1
+	h.apply(0, addJob(j1), removeJob(j2.ID), removeJob("ID:storetest-never:1"), removeDest(queueB))
+	want.jobs = []engine.Job{j1, j3}
+	h.check(0, want)
+	h.restart()
+	h.check(0, want)
+
+	// A job removed and added again in one batch is there; the last
+	// state of a job changed twice wins.
+	j1b := j1
+	j1b.Next += 1000
+	h.apply(0, removeJob(j3.ID), addJob(j3), addJob(j1), addJob(j1b))
+	want.jobs = []engine.Job{j1b, j3}
+	h.restart()
+	h.check(0, want)
+
+	h.apply(0, removeJob(j1.ID), removeJob(j3.ID), remove(queueA, 1))
+	h.restart()
+	h.check(0, state{})
+	h.check(1, state{jobs: []engine.Job{scheduledJob(queueA, 9)}})
+}
+
+func testScheduledJobsAtomicBatch(t *testing.T, newStore func(*testing.T) func() engine.Store) {
+	h := start(t, newStore, 1)
+	j1, j2 := scheduledJob(queueA, 1), scheduledJob(queueA, 2)
+	m1 := textMessage(queueA, 1)
+	h.apply(0, add(queueA, 1, m1), addJob(j1))
+	want := state{msgs: []stored{{queueA, 1, m1, nil}}, jobs: []engine.Job{j1}}
+	// A firing writes the delivered message and the job's new state in one
+	// batch: if the batch fails, the job must be as it was.
+	j1moved := j1
+	j1moved.Next += 5000
+	ops := []engine.StoreOp{addJob(j2), addJob(j1moved), removeJob(j1.ID), add(queueA, 1, textMessage(queueA, 2))}
+	if err := h.shards[0].Apply(ops); err == nil {
+		t.Errorf("Apply(%s): got nil error, want a duplicate-add error", opsString(ops))
+	}
+	h.check(0, want)
+	h.restart()
+	h.check(0, want)
 }

@@ -1,0 +1,246 @@
+package wire
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// The marshal cache (CacheEnabled): each direction of a connection keeps
+// CacheSize slots. The writer (marshalCache, owned by an Encoder) maps values
+// to slots and assigns slots round-robin, evicting the oldest so that at
+// least marshalCacheFreeSpace stay free (OpenWireFormat
+// runMarshallCacheEvictionSweep / addToMarshallCache); the reader
+// (unmarshalCache, owned by a Decoder) just stores what it is told.
+
+const (
+	// defaultCacheSize is OpenWireFormat.MARSHAL_CACHE_SIZE, used when
+	// the negotiated CacheSize is 0 or the cache was enabled without one.
+	defaultCacheSize = 1<<15/2 - 1
+	// maxCacheSize: indices are Java shorts.
+	maxCacheSize          = 1<<15 - 1
+	marshalCacheFreeSpace = 100
+)
+
+func cacheSlots(size int) int {
+	switch {
+	case size <= 0:
+		return defaultCacheSize
+	case size > maxCacheSize:
+		return maxCacheSize
+	}
+	return size
+}
+
+// cacheKey is a value-equality key matching the Java equals() of the
+// cacheable types. The zero key is null (Java caches null too).
+type cacheKey struct {
+	t    byte
+	s    string
+	a, b int64
+}
+
+type cacheAdd struct {
+	slot int
+	prev cacheKey
+	key  cacheKey
+}
+
+type marshalCache struct {
+	slots   []cacheKey
+	index   map[cacheKey]int16
+	next    int
+	evict   int
+	uniq    int64
+	journal []cacheAdd // additions during the current frame, for rollback
+	nextAt  int        // next at the start of the current frame
+}
+
+func newMarshalCache(size int) *marshalCache {
+	return &marshalCache{slots: make([]cacheKey, cacheSlots(size)), index: make(map[cacheKey]int16)}
+}
+
+// keyOf returns the equality key of v. Only cacheable types reach it; any
+// other type would compare by identity in Java, so it gets a unique key.
+func (m *marshalCache) keyOf(v DataStructure) cacheKey {
+	switch x := v.(type) {
+	case nil:
+		return cacheKey{}
+	case *ConnectionId:
+		return cacheKey{t: TypeConnectionId, s: x.Value}
+	case *SessionId:
+		return cacheKey{t: TypeSessionId, s: x.ConnectionId, a: x.Value}
+	case *ConsumerId:
+		return cacheKey{t: TypeConsumerId, s: x.ConnectionId, a: x.SessionId, b: x.Value}
+	case *ProducerId:
+		return cacheKey{t: TypeProducerId, s: x.ConnectionId, a: x.SessionId, b: x.Value}
+	case *BrokerId:
+		return cacheKey{t: TypeBrokerId, s: x.Value}
+	case *Destination:
+		return cacheKey{t: x.Kind, s: x.PhysicalName}
+	case *LocalTransactionId:
+		k := cacheKey{t: TypeLocalTransactionId, a: x.Value, b: -1}
+		if x.ConnectionId != nil {
+			k.s, k.b = x.ConnectionId.Value, 0
+		}
+		return k
+	case *XATransactionId:
+		var s []byte
+		for _, b := range [][]byte{x.GlobalTransactionId, x.BranchQualifier} {
+			if b == nil {
+				s = binary.BigEndian.AppendUint32(s, 0xFFFFFFFF)
+			} else {
+				s = binary.BigEndian.AppendUint32(s, uint32(len(b)))
+				s = append(s, b...)
+			}
+		}
+		return cacheKey{t: TypeXATransactionId, s: string(s), a: int64(x.FormatId)}
+	}
+	m.uniq++
+	return cacheKey{t: 0xFF, a: m.uniq}
+}
+
+// begin starts a frame: run the eviction sweep and open the rollback journal.
+//
+// DEVIATION: Java's sweep never ends when the cache has fewer than 100
+// slots, or when a frame added more objects than there are slots (the map
+// keeps entries whose slot was overwritten); this one stops after one full
+// pass and then forgets everything, which only costs cache hits.
+func (m *marshalCache) begin() {
+	for n := 0; len(m.index) > 0 && len(m.index) > len(m.slots)-marshalCacheFreeSpace; n++ {
+		if n == len(m.slots) {
+			clear(m.index)
+			clear(m.slots)
+			break
+		}
+		delete(m.index, m.slots[m.evict])
+		m.slots[m.evict] = cacheKey{}
+		m.evict++
+		if m.evict >= len(m.slots) {
+			m.evict = 0
+		}
+	}
+	m.journal = m.journal[:0]
+	m.nextAt = m.next
+}
+
+// add assigns the next slot to key, or returns -1 ("not cached") when full.
+func (m *marshalCache) add(key cacheKey) int16 {
+	i := m.next
+	m.next++
+	if m.next >= len(m.slots) {
+		m.next = 0
+	}
+	if len(m.index) >= len(m.slots) {
+		return -1
+	}
+	prev := m.slots[i]
+	m.journal = append(m.journal, cacheAdd{slot: i, prev: prev, key: key})
+	// DEVIATION: Java keeps the overwritten value's map entry, so a later
+	// frame could reference slot i for it and the peer would read the new
+	// value. Only reachable when one frame adds more objects than the
+	// sweep keeps free.
+	if j, ok := m.index[prev]; ok && int(j) == i {
+		delete(m.index, prev)
+	}
+	m.slots[i] = key
+	m.index[key] = int16(i)
+	return int16(i)
+}
+
+// rollback undoes the current frame's additions after an encode error, so
+// the cache never references a frame the peer did not receive.
+func (m *marshalCache) rollback() {
+	for i := len(m.journal) - 1; i >= 0; i-- {
+		a := m.journal[i]
+		delete(m.index, a.key)
+		m.slots[a.slot] = a.prev
+		if a.prev != (cacheKey{}) {
+			m.index[a.prev] = int16(a.slot)
+		}
+	}
+	m.journal = m.journal[:0]
+	m.next = m.nextAt
+}
+
+type unmarshalCache struct {
+	slots []DataStructure
+}
+
+func newUnmarshalCache(size int) *unmarshalCache {
+	return &unmarshalCache{slots: make([]DataStructure, cacheSlots(size))}
+}
+
+func (u *unmarshalCache) set(idx int16, v DataStructure) error {
+	if idx == -1 {
+		return nil // the writer's cache was full
+	}
+	if idx < 0 || int(idx) >= len(u.slots) {
+		return fmt.Errorf("%w: %d", ErrCacheIndex, idx)
+	}
+	u.slots[idx] = v
+	return nil
+}
+
+func (u *unmarshalCache) get(idx int16) (DataStructure, error) {
+	if idx < 0 || int(idx) >= len(u.slots) {
+		return nil, fmt.Errorf("%w: %d", ErrCacheIndex, idx)
+	}
+	return u.slots[idx], nil
+}
+
+// cacheable reports whether v may travel in a cached (cobj) field: every
+// cobj field of every OpenWire version holds nil, an id, a destination or a
+// transaction id.
+func cacheable(v DataStructure) bool {
+	switch v.(type) {
+	case nil, *ConnectionId, *SessionId, *ConsumerId, *ProducerId, *BrokerId, *Destination,
+		*LocalTransactionId, *XATransactionId:
+		return true
+	}
+	return false
+}
+
+// cloneCached copies a cached value so that a caller mutating one decoded
+// command cannot change what later frames resolve to.
+func cloneCached(v DataStructure) DataStructure {
+	switch x := v.(type) {
+	case *ConnectionId:
+		y := *x
+		return &y
+	case *SessionId:
+		y := *x
+		return &y
+	case *ConsumerId:
+		y := *x
+		return &y
+	case *ProducerId:
+		y := *x
+		return &y
+	case *BrokerId:
+		y := *x
+		return &y
+	case *Destination:
+		y := *x
+		return &y
+	case *LocalTransactionId:
+		y := *x
+		if x.ConnectionId != nil {
+			cid := *x.ConnectionId
+			y.ConnectionId = &cid
+		}
+		return &y
+	case *XATransactionId:
+		y := *x
+		y.GlobalTransactionId = cloneBytes(x.GlobalTransactionId)
+		y.BranchQualifier = cloneBytes(x.BranchQualifier)
+		return &y
+	}
+	return v
+}
+
+func cloneBytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte{}, b...)
+}

@@ -1,0 +1,183 @@
+package wire
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"reflect"
+	"testing"
+)
+
+// clearRaw drops the decoder-set Raw so decoded values compare equal.
+func clearRaw(ds DataStructure) DataStructure {
+	if m, ok := ds.(*Message); ok {
+		m.Raw = nil
+	}
+	return ds
+}
+
+func allFormats() []Format {
+	var fs []Format
+	for _, v := range []int{1, 2, 3, 6, 7, 9, 10, 11, 12} {
+		for _, tight := range []bool{false, true} {
+			for _, cache := range []bool{false, true} {
+				for _, st := range []bool{false, true} {
+					fs = append(fs, Format{Version: v, TightEncodingEnabled: tight, CacheEnabled: cache, StackTraceEnabled: st})
+				}
+			}
+		}
+	}
+	fs = append(fs, Format{Version: 12, TightEncodingEnabled: true, CacheEnabled: true, StackTraceEnabled: true, SizePrefixDisabled: true},
+		Format{Version: 11, SizePrefixDisabled: true, StackTraceEnabled: true})
+	return fs
+}
+
+func formatName(f Format) string {
+	s := fmt.Sprintf("v%d", f.Version)
+	for _, o := range []struct {
+		on   bool
+		name string
+	}{{f.TightEncodingEnabled, "tight"}, {!f.TightEncodingEnabled, "loose"}, {f.CacheEnabled, "cache"},
+		{f.StackTraceEnabled, "stack"}, {f.SizePrefixDisabled, "noprefix"}} {
+		if o.on {
+			s += "-" + o.name
+		}
+	}
+	return s
+}
+
+// TestOpenWireWireRoundTrip encodes every sample command in every format
+// with one Encoder, decodes the stream in random splits with one Decoder,
+// and requires equal values (v12 with stack traces: equal to the input;
+// otherwise: a second round trip reproduces the first, bytes included).
+func TestOpenWireWireRoundTrip(t *testing.T) {
+	for _, f := range allFormats() {
+		t.Run(formatName(f), func(t *testing.T) {
+			cmds := sampleCommands(f.Version)
+			stream := func(cmds []DataStructure) []byte {
+				e := NewEncoder(f)
+				var b []byte
+				for _, ds := range cmds {
+					var err error
+					if b, err = e.Append(b, ds); err != nil {
+						t.Fatalf("encode %s: %v", TypeName(ds.DataStructureType()), err)
+					}
+				}
+				return b
+			}
+			first := stream(cmds)
+			got, _ := decodeAll(t, first, f, rand.New(rand.NewSource(int64(f.Version))))
+			if len(got) != len(cmds) {
+				t.Fatalf("decoded %d commands, want %d", len(got), len(cmds))
+			}
+			for i := range got {
+				clearRaw(got[i])
+			}
+			if f.Version == MaxVersion && f.StackTraceEnabled {
+				for i := range cmds {
+					if !reflect.DeepEqual(got[i], cmds[i]) {
+						t.Errorf("command %d (%s):\n got %#v\nwant %#v", i, TypeName(cmds[i].DataStructureType()), got[i], cmds[i])
+					}
+				}
+			}
+			second := stream(got)
+			if !bytes.Equal(first, second) {
+				t.Fatalf("re-encoding the decoded commands changed the bytes")
+			}
+			again, _ := decodeAll(t, second, f, rand.New(rand.NewSource(7)))
+			for i := range again {
+				if !reflect.DeepEqual(clearRaw(again[i]), got[i]) {
+					t.Errorf("command %d (%s) not stable across round trips", i, TypeName(got[i].DataStructureType()))
+				}
+			}
+		})
+	}
+}
+
+// TestOpenWireWireCacheReuse checks that repeated ids become cache
+// references and that a later frame resolves them.
+func TestOpenWireWireCacheReuse(t *testing.T) {
+	for _, tight := range []bool{false, true} {
+		f := Format{Version: 12, TightEncodingEnabled: tight, CacheEnabled: true, CacheSize: 1024}
+		e := NewEncoder(f)
+		conn := &ConnectionId{Value: "ID:c"}
+		first, err := e.Append(nil, &ConnectionInfo{ConnectionId: conn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, err := e.Append(nil, &ConnectionInfo{ConnectionId: &ConnectionId{Value: "ID:c"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(second) >= len(first) {
+			t.Errorf("tight=%v: cached reference not shorter: %d >= %d", tight, len(second), len(first))
+		}
+		d := NewDecoder(f, Limits{})
+		d.Feed(append(first, second...))
+		a, _ := d.Next()
+		b, err := d.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ca, cb := a.(*ConnectionInfo).ConnectionId, b.(*ConnectionInfo).ConnectionId
+		if cb == nil || *cb != *conn || ca == cb {
+			t.Errorf("tight=%v: reference resolved to %v (shared pointer %v)", tight, cb, ca == cb)
+		}
+	}
+}
+
+// TestOpenWireWireEncodeErrorRollsBackCache: a failed encode must not leave
+// cache entries the peer never saw.
+func TestOpenWireWireEncodeErrorRollsBackCache(t *testing.T) {
+	f := Format{Version: 12, TightEncodingEnabled: true, CacheEnabled: true}
+	e := NewEncoder(f)
+	huge := make([]byte, 40000)
+	for i := range huge {
+		huge[i] = 'a'
+	}
+	bad := &ConsumerInfo{ConsumerId: &ConsumerId{ConnectionId: "c"}, Destination: NewQueue("q"), Selector: string(huge)}
+	if _, err := e.Append(nil, bad); err == nil {
+		t.Fatal("encoding a 40000-byte tight string succeeded")
+	}
+	ok, err := e.Append(nil, &ConsumerInfo{ConsumerId: &ConsumerId{ConnectionId: "c"}, Destination: NewQueue("q")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := NewDecoder(f, Limits{})
+	d.Feed(ok)
+	ds, err := d.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ci := ds.(*ConsumerInfo); ci.ConsumerId == nil || ci.Destination == nil || ci.Destination.PhysicalName != "q" {
+		t.Errorf("decoded %+v after rollback", ci)
+	}
+}
+
+// TestOpenWireWireSmallCache: caches smaller than Java's 100 free slots, and
+// frames with more cached objects than slots, still encode and decode.
+func TestOpenWireWireSmallCache(t *testing.T) {
+	for _, size := range []int{1, 16, 99, 150} {
+		for _, tight := range []bool{false, true} {
+			f := Format{Version: 12, TightEncodingEnabled: tight, CacheEnabled: true, CacheSize: size, StackTraceEnabled: true}
+			var cmds []DataStructure
+			for i := 0; i < 3; i++ {
+				cmds = append(cmds, sampleCommands(12)...)
+			}
+			e := NewEncoder(f)
+			var b []byte
+			for _, ds := range cmds {
+				var err error
+				if b, err = e.Append(b, ds); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, _ := decodeAll(t, b, f, rand.New(rand.NewSource(3)))
+			for i := range got {
+				if !reflect.DeepEqual(clearRaw(got[i]), cmds[i]) {
+					t.Fatalf("size %d tight=%v: command %d (%s) differs", size, tight, i, TypeName(cmds[i].DataStructureType()))
+				}
+			}
+		}
+	}
+}
