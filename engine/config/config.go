@@ -310,7 +310,12 @@ type PolicyEntry struct {
 	// PendingMessageLimit caps messages pending for a slow non-durable topic
 	// subscriber beyond its prefetch (older ones are discarded); 0 means no
 	// limit. <pendingMessageLimitStrategy><constantPendingMessageLimitStrategy limit>.
+	//
+	// PendingQueuePolicy is <pendingQueuePolicy>: only "vm"
+	// (<vmQueueCursor/>) is accepted, which is what Wharf does anyway: a
+	// queue's pending messages are kept in memory. "" means not set.
 	PendingMessageLimit int
+	PendingQueuePolicy  string
 	// SendAdvisoryIfNoConsumers publishes ActiveMQ.Advisory.NoConsumer.* for
 	// messages sent with no consumer.
 	SendAdvisoryIfNoConsumers bool

@@ -189,7 +189,12 @@ func TestConfigSeedSnippets(t *testing.T) {
 				t.Errorf("CompositeFor(topic include.bar) = %v", got)
 			}
 		}},
-		{file: "seed002-vmcursor.xml", line: 8, col: 5, err: "<pendingQueuePolicy> is not supported by Wharf yet"},
+		{file: "seed002-vmcursor.xml", check: func(t *testing.T, c *Config) {
+			p := c.PolicyFor(message.QueueDest("any"))
+			if p.PendingQueuePolicy != "vm" || p.MemoryLimit != 1<<20 || !p.ProducerFlowControl {
+				t.Errorf("policy = %+v", p)
+			}
+		}},
 		{file: "seed000-jdbc.xml", line: 7, col: 3, err: "<jdbcPersistenceAdapter> is not supported by Wharf yet"},
 		{file: "seed000-mkahadb.xml", line: 7, col: 3, err: "<mKahaDB> is not supported by Wharf yet"},
 		{file: "seed000-plugins.xml", line: 6, col: 1, err: "<plugins> is not supported by Wharf yet"},

@@ -368,6 +368,9 @@ func (l *loader) validatePolicy(path string, p *PolicyEntry) {
 	default:
 		l.fail(path+".message_group_map_factory_type", "%q is not one of %s, %s", p.MessageGroupMapFactoryType, GroupMapCached, GroupMapSimple)
 	}
+	if p.PendingQueuePolicy != "" && p.PendingQueuePolicy != "vm" {
+		l.fail(path+".pending_queue_policy", "%q: only vm (vmQueueCursor) is supported", p.PendingQueuePolicy)
+	}
 	if p.PendingMessageLimit < -1 {
 		l.fail(path+".pending_message_limit", "%d must not be negative", p.PendingMessageLimit)
 	}

@@ -655,6 +655,20 @@ func (p *xmlParser) policyEntry(e *xmlElem, path string, pe *PolicyEntry) {
 			p.attrs(s, path+".pending_message_limit", map[string]func(val){
 				"limit": f("pending_message_limit", func(v val) { l.setInt(&pe.PendingMessageLimit, v) }),
 			})
+		case "pendingQueuePolicy":
+			// Wharf keeps a queue's pending messages in memory, which is
+			// what <vmQueueCursor/> asks for; the store and file cursors
+			// would need the temp store, which Wharf does not have yet.
+			c := p.only(k, path+".pending_queue_policy", "vmQueueCursor")
+			if c == nil {
+				continue
+			}
+			p.noText(c, path+".pending_queue_policy")
+			p.attrs(c, path+".pending_queue_policy", nil)
+			for _, kk := range c.kids {
+				p.unsupported(kk, path, "")
+			}
+			pe.PendingQueuePolicy = "vm"
 		default:
 			p.unsupported(k, path, "")
 		}

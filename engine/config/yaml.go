@@ -284,6 +284,7 @@ func (p *yamlParser) policy(n *yaml.Node, path string, e *PolicyEntry) {
 		"store_usage_high_water_mark":        p.integer(&e.StoreUsageHighWaterMark),
 		"blocked_producer_warning_interval":  p.duration(&e.BlockedProducerWarningInterval),
 		"pending_message_limit":              p.integer(&e.PendingMessageLimit),
+		"pending_queue_policy":               p.str(&e.PendingQueuePolicy),
 		"send_advisory_if_no_consumers":      p.boolean(&e.SendAdvisoryIfNoConsumers),
 		"use_consumer_priority":              p.boolean(&e.UseConsumerPriority),
 		"all_consumers_exclusive_by_default": p.boolean(&e.AllConsumersExclusiveByDefault),
