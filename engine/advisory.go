@@ -67,9 +67,11 @@ func (e *Engine) newAdvisory(topic string, a *message.Advisory, props ...message
 		ID:          e.brokerID + ":0:0:1:" + strconv.FormatUint(e.advSeq.Add(1), 10),
 		Destination: message.TopicDest(topic),
 		Type:        "Advisory",
-		Priority:    message.DefaultPriority,
-		Timestamp:   e.now().UnixMilli(),
-		Advisory:    a,
+		// AdvisoryBroker.fireAdvisory sets neither JMSPriority nor
+		// JMSTimestamp: ActiveMQ's advisories carry 0 for both.
+		Priority:  0,
+		Timestamp: 0,
+		Advisory:  a,
 	}
 	m.Props = append(m.Props,
 		message.Property{Name: "originBrokerName", Value: message.StringValue(e.opts.BrokerName)},
@@ -287,13 +289,19 @@ func (s *shard) destinationAdvisory(d message.Destination, add bool) {
 // includeBodyForAdvisory is off by default) on topic, with ActiveMQ's
 // (misspelt) orignalMessageId property and any extra ones.
 func (s *shard) messageAdvisory(topic string, m *message.Message, props ...message.Property) {
+	s.messageCopyAdvisory(topic, m, append(props, str("orignalMessageId", m.ID))...)
+}
+
+// messageCopyAdvisory is messageAdvisory without orignalMessageId: the
+// MessageDLQd advisory (AdvisoryBroker.sendToDeadLetterQueue fires the copy
+// with no property of its own).
+func (s *shard) messageCopyAdvisory(topic string, m *message.Message, props ...message.Property) {
 	if !s.e.advisories() || m.Advisory != nil || IsAdvisory(m.Destination) {
 		return
 	}
 	c := m.Clone()
 	c.Body, c.Map, c.List = nil, nil, nil
 	c.Original = message.Encoded{}
-	props = append(props, str("orignalMessageId", m.ID))
 	s.fire(s.e.newAdvisory(topic, &message.Advisory{Command: "Message", Message: c}, props...))
 }
 
@@ -319,12 +327,19 @@ func (e *Engine) replayAdvisories(sub *Subscription) {
 		conns = append(conns, c)
 	}
 	subs := make([]*Subscription, 0, len(e.consumers))
+	// ActiveMQ's replay goes through fireConsumerAdvisory and
+	// fireProducerAdvisory, so replayed advisories carry consumerCount and
+	// producerCount as the live ones do.
+	subCount := make(map[*Subscription]int, len(e.consumers))
 	for s := range e.consumers {
 		subs = append(subs, s)
+		subCount[s] = e.countConsumersLocked(s.spec.Destination)
 	}
 	prods := make([]*Producer, 0, len(e.producers))
+	prodCount := make(map[*Producer]int, len(e.producers))
 	for p := range e.producers {
 		prods = append(prods, p)
+		prodCount[p] = e.countProducersLocked(p.Destination)
 	}
 	e.mu.Unlock()
 	if wants(connectionAdvisoryTopic) {
@@ -347,12 +362,14 @@ func (e *Engine) replayAdvisories(sub *Subscription) {
 	}
 	for _, p := range prods {
 		if t := producerAdvisoryTopic(p.Destination); !p.Destination.IsZero() && wants(t) {
-			e.fire(e.newAdvisory(t, producerInfo(p)), sub)
+			e.fire(e.newAdvisory(t, producerInfo(p),
+				message.Property{Name: "producerCount", Value: message.IntValue(int32(prodCount[p]))}), sub)
 		}
 	}
 	for _, s := range subs {
 		if t := consumerAdvisoryTopic(s.spec.Destination); wants(t) && s != sub {
-			e.fire(e.newAdvisory(t, consumerInfo(s)), sub)
+			e.fire(e.newAdvisory(t, consumerInfo(s),
+				message.Property{Name: "consumerCount", Value: message.IntValue(int32(subCount[s]))}), sub)
 		}
 	}
 }

@@ -155,6 +155,61 @@ func (c *Conn) CreateTemp(topic bool) (message.Destination, error) {
 	return d, nil
 }
 
+// AddTemp creates a temporary destination under the name the client chose
+// (OpenWire clients name theirs "<connection id>:<n>" and announce them with
+// DestinationInfo), owned by this connection.
+func (c *Conn) AddTemp(d message.Destination) error {
+	if c.closed {
+		return ErrConnClosed
+	}
+	if !d.Type.IsTemp() || d.Name == "" {
+		return fmt.Errorf("%w: %s is not a temporary destination", ErrBadDestination, d)
+	}
+	if err := c.authorize(ActionAdmin, d); err != nil {
+		return err
+	}
+	owner := c.id
+	s := c.e.shardFor(d)
+	if err := c.e.onShards([]int{s.idx}, func(s *shard) {
+		s.dest(d, true).owner = owner
+	}); err != nil {
+		return err
+	}
+	c.temps = append(c.temps, d)
+	return nil
+}
+
+// MarkDelivered records that the client has a delivery without having
+// consumed it yet (OpenWire DELIVERED ack): its credit is given back so the
+// window slides, and the message stays unacknowledged. Applied in order
+// with the connection's other commands.
+func (c *Conn) MarkDelivered(sub *Subscription, id uint64) error {
+	if c.closed {
+		return ErrConnClosed
+	}
+	return c.e.shards[id&0xff].post(command{op: opFn, fn: func(s *shard) { s.txMark(sub, id, false, deliveredMark) }})
+}
+
+// deliveredMark is the pseudo-transaction MarkDelivered tags entries with:
+// their credit is returned, and an ack later returns none.
+var deliveredMark = &tx{}
+
+// CountRedelivery increments the redelivery counter of a delivery the
+// client is redelivering itself (OpenWire REDELIVERED ack), so that when it
+// goes back to the queue its counter is right.
+func (c *Conn) CountRedelivery(sub *Subscription, id uint64) error {
+	if c.closed {
+		return ErrConnClosed
+	}
+	return c.e.shards[id&0xff].post(command{op: opFn, fn: func(s *shard) {
+		if p := s.parts[sub]; p != nil {
+			if i := p.findInflight(id); i >= 0 {
+				p.inflight[i].redeliveries++
+			}
+		}
+	}})
+}
+
 // DeleteTemp deletes one of the connection's temporary destinations.
 func (c *Conn) DeleteTemp(d message.Destination) error {
 	for i, t := range c.temps {
@@ -410,7 +465,7 @@ func (s *shard) browse(sub *Subscription) {
 				return false
 			}
 			if !e.msg.Expired(s.now) && sub.matches(e.msg, e.redeliveries) {
-				sub.sink.Deliver(Delivery{Sub: sub, ID: sub.nextID.Add(1)<<8 | uint64(s.idx), Msg: e.msg, Redeliveries: e.redeliveries})
+				s.handOver(sub, Delivery{Sub: sub, ID: sub.nextID.Add(1)<<8 | uint64(s.idx), Msg: e.msg, Redeliveries: e.redeliveries})
 			}
 			return true
 		}
@@ -440,7 +495,7 @@ func (s *shard) browse(sub *Subscription) {
 		send(q)
 	}
 	if sub.browsing.Add(-1) == 0 && !sub.closed.Load() {
-		sub.sink.Deliver(Delivery{Sub: sub, BrowseEnd: true})
+		s.handOver(sub, Delivery{Sub: sub, BrowseEnd: true})
 	}
 }
 

@@ -168,11 +168,15 @@ func (s *shard) sendTo(m *message.Message, target *Subscription) error {
 			s.forward(m, q)
 		}
 	}
-	if d.policy.SendAdvisoryIfNoConsumers && m.Advisory == nil && len(d.consumers) == 0 && len(d.subs) == 0 {
-		// ActiveMQ sends the message itself (not a copy without body).
+	if d.policy.SendAdvisoryIfNoConsumers && m.Advisory == nil && !m.Persistent && len(d.consumers) == 0 && len(d.subs) == 0 {
+		// ActiveMQ (BaseDestination.onMessageWithNoConsumers) does this for
+		// non-persistent messages only, and sends a plain copy of the
+		// message itself, body, id and properties kept, to the NoConsumer
+		// topic: no Advisory type, no origin properties, no JSON command.
 		if s.e.advisories() && !IsAdvisory(d.d) {
-			s.fire(s.e.newAdvisory(AdvisoryPrefix+"NoConsumer."+queueOrTopic(d.d)+"."+d.d.Name,
-				&message.Advisory{Command: "Message", Message: m}))
+			c := m.Clone()
+			c.Destination = message.TopicDest(AdvisoryPrefix + "NoConsumer." + queueOrTopic(d.d) + "." + d.d.Name)
+			s.fire(c)
 		}
 	}
 	d.enqueued++
@@ -396,7 +400,20 @@ func (s *shard) deliver(p *part, e *entry) {
 		p.inflight = append(p.inflight, e)
 		e.dest.inflight++
 	}
-	sub.sink.Deliver(dl)
+	s.handOver(sub, dl)
+}
+
+// handOver calls a sink. A panic there is a bug in a protocol adapter: it
+// must not take the shard, and every other connection, down with it. The
+// subscription is cut off and the panic logged once.
+func (s *shard) handOver(sub *Subscription, d Delivery) {
+	defer func() {
+		if r := recover(); r != nil {
+			sub.closed.Store(true)
+			s.log.Error("subscription sink panicked; subscription stopped", "sub", sub.id, "conn", sub.conn.id, "panic", r)
+		}
+	}()
+	sub.sink.Deliver(d)
 }
 
 // consumed retires an acknowledged entry.
@@ -549,6 +566,13 @@ func (s *shard) nack(sub *Subscription, id uint64, kind NackKind, cause string) 
 		}
 	case NackRelease:
 		s.requeue(p, e)
+	case NackExpired:
+		d := e.dest
+		d.expired++
+		s.expiredAdvisory(d, e.msg)
+		s.dropStored(p, e)
+		s.deadLetter(d, e.msg, e.redeliveries, expiryCause(e.msg), true)
+		s.freeEntry(e)
 	}
 	s.creditReturned(p)
 }
@@ -615,7 +639,7 @@ func (s *shard) deadLetter(d *destination, m *message.Message, redeliveries int3
 	} else {
 		ts.mailbox(command{op: opInternal, msg: c})
 	}
-	s.messageAdvisory(AdvisoryPrefix+"MessageDLQd."+d.d.Type.String()+"."+d.d.Name, m)
+	s.messageCopyAdvisory(AdvisoryPrefix+"MessageDLQd."+d.d.Type.String()+"."+d.d.Name, m)
 }
 
 // expireEntry expires a queue entry that is no longer pending.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"wharf/engine/message"
@@ -39,6 +40,9 @@ const (
 	NackRedeliver
 	// NackRelease redelivers without counting (AMQP released).
 	NackRelease
+	// NackExpired expires the message: the client found it past its
+	// expiration (OpenWire EXPIRED ack); it goes where expired messages go.
+	NackExpired
 )
 
 // SubSpec describes a subscription.
@@ -125,6 +129,27 @@ func (s *Subscription) Start() {
 		s.AddCredit(s.spec.Prefetch)
 	}
 }
+
+// Revoke takes back one unit of credit given with AddCredit that has not
+// been used yet, and reports whether there was one: a pull that timed out
+// (OpenWire MessagePull) must not leave a credit behind. Safe from any
+// goroutine.
+func (s *Subscription) Revoke() bool { return s.takeCredit() }
+
+// Sync waits until every shard the subscription spans has handled what was
+// posted to it before (credit included): after Sync, anything deliverable
+// has been handed to the sink. Safe from any goroutine.
+func (s *Subscription) Sync() {
+	var wg sync.WaitGroup
+	for _, i := range s.shards {
+		wg.Add(1)
+		s.conn.e.shards[i].mailbox(command{op: opFn, fn: func(*shard) { wg.Done() }})
+	}
+	wg.Wait()
+}
+
+// ID is the subscription's broker-unique number.
+func (s *Subscription) ID() uint64 { return s.id }
 
 // Spec returns the subscription's description.
 func (s *Subscription) Spec() SubSpec { return s.spec }

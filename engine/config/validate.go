@@ -126,6 +126,21 @@ var transportOptions = map[string]func(string) error{
 	},
 }
 
+// Protocol options the config passes to the connector's protocol, which
+// checks their values when the listener starts (an error there names the
+// connector and the option).
+func init() {
+	for _, k := range []string{
+		"wireFormat.maxInactivityDuration", "wireFormat.maxInactivityDurationInitalDelay",
+		"wireFormat.tightEncodingEnabled", "wireFormat.cacheEnabled", "wireFormat.cacheSize",
+		"wireFormat.stackTraceEnabled", "wireFormat.tcpNoDelayEnabled", "wireFormat.version",
+		"wireFormat.maxDataLength", "transport.defaultHeartBeat", "transport.hbGracePeriodMultiplier",
+		"transport.connectAttemptTimeout",
+	} {
+		transportOptions[k] = func(string) error { return nil }
+	}
+}
+
 var brokerNameRE = regexp.MustCompile(`^[a-zA-Z0-9._\-:]+$`)
 
 // Limits checked by validation.

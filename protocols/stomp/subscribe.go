@@ -286,12 +286,12 @@ func (sub *subscription) Deliver(d engine.Delivery) {
 		b = append(b, "\nJMSXUserID:"...)
 		b = wire.AppendEscaped(b, m.UserID, v)
 	}
-	if m.GroupID != "" {
-		b = append(b, "\nJMSXGroupID:"...)
-		b = wire.AppendEscaped(b, m.GroupID, v)
-		b = append(b, "\nJMSXGroupSeq:"...)
-		b = strconv.AppendInt(b, int64(m.GroupSeq), 10)
-	}
+	// No JMSXGroupID, JMSXGroupSeq or JMSXGroupFirstForConsumer: ActiveMQ's
+	// FrameTranslator.Helper.copyStandardHeadersFromMessageToFrame copies
+	// ActiveMQMessage.getProperties() only, and these three are message
+	// fields there (setObjectProperty routes them to setGroupID,
+	// setGroupSequence and setJMSXGroupFirstForConsumer), so a STOMP
+	// consumer of ActiveMQ never sees them.
 	if !m.OriginalDestination.IsZero() {
 		b = append(b, "\noriginal-destination:"...)
 		b = s.appendDestEscaped(b, m.OriginalDestination, v)
@@ -301,6 +301,9 @@ func (sub *subscription) Deliver(d engine.Delivery) {
 	}
 	for i := range m.Props {
 		p := &m.Props[i]
+		if p.Name == "JMSXGroupFirstForConsumer" {
+			continue // a message field in ActiveMQ, see above
+		}
 		b = append(b, '\n')
 		b = wire.AppendEscaped(b, p.Name, v)
 		b = append(b, ':')
@@ -310,6 +313,8 @@ func (sub *subscription) Deliver(d engine.Delivery) {
 	switch {
 	case m.Advisory != nil:
 		body = advisoryJSON(m.Advisory)
+		// ActiveMQ's JmsFrameTranslator names the rendering it chose.
+		b = append(b, "\ntransformation:jms-advisory-json"...)
 	case m.BodyType == message.TextBody:
 		body = m.Body
 	case m.BodyType == message.BytesBody:

@@ -12,6 +12,7 @@ import (
 	"wharf/engine"
 	"wharf/engine/broker"
 	"wharf/engine/config"
+	"wharf/protocols/openwire"
 	"wharf/protocols/stomp"
 	"wharf/protocols/transport"
 	"wharf/storage/memory"
@@ -23,6 +24,8 @@ func Factories() broker.Factories {
 		Listeners: map[string]broker.ListenerFactory{
 			"stomp":     stompListener,
 			"stomp+nio": stompListener,
+			"tcp":       openwireListener,
+			"nio":       openwireListener,
 		},
 		Stores: map[string]broker.StoreFactory{
 			config.KindMemory: memoryStore,
@@ -52,6 +55,34 @@ func stompListener(e *engine.Engine, t config.Transport, addr string, log *slog.
 	so.Logger = log
 	to.Logger = log
 	return transport.Listen(addr, stomp.NewServer(e, so).Handler, to)
+}
+
+func openwireListener(e *engine.Engine, t config.Transport, addr string, log *slog.Logger) (broker.Listener, error) {
+	owOpts := map[string]string{}
+	var to transport.Options
+	for k, v := range t.Options {
+		if k == "maximumConnections" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("maximumConnections=%q: not a count", v)
+			}
+			to.MaxConnections = n
+			continue
+		}
+		owOpts[k] = v
+	}
+	oo, err := openwire.ParseOptions(owOpts)
+	if err != nil {
+		return nil, err
+	}
+	oo.Logger = log
+	oo.BrokerURL = t.Scheme + "://" + addr
+	srv, err := openwire.NewServer(e, oo)
+	if err != nil {
+		return nil, err
+	}
+	to.Logger = log
+	return transport.Listen(addr, srv.Handler, to)
 }
 
 func memoryStore(*config.Config, *slog.Logger) (engine.Store, error) {

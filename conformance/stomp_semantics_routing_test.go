@@ -1,0 +1,127 @@
+package conformance
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A SEND to "a,b" (each with its prefix) goes to every element: ActiveMQ's
+// LegacyFrameTranslator.convertDestination converts each comma-separated
+// name and makes a composite ("queue://a,topic://b"). Each copy names its
+// element as destination and the composite as original-destination.
+func TestConformanceSTOMPCompositeSend(t *testing.T) {
+	addr := target(t)
+	q, tp := queue(t, ".a"), topic(t, ".b")
+	c, _ := connectRaw(t, addr, "1.2")
+	c.subscribe("q", q)
+	c.subscribe("t", tp)
+	c.sendMsg(q+","+tp, "both")
+	got := map[string]*rawFrame{}
+	for range 2 {
+		f := c.expectMessage("both")
+		got[f.Must(t, "subscription")] = f
+	}
+	for sub, dest := range map[string]string{"q": q, "t": tp} {
+		f := got[sub]
+		if f == nil {
+			t.Fatalf("subscription %s got nothing; frames %v", sub, got)
+		}
+		expectHeader(t, f, "destination", dest)
+		// ActiveMQ renders the composite queue "a,topic://b" with the
+		// first element's prefix only.
+		expectHeader(t, f, "original-destination", q+",topic://"+name(t, ".b"))
+	}
+	c.mustSync()
+}
+
+// compositeQueue "*.composite" (forwardOnly, activemq.xml) forwards every
+// message to conformance.composite.all and those with color = 'red' also
+// to conformance.composite.red; the composite queue itself keeps nothing.
+// The targets are fixed names shared by every run, so frames of other
+// runs (a failed earlier one) are skipped by body prefix.
+func TestConformanceSTOMPConfiguredCompositeQueue(t *testing.T) {
+	addr := target(t)
+	q := queue(t, ".composite")
+	id := uniq(t)
+	c, _ := connectRaw(t, addr, "1.2")
+	c.subscribe("self", q)
+	all, _ := connectRaw(t, addr, "1.2")
+	all.subscribe("all", "/queue/conformance.composite.all")
+	red, _ := connectRaw(t, addr, "1.2")
+	red.subscribe("red", "/queue/conformance.composite.red")
+
+	c.sendMsg(q, id+"-blue", "color:blue")
+	c.sendMsg(q, id+"-red", "color:red")
+	c.sendMsg(q, id+"-end", "color:red")
+
+	mine := func(r *rawConn, want ...string) {
+		t.Helper()
+		for _, w := range want {
+			for {
+				f := r.expect("MESSAGE")
+				if !strings.HasPrefix(string(f.Body), id) {
+					t.Logf("skipping a message of another run: %s", f)
+					continue
+				}
+				if string(f.Body) != w {
+					t.Fatalf("got %s, want body %q", f, w)
+				}
+				expectHeader(t, f, "original-destination", q)
+				break
+			}
+		}
+	}
+	mine(all, id+"-blue", id+"-red", id+"-end")
+	mine(red, id+"-red", id+"-end")
+	c.mustSync() // forwardOnly: nothing for the composite queue's consumer
+}
+
+// Virtual topics (broker-behaviour.md §2, the VirtualTopic.> interceptor of
+// activemq.xml): a message published to VirtualTopic.<name> reaches each
+// Consumer.<group>.VirtualTopic.<name> queue once, shared among that
+// group's consumers, and the topic's own subscribers.
+func TestConformanceSTOMPVirtualTopic(t *testing.T) {
+	addr := target(t)
+	vt := "VirtualTopic." + uniq(t)
+	in := newInbox(t)
+	consumers := []struct{ name, dest string }{
+		{"A1", "/queue/Consumer.A." + vt},
+		{"A2", "/queue/Consumer.A." + vt},
+		{"B1", "/queue/Consumer.B." + vt},
+		{"T", "/topic/" + vt},
+	}
+	for _, cs := range consumers {
+		c, _ := connectRaw(t, addr, "1.2")
+		c.subscribe(cs.name, cs.dest)
+		in.watch(c, cs.name)
+	}
+	p, _ := connectRaw(t, addr, "1.2")
+	const n = 6
+	for i := 1; i <= n; i++ {
+		p.sendMsg("/topic/"+vt, "m"+strconv.Itoa(i))
+	}
+	// Each of the three groups (A, B, the topic) gets m1..mn exactly once.
+	seen := map[string]map[int]bool{"A": {}, "B": {}, "T": {}}
+	for _, m := range in.messages(3 * n) {
+		group := m.from[:1]
+		k := bodyNumber(t, m.f)
+		if seen[group][k] {
+			t.Fatalf("group %s got m%d twice", group, k)
+		}
+		seen[group][k] = true
+		if group != "T" {
+			expectHeader(t, m.f, "original-destination", "/topic/"+vt)
+		}
+	}
+	for g, s := range seen {
+		if len(s) != n {
+			t.Fatalf("group %s got %d distinct messages, want %d", g, len(s), n)
+		}
+	}
+	// Nothing more: a marker sent now is the next frame.
+	p.sendMsg("/queue/Consumer.B."+vt, "marker")
+	if m := in.next(); m.from != "B1" || string(m.f.Body) != "marker" {
+		t.Fatalf("got %s from %s, want the marker on B1", m.f, m.from)
+	}
+}

@@ -1,0 +1,89 @@
+package conformance
+
+import (
+	"strconv"
+	"testing"
+)
+
+// constantPendingMessageLimitStrategy limit="10" (policy for topics
+// "*.slow.>"): a non-durable subscriber that does not acknowledge keeps its
+// prefetch and at most 10 pending messages, the newest, the older ones
+// being discarded (TopicSubscription.add); a fast subscriber of the same
+// topic gets everything.
+func TestConformanceSTOMPPendingMessageLimit(t *testing.T) {
+	addr := target(t)
+	tp := topic(t, ".slow")
+	const n, limit, prefetch = 100, 10, 1
+	slow, _ := connectRaw(t, addr, "1.2")
+	slow.subscribe("slow", tp, "ack:client-individual", "activemq.prefetchSize:"+strconv.Itoa(prefetch))
+	fast, _ := connectRaw(t, addr, "1.2")
+	fast.subscribe("fast", tp)
+	p, _ := connectRaw(t, addr, "1.2")
+	for i := 1; i <= n; i++ {
+		p.sendMsg(tp, "m"+strconv.Itoa(i))
+	}
+	for i := 1; i <= n; i++ {
+		fast.expectMessage("m" + strconv.Itoa(i))
+	}
+
+	// The slow subscriber got m1 at once (its prefetch); acknowledging one
+	// message at a time, it then gets what was kept for it: at most
+	// limit + prefetch messages, the newest ones, ending with mn.
+	m := slow.expect("MESSAGE")
+	if k := bodyNumber(t, m); k != 1 {
+		t.Fatalf("slow subscriber's first message is m%d, want m1", k)
+	}
+	var rest []int
+	for bodyNumber(t, m) != n {
+		slow.send("ACK", []string{"id:" + m.Must(t, "ack")}, nil)
+		m = slow.expect("MESSAGE")
+		rest = append(rest, bodyNumber(t, m))
+		if len(rest) > limit+prefetch {
+			t.Fatalf("slow subscriber got %v after m1: more than limit %d + prefetch %d", rest, limit, prefetch)
+		}
+	}
+	t.Logf("slow subscriber got m1 then %v", rest)
+	for i, k := range rest {
+		if want := n - len(rest) + 1 + i; k != want {
+			t.Fatalf("slow subscriber got %v after m1; want the newest ones, m%d..m%d", rest, n-len(rest)+1, n)
+		}
+	}
+	slow.send("ACK", []string{"id:" + m.Must(t, "ack")}, nil)
+	slow.mustSync()
+}
+
+// individualDeadLetterStrategy queuePrefix="DLQ." queueSuffix=".dead"
+// (policy for queues "*.idlq.>"): a NACKed persistent message goes to
+// DLQ.<queue>.dead with original-destination; a non-persistent one is
+// dropped (processNonPersistent defaults to false).
+func TestConformanceSTOMPIndividualDeadLetterQueue(t *testing.T) {
+	addr := target(t)
+	qn := name(t, ".idlq")
+	c, _ := connectRaw(t, addr, "1.2")
+	c.subscribe("s", "/queue/"+qn, "ack:client-individual")
+	c.sendMsg("/queue/"+qn, "non-persistent")
+	c.sendMsg("/queue/"+qn, "persistent", "persistent:true")
+	// ActiveMQ's store cursor keeps persistent and non-persistent
+	// messages apart, so they may arrive in either order; the NACKs go
+	// non-persistent first.
+	ack := map[string]string{}
+	for range 2 {
+		m := c.expect("MESSAGE")
+		ack[string(m.Body)] = m.Must(t, "ack")
+	}
+	for _, b := range []string{"non-persistent", "persistent"} {
+		if ack[b] == "" {
+			t.Fatalf("no %q message; got %v", b, ack)
+		}
+		c.send("NACK", []string{"id:" + ack[b], "receipt:n-" + b}, nil)
+		c.expectReceipt("n-" + b)
+	}
+	dlq, _ := connectRaw(t, addr, "1.2")
+	dlq.subscribe("dlq", "/queue/DLQ."+qn+".dead")
+	// Had the non-persistent one been dead-lettered, it would come first.
+	f := dlq.expectMessage("persistent")
+	expectHeader(t, f, "original-destination", "/queue/"+qn)
+	expectHeader(t, f, "persistent", "true")
+	dlq.mustSync()
+	c.mustSync()
+}

@@ -1,0 +1,239 @@
+package openwire
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"wharf/engine"
+	"wharf/protocols/openwire/wire"
+)
+
+// The Java client's prefetch defaults (ActiveMQPrefetchPolicy); a consumer
+// that sends exactly its kind's default gets the destination policy's value.
+const (
+	defaultQueuePrefetch   = 1000
+	defaultTopicPrefetch   = 32767
+	defaultDurablePrefetch = 100
+	defaultBrowserPrefetch = 500
+)
+
+// consumer is one ConsumerInfo; it is the engine Sink of its subscription.
+type consumer struct {
+	s    *session
+	id   *wire.ConsumerId
+	dest *wire.Destination
+	sub  *engine.Subscription
+
+	// mu guards dispatched: appended by Deliver (shard goroutines), trimmed
+	// by MessageAck (transport goroutine).
+	mu         sync.Mutex
+	dispatched []dispatched
+}
+
+// dispatched is a message the client holds and has not acknowledged.
+type dispatched struct {
+	msgID     string
+	id        uint64 // engine delivery id
+	delivered bool   // a DELIVERED ack already returned its credit
+}
+
+func (s *session) onConsumer(c *wire.ConsumerInfo) {
+	if err := s.needConn(); err != nil {
+		s.respond(c, err)
+		return
+	}
+	if c.ConsumerId == nil || c.Destination == nil {
+		s.respond(c, fmt.Errorf("%w: ConsumerInfo without a consumer id or destination", engine.ErrBadDestination))
+		return
+	}
+	d := DestToEngine(c.Destination)
+	spec := engine.SubSpec{
+		Destination: d,
+		Selector:    c.Selector,
+		Prefetch:    int(c.PrefetchSize),
+		AckMode:     engine.AckIndividual,
+		DurableName: c.SubscriptionName,
+		NoLocal:     c.NoLocal,
+		Exclusive:   c.Exclusive,
+		Priority:    c.Priority,
+		Browser:     c.Browser,
+		Retroactive: c.Retroactive,
+	}
+	switch {
+	case c.Browser:
+		spec.DefaultPrefetch = c.PrefetchSize == defaultBrowserPrefetch
+	case !d.Type.IsTopic():
+		spec.DefaultPrefetch = c.PrefetchSize == defaultQueuePrefetch
+	case c.SubscriptionName != "":
+		spec.DefaultPrefetch = c.PrefetchSize == defaultDurablePrefetch
+	default:
+		spec.DefaultPrefetch = c.PrefetchSize == defaultTopicPrefetch
+	}
+	cons := &consumer{s: s, id: c.ConsumerId, dest: c.Destination}
+	sub, err := s.conn.Subscribe(spec, cons)
+	if err != nil {
+		s.respond(c, err)
+		return
+	}
+	cons.sub = sub
+	key := c.ConsumerId.String()
+	s.consumers[key] = cons
+	s.jmsSessionOf(c.ConsumerId.ConnectionId, c.ConsumerId.SessionId).consumers[key] = cons
+	s.respond(c, nil)
+	if p := sub.Prefetch(); p != int(c.PrefetchSize) {
+		// The policy replaced the client's default: tell it, as the broker
+		// does with a ConsumerControl.
+		s.send(&wire.ConsumerControl{ConsumerId: c.ConsumerId, Destination: c.Destination, Prefetch: int32(p)})
+	}
+}
+
+func (s *session) closeConsumer(key string, c *consumer) {
+	delete(s.consumers, key)
+	if js := s.sessions[c.id.SessionId]; js != nil {
+		delete(js.consumers, key)
+	}
+	if s.conn != nil {
+		if err := s.conn.CloseSubscription(c.sub); err != nil {
+			s.log.Debug("close consumer", "consumer", key, "err", err)
+		}
+	}
+}
+
+// Deliver sends a MessageDispatch. It runs on a shard goroutine.
+func (c *consumer) Deliver(d engine.Delivery) {
+	s := c.s
+	if d.BrowseEnd {
+		// A browser's end is a dispatch with no message.
+		s.send(&wire.MessageDispatch{ConsumerId: c.id, Destination: c.dest})
+		return
+	}
+	w, err := FromEngine(d.Msg, d.Redeliveries)
+	if err != nil {
+		s.log.Warn("message cannot be sent over OpenWire", "msg_id", d.Msg.ID, "err", err)
+		return
+	}
+	if !d.Sub.Spec().Browser { // d.Sub: c.sub is not set while Subscribe delivers the backlog
+		// Acks name the id as the client saw it (MessageId.toString), which
+		// is not always the engine's spelling of it.
+		msgID := d.Msg.ID
+		if w.MessageId != nil {
+			msgID = w.MessageId.String()
+		}
+		c.mu.Lock()
+		c.dispatched = append(c.dispatched, dispatched{msgID: msgID, id: d.ID})
+		c.mu.Unlock()
+	}
+	s.send(&wire.MessageDispatch{ConsumerId: c.id, Destination: w.Destination, Message: w, RedeliveryCounter: d.Redeliveries})
+}
+
+// onAck applies a MessageAck to the range of dispatched messages it names
+// (PrefetchSubscription.acknowledge).
+func (s *session) onAck(a *wire.MessageAck) error {
+	if err := s.needConn(); err != nil {
+		return err
+	}
+	if a.ConsumerId == nil || a.LastMessageId == nil {
+		return fmt.Errorf("MessageAck without a consumer or last message id")
+	}
+	c := s.consumers[a.ConsumerId.String()]
+	if c == nil {
+		return nil // the consumer is gone; its messages went back already
+	}
+	first := ""
+	if a.FirstMessageId != nil {
+		first = a.FirstMessageId.String()
+	}
+	last := a.LastMessageId.String()
+	tx := txKey(a.TransactionId)
+
+	c.mu.Lock()
+	lo, hi := -1, -1
+	for i, p := range c.dispatched {
+		if lo < 0 && (first == "" || p.msgID == first) {
+			lo = i
+		}
+		if p.msgID == last {
+			hi = i
+			break
+		}
+	}
+	if hi < 0 {
+		c.mu.Unlock()
+		return fmt.Errorf("Could not correlate acknowledgment with dispatched message: %s", last)
+	}
+	if a.AckType == wire.AckIndividual || lo < 0 {
+		lo = hi
+	}
+	batch := append([]dispatched(nil), c.dispatched[lo:hi+1]...)
+	consumed := a.AckType != wire.AckDelivered && a.AckType != wire.AckRedelivered
+	if consumed {
+		c.dispatched = append(c.dispatched[:lo], c.dispatched[hi+1:]...)
+	} else if a.AckType == wire.AckDelivered {
+		for i := lo; i <= hi; i++ {
+			c.dispatched[i].delivered = true
+		}
+	}
+	c.mu.Unlock()
+
+	var err error
+	for _, p := range batch {
+		var e error
+		switch a.AckType {
+		case wire.AckDelivered:
+			if !p.delivered {
+				e = s.conn.MarkDelivered(c.sub, p.id)
+			}
+		case wire.AckRedelivered:
+			e = s.conn.CountRedelivery(c.sub, p.id)
+		case wire.AckPoison:
+			e = s.conn.Nack(c.sub, p.id, engine.NackPoison, poisonCause(a.PoisonCause))
+		case wire.AckExpired:
+			e = s.conn.Nack(c.sub, p.id, engine.NackExpired, "")
+		default: // STANDARD, INDIVIDUAL, UNMATCHED
+			e = s.conn.Ack(c.sub, p.id, tx)
+		}
+		if e != nil && err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// poisonCause is the text ActiveMQ stores in dlqDeliveryFailureCause: the
+// Throwable's toString ("class: message").
+func poisonCause(t *wire.Throwable) string {
+	if t == nil {
+		return ""
+	}
+	if t.Message == "" {
+		return t.ClassName
+	}
+	return t.ClassName + ": " + t.Message
+}
+
+// onPull serves MessagePull for a prefetch-0 consumer: one credit, and a
+// dispatch with no message if nothing came within the timeout (-1: none
+// waiting now; 0: wait for ever).
+func (s *session) onPull(p *wire.MessagePull) {
+	if p.ConsumerId == nil {
+		return
+	}
+	c := s.consumers[p.ConsumerId.String()]
+	if c == nil {
+		return
+	}
+	c.sub.AddCredit(1)
+	nothing := func() {
+		if c.sub.Revoke() {
+			s.send(&wire.MessageDispatch{ConsumerId: c.id, Destination: c.dest})
+		}
+	}
+	switch {
+	case p.Timeout < 0:
+		c.sub.Sync()
+		nothing()
+	case p.Timeout > 0:
+		s.after(time.Duration(p.Timeout)*time.Millisecond, nothing)
+	}
+}

@@ -1,0 +1,119 @@
+package openwire
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"wharf/engine"
+	"wharf/protocols/openwire/wire"
+	"wharf/protocols/transport"
+)
+
+// Options configure the OpenWire adapter, from the transport connector's
+// URI options as ActiveMQ names them (wireFormat.*).
+type Options struct {
+	// Local is what the broker advertises in its WireFormatInfo.
+	Local wire.Options
+	// Limits bound what a decoder accepts (wireFormat.maxFrameSize).
+	Limits wire.Limits
+	// NegotiationTimeout is how long a client has to send its
+	// WireFormatInfo (ActiveMQ: maxInactivityDurationInitalDelay, 10 s).
+	NegotiationTimeout time.Duration
+	// BrokerURL is told to clients in BrokerInfo.
+	BrokerURL string
+	Logger    *slog.Logger
+}
+
+// DefaultOptions are ActiveMQ 5.17's broker-side defaults.
+func DefaultOptions() Options {
+	return Options{
+		Local:              wire.DefaultOptions(),
+		Limits:             wire.DefaultLimits(),
+		NegotiationTimeout: 10 * time.Second,
+	}
+}
+
+// ParseOptions reads a tcp:// or nio:// connector's URI options. Options
+// Wharf does not know are an error naming them.
+func ParseOptions(q map[string]string) (Options, error) {
+	o := DefaultOptions()
+	for k, v := range q {
+		var err error
+		switch k {
+		case "wireFormat.maxFrameSize":
+			var n int64
+			n, err = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err == nil && n <= 0 {
+				err = fmt.Errorf("must be positive")
+			}
+			o.Local.MaxFrameSize, o.Limits.MaxFrameSize = n, n
+		case "wireFormat.maxInactivityDuration":
+			o.Local.MaxInactivityDuration, err = msOption(v)
+		case "wireFormat.maxInactivityDurationInitalDelay":
+			o.Local.MaxInactivityDurationInitalDelay, err = msOption(v)
+			o.NegotiationTimeout = o.Local.MaxInactivityDurationInitalDelay
+		case "wireFormat.tightEncodingEnabled":
+			o.Local.TightEncodingEnabled, err = strconv.ParseBool(v)
+		case "wireFormat.cacheEnabled":
+			o.Local.CacheEnabled, err = strconv.ParseBool(v)
+		case "wireFormat.cacheSize":
+			var n int64
+			n, err = strconv.ParseInt(v, 10, 32)
+			o.Local.CacheSize = int32(n)
+		case "wireFormat.stackTraceEnabled":
+			o.Local.StackTraceEnabled, err = strconv.ParseBool(v)
+		case "wireFormat.tcpNoDelayEnabled":
+			o.Local.TcpNoDelayEnabled, err = strconv.ParseBool(v)
+		case "wireFormat.version":
+			o.Local.Version, err = strconv.Atoi(v)
+			if err == nil && (o.Local.Version < wire.MinVersion || o.Local.Version > wire.MaxVersion) {
+				err = fmt.Errorf("versions %d to %d are supported", wire.MinVersion, wire.MaxVersion)
+			}
+		default:
+			return o, fmt.Errorf("%w: %q is not an OpenWire transport option Wharf supports", ErrBadOption, k)
+		}
+		if err != nil {
+			return o, fmt.Errorf("%w: %s=%q: %v", ErrBadOption, k, v, err)
+		}
+	}
+	return o, nil
+}
+
+func msOption(v string) (time.Duration, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("not a duration in milliseconds")
+	}
+	return time.Duration(n) * time.Millisecond, nil
+}
+
+// Server makes OpenWire sessions on an engine.
+type Server struct {
+	e    *engine.Engine
+	opts Options
+	log  *slog.Logger
+	info *wire.WireFormatInfo
+}
+
+// NewServer returns an OpenWire server for e.
+func NewServer(e *engine.Engine, o Options) (*Server, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.NegotiationTimeout <= 0 {
+		o.NegotiationTimeout = 10 * time.Second
+	}
+	o.Local.ProviderName = "ActiveMQ"
+	o.Local.PlatformDetails = "Wharf"
+	info, err := wire.NewWireFormatInfo(o.Local)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{e: e, opts: o, log: o.Logger, info: info}, nil
+}
+
+// Handler is the transport.HandlerFactory of the server.
+func (s *Server) Handler(c transport.Conn) transport.Handler { return newSession(s, c) }

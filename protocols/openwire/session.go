@@ -1,0 +1,463 @@
+package openwire
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"wharf/engine"
+	"wharf/engine/message"
+	"wharf/protocols/openwire/wire"
+	"wharf/protocols/transport"
+)
+
+// session is one OpenWire connection.
+type session struct {
+	srv *Server
+	tc  transport.Conn
+	log *slog.Logger
+	dec *wire.Decoder
+
+	// writeMu guards enc and out: see the package comment.
+	writeMu sync.Mutex
+	enc     *wire.Encoder
+	out     []byte
+
+	// Touched only by the transport goroutine.
+	negotiated bool
+	format     wire.Format
+	conn       *engine.Conn
+	connID     *wire.ConnectionId
+	sessions   map[int64]*jmsSession
+	consumers  map[string]*consumer
+	producers  map[string]*producer
+	txs        map[string]bool
+	prepared   map[string]*wire.XATransactionId
+	dead       bool
+
+	// pendingMu guards sends awaiting their engine completion.
+	pendingMu sync.Mutex
+	pending   map[uint64]pendingSend
+	tokenSeq  uint64
+
+	closed   atomic.Bool
+	readSeen atomic.Bool
+	wrote    atomic.Bool
+	timerMu  sync.Mutex
+	timers   []*time.Timer
+}
+
+type jmsSession struct {
+	consumers map[string]*consumer
+	producers map[string]*producer
+}
+
+type producer struct {
+	id     *wire.ProducerId
+	window int32
+	reg    *engine.Producer
+}
+
+// pendingSend is what a send's completion must answer.
+type pendingSend struct {
+	corr     int32 // CommandId to answer with a Response; 0 for none
+	producer *wire.ProducerId
+	ackSize  int32 // ProducerAck size when the producer has a window
+}
+
+func newSession(srv *Server, tc transport.Conn) *session {
+	s := &session{
+		srv:       srv,
+		tc:        tc,
+		log:       srv.log.With("conn", tc.ID(), "remote", tc.RemoteAddr().String(), "proto", "openwire"),
+		dec:       wire.NewDecoder(wire.InitialFormat(srv.opts.Local.Version), srv.opts.Limits),
+		enc:       wire.NewEncoder(wire.InitialFormat(srv.opts.Local.Version)),
+		sessions:  map[int64]*jmsSession{},
+		consumers: map[string]*consumer{},
+		producers: map[string]*producer{},
+		txs:       map[string]bool{},
+		prepared:  map[string]*wire.XATransactionId{},
+		pending:   map[uint64]pendingSend{},
+	}
+	// Both sides send WireFormatInfo at once (reference/openwire.md §3).
+	s.send(srv.info)
+	s.after(srv.opts.NegotiationTimeout, func() {
+		if !s.closed.Load() && !s.readSeen.Load() {
+			s.log.Info("wire format negotiation timeout")
+			s.tc.Close()
+		}
+	})
+	return s
+}
+
+func (s *session) after(d time.Duration, fn func()) {
+	s.timerMu.Lock()
+	defer s.timerMu.Unlock()
+	if !s.closed.Load() {
+		s.timers = append(s.timers, time.AfterFunc(d, fn))
+	}
+}
+
+// send encodes and writes a command. Safe from any goroutine.
+func (s *session) send(ds wire.DataStructure) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	b, err := s.enc.Append(s.out[:0], ds)
+	if err != nil {
+		s.log.Warn("encode failed", "type", wire.TypeName(ds.DataStructureType()), "err", err)
+		return
+	}
+	s.out = b
+	s.wrote.Store(true)
+	if err := s.tc.Write(b); err != nil {
+		s.log.Debug("write failed", "err", err)
+	}
+}
+
+// respond answers a command that asked for a response.
+func (s *session) respond(cmd wire.Command, err error) {
+	if !cmd.Base().ResponseRequired {
+		if err != nil {
+			s.log.Debug("command failed", "type", wire.TypeName(cmd.DataStructureType()), "err", err)
+		}
+		return
+	}
+	s.respondTo(cmd.Base().CommandId, err)
+}
+
+func (s *session) respondTo(corr int32, err error) {
+	if err != nil {
+		s.send(&wire.ExceptionResponse{Response: wire.Response{CorrelationId: corr}, Exception: javaException(err)})
+		return
+	}
+	s.send(&wire.Response{CorrelationId: corr})
+}
+
+// OnData decodes commands and handles them in order.
+func (s *session) OnData(b []byte) error {
+	s.readSeen.Store(true)
+	if s.dead {
+		return nil
+	}
+	s.dec.Feed(b)
+	for !s.dead {
+		ds, err := s.dec.Next()
+		if err != nil {
+			// A frame that cannot be decoded leaves the stream unusable:
+			// tell the client why, then close (ActiveMQ closes the transport).
+			s.log.Warn("bad frame", "err", err)
+			s.send(&wire.ConnectionError{Exception: &wire.Throwable{ClassName: "java.io.IOException", Message: err.Error()}, ConnectionId: s.connID})
+			s.fail()
+			return nil
+		}
+		if ds == nil {
+			return nil
+		}
+		s.handle(ds)
+	}
+	return nil
+}
+
+func (s *session) fail() {
+	s.dead = true
+	s.tc.Close()
+}
+
+// OnClose releases what the connection held.
+func (s *session) OnClose(err error) {
+	s.closed.Store(true)
+	s.timerMu.Lock()
+	for _, t := range s.timers {
+		t.Stop()
+	}
+	s.timers = nil
+	s.timerMu.Unlock()
+	s.closeConnection()
+	if err != nil {
+		s.log.Debug("connection closed", "err", err)
+	}
+}
+
+func (s *session) closeConnection() {
+	if s.conn == nil {
+		return
+	}
+	if err := s.conn.Close(); err != nil {
+		s.log.Warn("connection cleanup failed", "err", err)
+	}
+	s.conn = nil
+	s.consumers = map[string]*consumer{}
+	s.producers = map[string]*producer{}
+	s.sessions = map[int64]*jmsSession{}
+}
+
+func (s *session) handle(ds wire.DataStructure) {
+	if !s.negotiated {
+		wf, ok := ds.(*wire.WireFormatInfo)
+		if !ok {
+			s.log.Warn("command before WireFormatInfo", "type", wire.TypeName(ds.DataStructureType()))
+			s.send(&wire.ConnectionError{Exception: &wire.Throwable{ClassName: "java.io.IOException", Message: ErrNotNegotiated.Error()}})
+			s.fail()
+			return
+		}
+		s.negotiate(wf)
+		return
+	}
+	switch c := ds.(type) {
+	case *wire.Message:
+		s.onMessage(c)
+	case *wire.MessageAck:
+		s.respond(c, s.onAck(c))
+	case *wire.MessagePull:
+		s.onPull(c)
+	case *wire.ConnectionInfo:
+		s.respond(c, s.onConnection(c))
+	case *wire.SessionInfo:
+		s.respond(c, s.onSession(c))
+	case *wire.ConsumerInfo:
+		s.onConsumer(c)
+	case *wire.ProducerInfo:
+		s.respond(c, s.onProducer(c))
+	case *wire.RemoveInfo:
+		s.respond(c, s.onRemove(c))
+	case *wire.TransactionInfo:
+		s.onTransaction(c)
+	case *wire.DestinationInfo:
+		s.respond(c, s.onDestination(c))
+	case *wire.RemoveSubscriptionInfo:
+		s.respond(c, s.onRemoveSubscription(c))
+	case *wire.ShutdownInfo:
+		s.respond(c, nil)
+		s.closeConnection()
+		s.dead = true
+		s.tc.Close()
+	case *wire.WireFormatInfo:
+		// A second WireFormatInfo changes nothing (ActiveMQ ignores it too).
+	case wire.Command:
+		// KeepAliveInfo, FlushCommand, ControlCommand, ConsumerControl,
+		// ConnectionControl, BrokerInfo from a client: nothing to do but
+		// answer when asked.
+		s.respond(c, nil)
+	}
+}
+
+// negotiate settles the wire format with the client's WireFormatInfo and
+// starts the inactivity monitor.
+func (s *session) negotiate(wf *wire.WireFormatInfo) {
+	if !wf.Valid() {
+		s.log.Warn("bad WireFormatInfo magic")
+		s.fail()
+		return
+	}
+	remote, err := wf.Options()
+	if err != nil {
+		s.log.Warn("bad WireFormatInfo", "err", err)
+		s.fail()
+		return
+	}
+	f, err := wire.Negotiate(s.srv.opts.Local, remote)
+	if err != nil {
+		s.log.Warn("wire format negotiation failed", "err", err)
+		s.send(&wire.ConnectionError{Exception: &wire.Throwable{ClassName: "java.io.IOException", Message: err.Error()}})
+		s.fail()
+		return
+	}
+	s.format = f
+	s.dec.SetFormat(f)
+	s.writeMu.Lock()
+	s.enc.SetFormat(f)
+	s.writeMu.Unlock()
+	s.negotiated = true
+	// BrokerInfo lets failover: clients learn the broker
+	// (TransportConnection.start).
+	s.send(&wire.BrokerInfo{
+		BrokerId:   &wire.BrokerId{Value: s.srv.e.BrokerID()},
+		BrokerName: s.srv.e.BrokerName(),
+		BrokerURL:  s.srv.opts.BrokerURL,
+	})
+	s.startInactivityMonitor(f.MaxInactivityDuration)
+}
+
+// startInactivityMonitor closes a connection that sends nothing for the
+// negotiated MaxInactivityDuration, and keeps ours alive with KeepAliveInfo
+// when we have written nothing for half of it (AbstractInactivityMonitor).
+func (s *session) startInactivityMonitor(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	s.readSeen.Store(false)
+	var readCheck func()
+	readCheck = func() {
+		if s.closed.Load() {
+			return
+		}
+		if !s.readSeen.Swap(false) {
+			s.log.Info("inactivity timeout, closing", "max_inactivity", d)
+			s.tc.Close()
+			return
+		}
+		s.after(d, readCheck)
+	}
+	s.after(d, readCheck)
+	var writeCheck func()
+	writeCheck = func() {
+		if s.closed.Load() {
+			return
+		}
+		if !s.wrote.Swap(false) {
+			s.send(&wire.KeepAliveInfo{})
+		}
+		s.after(d/2, writeCheck)
+	}
+	s.after(d/2, writeCheck)
+}
+
+func (s *session) onConnection(c *wire.ConnectionInfo) error {
+	if s.conn != nil {
+		return fmt.Errorf("connection %s already started", s.connID)
+	}
+	conn, err := s.srv.e.Connect(engine.Credentials{
+		Username: c.UserName, Password: c.Password, ClientID: c.ClientId,
+		Remote: s.tc.RemoteAddr(), Protocol: "openwire",
+	})
+	if err != nil {
+		if errors.Is(err, engine.ErrClientIDInUse) {
+			return fmt.Errorf("%w: Broker: %s - Client: %s already connected from %s", err, s.srv.e.BrokerName(), c.ClientId, s.tc.RemoteAddr())
+		}
+		return err
+	}
+	s.conn = conn
+	s.connID = c.ConnectionId
+	return nil
+}
+
+func (s *session) needConn() error {
+	if s.conn == nil {
+		return ErrNoConnection
+	}
+	return nil
+}
+
+func (s *session) onSession(c *wire.SessionInfo) error {
+	if err := s.needConn(); err != nil {
+		return err
+	}
+	if c.SessionId != nil {
+		s.sessions[c.SessionId.Value] = &jmsSession{consumers: map[string]*consumer{}, producers: map[string]*producer{}}
+	}
+	return nil
+}
+
+func (s *session) jmsSessionOf(connID string, sessionID int64) *jmsSession {
+	js := s.sessions[sessionID]
+	if js == nil {
+		// Sessions are implicit for some clients (and the Java client's
+		// connection-level advisory consumer uses session -1).
+		js = &jmsSession{consumers: map[string]*consumer{}, producers: map[string]*producer{}}
+		s.sessions[sessionID] = js
+	}
+	return js
+}
+
+func (s *session) onProducer(c *wire.ProducerInfo) error {
+	if err := s.needConn(); err != nil {
+		return err
+	}
+	if c.ProducerId == nil {
+		return fmt.Errorf("ProducerInfo without a ProducerId")
+	}
+	var d message.Destination
+	if c.Destination != nil {
+		d = DestToEngine(c.Destination)
+	}
+	p := &producer{id: c.ProducerId, window: c.WindowSize, reg: s.conn.AddProducer(d)}
+	key := c.ProducerId.String()
+	s.producers[key] = p
+	s.jmsSessionOf(c.ProducerId.ConnectionId, c.ProducerId.SessionId).producers[key] = p
+	return nil
+}
+
+func (s *session) onRemove(c *wire.RemoveInfo) error {
+	switch id := c.ObjectId.(type) {
+	case *wire.ConnectionId:
+		s.closeConnection()
+	case *wire.SessionId:
+		js := s.sessions[id.Value]
+		if js == nil {
+			return nil
+		}
+		for key, cons := range js.consumers {
+			s.closeConsumer(key, cons)
+		}
+		for key, p := range js.producers {
+			s.removeProducer(key, p)
+		}
+		delete(s.sessions, id.Value)
+	case *wire.ConsumerId:
+		key := id.String()
+		if cons := s.consumers[key]; cons != nil {
+			s.closeConsumer(key, cons)
+		}
+	case *wire.ProducerId:
+		key := id.String()
+		if p := s.producers[key]; p != nil {
+			s.removeProducer(key, p)
+		}
+	}
+	return nil
+}
+
+func (s *session) removeProducer(key string, p *producer) {
+	delete(s.producers, key)
+	if js := s.sessions[p.id.SessionId]; js != nil {
+		delete(js.producers, key)
+	}
+	if s.conn != nil && p.reg != nil {
+		s.conn.RemoveProducer(p.reg)
+	}
+}
+
+func (s *session) onDestination(c *wire.DestinationInfo) error {
+	if err := s.needConn(); err != nil {
+		return err
+	}
+	if c.Destination == nil {
+		return fmt.Errorf("%w: DestinationInfo without a destination", engine.ErrBadDestination)
+	}
+	d := DestToEngine(c.Destination)
+	if !d.Type.IsTemp() {
+		return nil // regular destinations are created when used
+	}
+	if c.OperationType == wire.DestinationRemove {
+		return s.conn.DeleteTemp(d)
+	}
+	return s.conn.AddTemp(d)
+}
+
+func (s *session) onRemoveSubscription(c *wire.RemoveSubscriptionInfo) error {
+	if err := s.needConn(); err != nil {
+		return err
+	}
+	clientID := c.ClientId
+	if clientID == "" {
+		clientID = s.conn.ClientID()
+	}
+	return s.srv.e.Unsubscribe(engine.SubKey{ClientID: clientID, Name: c.SubscriptionName})
+}
+
+// txKey names a transaction for the engine.
+func txKey(t wire.TransactionId) string {
+	if t == nil {
+		return ""
+	}
+	switch x := t.(type) {
+	case *wire.LocalTransactionId:
+		return x.String()
+	case *wire.XATransactionId:
+		return x.String()
+	}
+	return ""
+}
