@@ -246,6 +246,7 @@ func (c *Conn) Subscribe(spec SubSpec, sink Sink) (*Subscription, error) {
 		spec.Prefetch = policyPrefetch(c.e.opts.PolicyFor(d), spec)
 	}
 	sub := &Subscription{id: c.e.subSeq.Add(1), conn: c, spec: spec, sel: sel, sink: sink}
+	sub.prefetch.Store(int32(spec.Prefetch))
 	if spec.Paused {
 		sub.credit.Store(0)
 	} else {

@@ -514,8 +514,7 @@ func (s *shard) ack(sub *Subscription, id uint64, cumulative bool) {
 		e.dest.inflight--
 		s.consumed(p, e)
 	}
-	if credit > 0 {
-		sub.credit.Add(int64(credit))
+	if credit > 0 && sub.returnCredit(credit) {
 		s.creditReturned(p)
 	}
 }
@@ -548,7 +547,7 @@ func (s *shard) nack(sub *Subscription, id uint64, kind NackKind, cause string) 
 	p.removeInflight(i)
 	e.dest.inflight--
 	if e.tx == nil {
-		sub.credit.Add(1)
+		sub.returnCredit(1)
 	}
 	e.tx = nil
 	switch kind {

@@ -92,6 +92,7 @@ type Engine struct {
 	// For advisories and their replay: every connection, consumer and
 	// registered producer.
 	conns     map[*Conn]struct{}
+	prepared  map[string]*tx // prepared (XA) transactions, by id
 	consumers map[*Subscription]struct{}
 	producers map[*Producer]struct{}
 	advSeq    atomic.Uint64
@@ -159,6 +160,7 @@ func New(o Options) (*Engine, error) {
 		clientIDs: map[string]*Conn{},
 		durables:  map[SubKey]*durableReg{},
 		conns:     map[*Conn]struct{}{},
+		prepared:  map[string]*tx{},
 		consumers: map[*Subscription]struct{}{},
 		producers: map[*Producer]struct{}{},
 		vtQueues:  map[string]map[message.Destination]struct{}{},

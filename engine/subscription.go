@@ -117,16 +117,33 @@ type Subscription struct {
 	browsing atomic.Int32 // shards yet to finish a browse
 	closed   atomic.Bool
 	started  atomic.Bool
+	prefetch atomic.Int32 // the window; spec.Prefetch is where it started
 }
 
 // Prefetch is the subscription's window after policies were applied.
-func (s *Subscription) Prefetch() int { return s.spec.Prefetch }
+func (s *Subscription) Prefetch() int { return int(s.prefetch.Load()) }
+
+// SetPrefetch changes the window (OpenWire ConsumerControl: a failover
+// client restores its consumers in pull mode, then gives them their
+// prefetch back). The credit moves by the difference. Safe from any
+// goroutine.
+func (s *Subscription) SetPrefetch(n int) {
+	if n < 0 || s.closed.Load() {
+		return
+	}
+	old := s.prefetch.Swap(int32(n))
+	if d := n - int(old); d > 0 {
+		s.AddCredit(d)
+	} else if d < 0 {
+		s.credit.Add(int64(d))
+	}
+}
 
 // Start opens the window of a subscription made with Paused. Safe from any
 // goroutine; only the first call has an effect.
 func (s *Subscription) Start() {
 	if s.started.CompareAndSwap(false, true) {
-		s.AddCredit(s.spec.Prefetch)
+		s.AddCredit(s.Prefetch())
 	}
 }
 
@@ -170,6 +187,17 @@ func (s *Subscription) AddCredit(n int) {
 	if s.credit.Add(int64(n)) <= int64(n) {
 		s.kick()
 	}
+}
+
+// returnCredit gives back the credit of n acknowledged deliveries, and
+// reports whether it did. A pull-mode subscription (prefetch 0) gets credit
+// only from AddCredit, one per pull: acks return none.
+func (s *Subscription) returnCredit(n int) bool {
+	if s.prefetch.Load() == 0 {
+		return false
+	}
+	s.credit.Add(int64(n))
+	return true
 }
 
 // kick asks every shard the subscription spans to dispatch to it.

@@ -8,10 +8,61 @@ import (
 )
 
 // tx is a local transaction of one connection: the sends and acks it holds
-// until Commit.
+// until Commit. A prepared (XA) transaction leaves its connection for the
+// engine's registry, where any connection may finish it.
 type tx struct {
 	sends []*message.Message
 	acks  []txAck
+	// meta is the protocol's description of a prepared transaction (its
+	// XA Xid), handed back by Prepared.
+	meta any
+}
+
+// Prepare ends the first phase of a two-phase commit: the transaction
+// leaves this connection (which may now close without rolling it back) and
+// waits in the broker until some connection commits or rolls it back by
+// the same id. meta is returned by Prepared for XA recovery.
+//
+// DEVIATION: prepared transactions are held in memory, not written to a
+// transaction log, so a broker restart loses them. The KahaDB issue adds
+// the log.
+func (c *Conn) Prepare(id string, meta any) error {
+	t := c.txs[id]
+	if t == nil {
+		return fmt.Errorf("%w: %q", ErrUnknownTx, id)
+	}
+	delete(c.txs, id)
+	t.meta = meta
+	c.e.mu.Lock()
+	c.e.prepared[id] = t
+	c.e.mu.Unlock()
+	return nil
+}
+
+// Prepared lists the prepared transactions' protocol descriptions.
+func (e *Engine) Prepared() []any {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]any, 0, len(e.prepared))
+	for _, t := range e.prepared {
+		out = append(out, t.meta)
+	}
+	return out
+}
+
+// takeTx finds a transaction of this connection, or a prepared one.
+func (c *Conn) takeTx(id string) *tx {
+	if t := c.txs[id]; t != nil {
+		delete(c.txs, id)
+		return t
+	}
+	c.e.mu.Lock()
+	defer c.e.mu.Unlock()
+	if t := c.e.prepared[id]; t != nil {
+		delete(c.e.prepared, id)
+		return t
+	}
+	return nil
 }
 
 type txAck struct {
@@ -40,11 +91,10 @@ func (c *Conn) Begin(id string) error {
 // can keep one shard's share and lose another's. The KahaDB issue adds the
 // log; the memory store cannot crash.
 func (c *Conn) Commit(id string) error {
-	t := c.txs[id]
+	t := c.takeTx(id)
 	if t == nil {
 		return fmt.Errorf("%w: %q", ErrUnknownTx, id)
 	}
-	delete(c.txs, id)
 	type share struct {
 		sends []*message.Message
 		acks  []txAck
@@ -122,11 +172,10 @@ func (d *txDone) Complete(_ uint64, err error) {
 // Rollback discards the transaction's sends; the deliveries it acknowledged
 // are redelivered with the redelivered flag.
 func (c *Conn) Rollback(id string) error {
-	t := c.txs[id]
+	t := c.takeTx(id)
 	if t == nil {
 		return fmt.Errorf("%w: %q", ErrUnknownTx, id)
 	}
-	delete(c.txs, id)
 	subs := map[*Subscription]bool{}
 	for _, a := range t.acks {
 		subs[a.sub] = true
@@ -141,6 +190,50 @@ func (c *Conn) Rollback(id string) error {
 			s.txRollback(sub, t)
 		}
 	})
+}
+
+// RollbackKeep discards the transaction's sends and turns its acks back
+// into unacknowledged deliveries that stay with their consumer, which
+// redelivers them itself: what a JMS client expects (it redelivers from its
+// own buffer after Session.rollback, and tells the broker with
+// REDELIVERED or POISON acks), and what ActiveMQ does for every protocol.
+func (c *Conn) RollbackKeep(id string) error {
+	t := c.takeTx(id)
+	if t == nil {
+		return fmt.Errorf("%w: %q", ErrUnknownTx, id)
+	}
+	subs := map[*Subscription]bool{}
+	for _, a := range t.acks {
+		subs[a.sub] = true
+	}
+	if len(subs) == 0 {
+		return nil
+	}
+	return c.e.onShards(nil, func(s *shard) {
+		for sub := range subs {
+			s.txRestore(sub, t)
+		}
+	})
+}
+
+// txRestore makes the deliveries acknowledged in t unacknowledged again,
+// still in flight to the same consumer, and takes back the credit their
+// acks gave.
+func (s *shard) txRestore(sub *Subscription, t *tx) {
+	p := s.parts[sub]
+	if p == nil {
+		return
+	}
+	n := 0
+	for _, e := range p.inflight {
+		if e.tx == t {
+			e.tx = nil
+			n++
+		}
+	}
+	if n > 0 && sub.Prefetch() > 0 {
+		sub.credit.Add(-int64(n))
+	}
 }
 
 // txMark marks deliveries acknowledged inside a transaction: they stay in
@@ -161,8 +254,7 @@ func (s *shard) txMark(sub *Subscription, id uint64, cumulative bool, t *tx) {
 			credit++
 		}
 	}
-	if credit > 0 {
-		sub.credit.Add(int64(credit))
+	if credit > 0 && sub.returnCredit(credit) {
 		s.creditReturned(p)
 	}
 }

@@ -1,7 +1,9 @@
 package openwire
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -160,6 +162,7 @@ func (s *session) onAck(a *wire.MessageAck) error {
 	}
 	if hi < 0 {
 		c.mu.Unlock()
+		s.log.Debug("ack matches no dispatched message", "ack_type", a.AckType, "last", last)
 		return fmt.Errorf("Could not correlate acknowledgment with dispatched message: %s", last)
 	}
 	if a.AckType == wire.AckIndividual || lo < 0 {
@@ -169,6 +172,11 @@ func (s *session) onAck(a *wire.MessageAck) error {
 	consumed := a.AckType != wire.AckDelivered && a.AckType != wire.AckRedelivered
 	if consumed {
 		c.dispatched = append(c.dispatched[:lo], c.dispatched[hi+1:]...)
+		if tx != "" && a.AckType != wire.AckPoison && a.AckType != wire.AckExpired {
+			// If the transaction rolls back, the client redelivers these
+			// itself and acks them again: keep them to put back.
+			s.txAcked[tx] = append(s.txAcked[tx], txAckedBatch{c: c, batch: batch})
+		}
 	} else if a.AckType == wire.AckDelivered {
 		for i := lo; i <= hi; i++ {
 			c.dispatched[i].delivered = true
@@ -236,4 +244,24 @@ func (s *session) onPull(p *wire.MessagePull) {
 	case p.Timeout > 0:
 		s.after(time.Duration(p.Timeout)*time.Millisecond, nothing)
 	}
+}
+
+// txAckedBatch is what an ack inside a transaction took off a consumer's
+// dispatched list.
+type txAckedBatch struct {
+	c     *consumer
+	batch []dispatched
+}
+
+// restore puts rolled-back acknowledgements back on their consumers'
+// dispatched lists, in delivery order.
+func (s *session) restoreAcked(tx string) {
+	for _, b := range s.txAcked[tx] {
+		c := b.c
+		c.mu.Lock()
+		c.dispatched = append(c.dispatched, b.batch...)
+		slices.SortFunc(c.dispatched, func(x, y dispatched) int { return cmp.Compare(x.id>>8, y.id>>8) })
+		c.mu.Unlock()
+	}
+	delete(s.txAcked, tx)
 }

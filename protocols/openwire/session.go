@@ -35,7 +35,7 @@ type session struct {
 	consumers  map[string]*consumer
 	producers  map[string]*producer
 	txs        map[string]bool
-	prepared   map[string]*wire.XATransactionId
+	txAcked    map[string][]txAckedBatch
 	dead       bool
 
 	// pendingMu guards sends awaiting their engine completion.
@@ -79,7 +79,7 @@ func newSession(srv *Server, tc transport.Conn) *session {
 		consumers: map[string]*consumer{},
 		producers: map[string]*producer{},
 		txs:       map[string]bool{},
-		prepared:  map[string]*wire.XATransactionId{},
+		txAcked:   map[string][]txAckedBatch{},
 		pending:   map[uint64]pendingSend{},
 	}
 	// Both sides send WireFormatInfo at once (reference/openwire.md §3).
@@ -234,6 +234,15 @@ func (s *session) handle(ds wire.DataStructure) {
 		s.closeConnection()
 		s.dead = true
 		s.tc.Close()
+	case *wire.ConsumerControl:
+		// A failover client restores its consumers with prefetch 0, then
+		// gives each its prefetch back with a ConsumerControl.
+		if c.ConsumerId != nil {
+			if cons := s.consumers[c.ConsumerId.String()]; cons != nil && !c.Close {
+				cons.sub.SetPrefetch(int(c.Prefetch))
+			}
+		}
+		s.respond(c, nil)
 	case *wire.WireFormatInfo:
 		// A second WireFormatInfo changes nothing (ActiveMQ ignores it too).
 	case wire.Command:

@@ -1,7 +1,10 @@
 package openwire
 
 import (
+	"errors"
 	"fmt"
+
+	"wharf/engine"
 
 	"wharf/protocols/openwire/wire"
 )
@@ -14,10 +17,11 @@ const (
 
 // onTransaction handles TransactionInfo for local and XA transactions.
 //
-// DEVIATION: XA transactions run on the engine's local transactions: a
-// prepared transaction is not written to a transaction log, so it does not
-// survive the connection or a restart, and RECOVER lists only this
-// connection's prepared transactions. The KahaDB issue brings the log.
+// XA transactions run on the engine's transactions; a prepared one leaves
+// its connection for the engine's registry, so RECOVER on any connection
+// lists it and any connection may finish it. DEVIATION: prepared
+// transactions are not logged, so a broker restart loses them (the KahaDB
+// issue brings the log).
 func (s *session) onTransaction(t *wire.TransactionInfo) {
 	if err := s.needConn(); err != nil {
 		s.respond(t, err)
@@ -41,39 +45,37 @@ func (s *session) onTransaction(t *wire.TransactionInfo) {
 			err = fmt.Errorf("%w: Transaction '%s' has not been started", ErrUnknownTx, key)
 			break
 		}
-		if xa, ok := t.TransactionId.(*wire.XATransactionId); ok {
-			s.prepared[key] = xa
+		delete(s.txs, key)
+		delete(s.txAcked, key)
+		if err = s.conn.Prepare(key, t.TransactionId); err != nil {
+			break
 		}
 		if t.ResponseRequired {
 			s.send(&wire.IntegerResponse{Response: wire.Response{CorrelationId: t.CommandId}, Result: xaOK})
 		}
 		return
 	case wire.TransactionCommitOnePhase, wire.TransactionCommitTwoPhase:
-		if !s.txs[key] {
-			err = fmt.Errorf("%w: Transaction '%s' has not been started", ErrUnknownTx, key)
-			break
-		}
+		// A prepared transaction may be another connection's: the engine
+		// finds it by id.
 		delete(s.txs, key)
-		delete(s.prepared, key)
+		delete(s.txAcked, key)
 		err = s.conn.Commit(key)
 	case wire.TransactionRollback:
-		if !s.txs[key] {
-			err = fmt.Errorf("%w: Transaction '%s' has not been started", ErrUnknownTx, key)
-			break
-		}
 		delete(s.txs, key)
-		delete(s.prepared, key)
-		err = s.conn.Rollback(key)
+		s.restoreAcked(key)
+		err = s.conn.RollbackKeep(key)
 	case wire.TransactionForget:
-		delete(s.prepared, key)
-		if s.txs[key] {
-			delete(s.txs, key)
-			err = s.conn.Rollback(key)
+		delete(s.txs, key)
+		s.restoreAcked(key)
+		if e := s.conn.RollbackKeep(key); e != nil && !errors.Is(e, engine.ErrUnknownTx) {
+			err = e
 		}
 	case wire.TransactionRecover:
-		data := make([]wire.DataStructure, 0, len(s.prepared))
-		for _, x := range s.prepared {
-			data = append(data, x)
+		data := []wire.DataStructure{} // never null: the Java client reads its length
+		for _, m := range s.srv.e.Prepared() {
+			if x, ok := m.(*wire.XATransactionId); ok {
+				data = append(data, x)
+			}
 		}
 		if t.ResponseRequired {
 			s.send(&wire.DataArrayResponse{Response: wire.Response{CorrelationId: t.CommandId}, Data: data})
