@@ -5,7 +5,7 @@ PKGS    := ./...
 RACE_PKGS := ./engine/... ./protocols/... ./storage/... ./conformance/...
 FUZZTIME ?= 10s
 
-.PHONY: build run test check vet fmt race unit fuzz fuzz-long bench bench-engine tools clean
+.PHONY: build run test test-deps check vet fmt race unit fuzz fuzz-long bench bench-engine tools clean
 
 build:
 	$(GO) build -o bin/wharf ./cmd/wharf
@@ -15,7 +15,21 @@ run: build
 
 # The README's test command, and what .ci/run calls: formatting, vet, the
 # whole suite with -race, and a short fuzz smoke run of every decoder.
-test: fmt vet race fuzz
+test: test-deps fmt vet race fuzz
+
+# What the JMS conformance suite and the OpenWire client's tests need: Java,
+# Debian's ActiveMQ JMS client jars, and Debian's ActiveMQ as the reference
+# broker. Installed with apt-get when missing and possible (CI runs as root);
+# without them those tests skip, saying what to install.
+JMS_PKGS := default-jdk-headless libactivemq-java activemq libmqtt-client-java
+test-deps:
+	@if command -v javac >/dev/null && [ -f /usr/share/java/activemq-client.jar ] && [ -f /usr/share/activemq/bin/activemq.jar ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing $(JMS_PKGS)"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(JMS_PKGS) >/dev/null || \
+		{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(JMS_PKGS) >/dev/null; } || \
+		echo "could not install $(JMS_PKGS): the JMS tests will skip"; \
+	else echo "missing Java or ActiveMQ jars ($(JMS_PKGS)): the JMS tests will skip"; fi
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -33,6 +47,8 @@ unit:
 # Each fuzz target briefly, on top of its seed corpus (STYLE.md §9).
 FUZZ_TARGETS := \
 	./protocols/stomp/wire:FuzzSTOMPWireDecode \
+	./protocols/openwire/wire:FuzzOpenWireWireDecodeTight \
+	./protocols/openwire/wire:FuzzOpenWireWireDecodeLoose \
 	./engine/selector:FuzzSelectorParse
 
 fuzz:
@@ -50,6 +66,13 @@ bench:
 
 bench-engine:
 	$(GO) test -run='^$$' -bench='BenchmarkEngine|BenchmarkSTOMP' -benchmem -count=5 ./engine/ ./protocols/stomp/
+
+# The conformance suites (STOMP, JMS) against Debian's ActiveMQ 5.17, the
+# reference: conformance/activemq/run.sh starts it on loopback (installing
+# the activemq package when missing), runs them, and stops it.
+.PHONY: conformance-ref
+conformance-ref:
+	conformance/activemq/run.sh
 
 clean:
 	rm -rf bin data

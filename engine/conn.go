@@ -281,6 +281,9 @@ func (c *Conn) Subscribe(spec SubSpec, sink Sink) (*Subscription, error) {
 			return nil, err
 		}
 	default:
+		// Any connection may consume from a temporary destination that
+		// exists: ActiveMQ's broker allows it (TempQueue.addSubscription);
+		// only its Java client refuses another connection's.
 		if d.Type.IsTemp() && !wild {
 			var err error
 			if e := c.e.onShards(sub.shards, func(s *shard) {
@@ -288,8 +291,6 @@ func (c *Conn) Subscribe(spec SubSpec, sink Sink) (*Subscription, error) {
 				switch {
 				case t == nil:
 					err = fmt.Errorf("%w: %s", ErrTempGone, d)
-				case t.owner != c.id && !d.Type.IsTopic():
-					err = fmt.Errorf("%w: %s", ErrTempNotOwner, d)
 				}
 			}); e != nil {
 				return nil, e

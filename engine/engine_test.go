@@ -651,8 +651,8 @@ func TestEngineTempDestinations(t *testing.T) {
 	if tq.Type != message.TempQueue || tq.Name == "" {
 		t.Fatalf("temp queue %v", tq)
 	}
-	if _, err := other.Subscribe(engine.SubSpec{Destination: tq, Prefetch: 1}, newSink()); !errors.Is(err, engine.ErrTempNotOwner) {
-		t.Fatalf("foreign consumer on temp queue: %v", err)
+	if _, err := other.Subscribe(engine.SubSpec{Destination: message.Destination{Type: message.TempQueue, Name: "ID:nope:1"}, Prefetch: 1}, newSink()); !errors.Is(err, engine.ErrTempGone) {
+		t.Fatalf("consumer on a temp queue that does not exist: %v", err)
 	}
 	_, ch := sub(t, owner, engine.SubSpec{Destination: tq, AckMode: engine.AckAuto})
 	send(t, other, msg(tq, "reply", false))

@@ -13,7 +13,6 @@ var (
 	ErrDurableInUse       = errors.New("engine: durable subscription is already in use")
 	ErrNoSuchSubscription = errors.New("engine: no such durable subscription") // InvalidDestinationException
 	ErrBadDestination     = errors.New("engine: invalid destination")
-	ErrTempNotOwner       = errors.New("engine: only the connection that created a temporary destination may consume from it")
 	ErrTempGone           = errors.New("engine: temporary destination does not exist")
 	ErrWildcardSend       = errors.New("engine: cannot send to a wildcard destination")
 	ErrUnknownTx          = errors.New("engine: unknown transaction")

@@ -100,7 +100,9 @@ func (d *destination) pickGrouped(e *entry, gid string) (p *part, anyCredit, fir
 // assigns a group to a consumer. The shared message is never changed.
 func markFirstInGroup(e *entry) {
 	c := e.msg.Clone()
-	c.Original = message.Encoded{}
+	// The original encoding stays: the flag is a header a protocol adds to
+	// it (OpenWire's JMSXGroupFirstForConsumer), not a change to the body.
+	c.Original = e.msg.Original
 	c.Props.Set("JMSXGroupFirstForConsumer", message.BoolValue(true))
 	e.msg = c
 }

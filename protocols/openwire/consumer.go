@@ -115,6 +115,9 @@ func (c *consumer) Deliver(d engine.Delivery) {
 		s.log.Warn("message cannot be sent over OpenWire", "msg_id", d.Msg.ID, "err", err)
 		return
 	}
+	if v, ok := d.Msg.Props.Get("JMSXGroupFirstForConsumer"); ok && v.Bool() {
+		w.JMSXGroupFirstForConsumer = true
+	}
 	if !d.Sub.Spec().Browser { // d.Sub: c.sub is not set while Subscribe delivers the backlog
 		// Acks name the id as the client saw it (MessageId.toString), which
 		// is not always the engine's spelling of it.

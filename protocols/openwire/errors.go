@@ -2,6 +2,7 @@ package openwire
 
 import (
 	"errors"
+	"strings"
 
 	"wharf/engine"
 	"wharf/protocols/openwire/wire"
@@ -25,8 +26,16 @@ func javaException(err error) *wire.Throwable {
 	switch {
 	case errors.Is(err, engine.ErrClientIDInUse):
 		class = "javax.jms.InvalidClientIDException"
+	case errors.Is(err, engine.ErrTempGone):
+		// ActiveMQ's message is just the destination; the engine's error
+		// ends with it too.
+		msg := err.Error()
+		if i := strings.LastIndex(msg, ": "); i >= 0 {
+			msg = msg[i+2:]
+		}
+		return &wire.Throwable{ClassName: "org.apache.activemq.DestinationDoesNotExistException", Message: msg}
 	case errors.Is(err, engine.ErrNoSuchSubscription), errors.Is(err, engine.ErrBadDestination),
-		errors.Is(err, engine.ErrTempGone), errors.Is(err, engine.ErrDurableOnQueue):
+		errors.Is(err, engine.ErrDurableOnQueue):
 		class = "javax.jms.InvalidDestinationException"
 	case errors.Is(err, engine.ErrNotAuthorized), errors.Is(err, engine.ErrBadCredentials):
 		class = "java.lang.SecurityException"

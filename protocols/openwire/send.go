@@ -1,6 +1,8 @@
 package openwire
 
 import (
+	"time"
+
 	"wharf/protocols/openwire/wire"
 )
 
@@ -15,6 +17,8 @@ func (s *session) onMessage(w *wire.Message) {
 		s.respond(w, err)
 		return
 	}
+	// Set before ToEngine, which keeps w as the message's original form.
+	w.BrokerInTime = time.Now().UnixMilli()
 	m, err := ToEngine(w)
 	if err != nil {
 		s.respond(w, err)
@@ -59,8 +63,11 @@ func messageSize(w *wire.Message) int32 {
 // goroutines (or at once, inside Send, for transacted sends).
 func (s *session) Complete(token uint64, err error) {
 	if token == 0 {
-		if err != nil {
-			s.log.Debug("async send failed", "err", err)
+		if err != nil && !s.closed.Load() {
+			// An async send has no Response to fail: ActiveMQ reports it
+			// with a ConnectionError, which the client hands to its
+			// exception listener.
+			s.send(&wire.ConnectionError{Exception: javaException(err), ConnectionId: s.connID})
 		}
 		return
 	}

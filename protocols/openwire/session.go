@@ -381,6 +381,9 @@ func (s *session) onProducer(c *wire.ProducerInfo) error {
 	var d message.Destination
 	if c.Destination != nil {
 		d = DestToEngine(c.Destination)
+		if d.Type.IsTemp() && !s.srv.e.Stats(d).Exists {
+			return fmt.Errorf("%w: %s", engine.ErrTempGone, c.Destination)
+		}
 	}
 	p := &producer{id: c.ProducerId, window: c.WindowSize, reg: s.conn.AddProducer(d)}
 	key := c.ProducerId.String()

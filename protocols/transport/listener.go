@@ -144,6 +144,9 @@ func Listen(addr string, f HandlerFactory, o Options) (Listener, error) {
 			// different port. Without it one reactor accepts and hands
 			// connections to the loops.
 			gnet.WithReusePort(false),
+			// SO_REUSEADDR: a restarted broker must bind its port while the
+			// last run's connections sit in TIME_WAIT.
+			gnet.WithReuseAddr(true),
 			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 			gnet.WithTicker(true),
 			gnet.WithLogger(gnetLogger{logger.With("component", "gnet")}),

@@ -1,0 +1,407 @@
+package conformance
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"wharf/cmd/wharf/wiring"
+	"wharf/engine/brokertest"
+	"wharf/engine/config"
+)
+
+// envOpenWireAddr points the JMS cases at an external broker's OpenWire
+// connector ("host:port"); run.sh sets it to ActiveMQ 5.17's. The cases
+// with a documented difference then assert ActiveMQ's behaviour, as the
+// STOMP cases do when external.
+const envOpenWireAddr = "WHARF_CONFORMANCE_OPENWIRE_ADDR"
+
+// envJMSClasspath replaces the client jars found under jmsJarDir
+// (a list separated by os.PathListSeparator).
+const envJMSClasspath = "WHARF_CONFORMANCE_JMS_CLASSPATH"
+
+// jmsJarDir is where Debian's libactivemq-java and its dependencies put
+// their jars.
+const jmsJarDir = "/usr/share/java"
+
+// jmsJars is ActiveMQ 5.17's JMS client and what it needs at run time, as
+// Debian packages them: the client, the JMS 1.1 API (Debian builds 5.17
+// against JMS 1.1), hawtbuf (OpenWire buffers), slf4j with its no-op
+// binding, and the J2EE management API the client's statistics implement.
+var jmsJars = []string{
+	"activemq-client.jar",
+	"geronimo-jms_1.1_spec.jar",
+	"hawtbuf.jar",
+	"slf4j-api.jar",
+	"slf4j-nop.jar",
+	"geronimo-j2ee-management-1.1-spec.jar",
+}
+
+const jmsInstallHint = "apt-get install -y default-jdk-headless libactivemq-java"
+
+// jmsSuiteTimeout bounds the whole Java run; each case has its own
+// timeout inside the runner (jmsCaseTimeout).
+const (
+	jmsSuiteTimeout = 10 * time.Minute
+	jmsCaseTimeout  = "60" // seconds
+)
+
+// TestConformanceJMS runs the Java programs of conformance/jms, ActiveMQ's
+// own JMS client, against Wharf's OpenWire connector (or the external
+// broker of WHARF_CONFORMANCE_OPENWIRE_ADDR), one subtest per case. With
+// -run TestConformanceJMS/<pattern> only the matching cases run.
+func TestConformanceJMS(t *testing.T) {
+	cp := jmsClasspath(t)
+	classes := compileJMS(t, cp)
+
+	// Every connection goes through a proxy, whose address stays the same
+	// when the in-process broker restarts on new ports (Failover case).
+	owProxy, stompProxy := newRestartProxy(t), newRestartProxy(t)
+	var (
+		restart  func() string
+		activemq bool
+	)
+	if addr := os.Getenv(envOpenWireAddr); addr != "" {
+		activemq = true
+		owProxy.setTarget(addr)
+		stompProxy.setTarget(os.Getenv(envSTOMPAddr))
+		// An external broker cannot be restarted from here: the proxy cuts
+		// every OpenWire connection instead, which the failover transport
+		// sees as the same network failure.
+		restart = func() string {
+			owProxy.drop()
+			return "DROPPED"
+		}
+	} else {
+		b := startJMSBroker(t)
+		if b.Addr("openwire") == nil {
+			t.Skip("the OpenWire connector is not in this build: cmd/wharf/wiring registers no listener for scheme \"tcp\"")
+		}
+		retarget := func() {
+			owProxy.setTarget(b.Addr("openwire").String())
+			stompProxy.setTarget(b.STOMPAddr())
+		}
+		retarget()
+		restart = func() string {
+			for _, p := range []*restartProxy{owProxy, stompProxy} {
+				p.setTarget("")
+				p.drop()
+			}
+			b.Restart()
+			retarget()
+			return "RESTARTED"
+		}
+	}
+	url := "tcp://" + owProxy.addr()
+	failover := "failover:(" + url + ")?initialReconnectDelay=20&maxReconnectDelay=200&useExponentialBackOff=false&timeout=20000"
+
+	args := []string{"-cp", classes + string(os.PathListSeparator) + cp, "wharf.conformance.Conformance",
+		"--url", url, "--failover-url", failover, "--timeout", jmsCaseTimeout}
+	if activemq && os.Getenv(envSTOMPAddr) == "" {
+		t.Logf("%s not set: the mixed STOMP cases skip", envSTOMPAddr)
+	} else {
+		args = append(args, "--stomp", stompProxy.addr())
+	}
+	if activemq {
+		args = append(args, "--activemq")
+	}
+	if pat := jmsCaseFilter(); pat != "" {
+		args = append(args, "--run", pat)
+	}
+	runJMS(t, args, restart)
+}
+
+// startJMSBroker starts an in-process Wharf with activemq/activemq.xml, as
+// startBroker does, but regardless of the STOMP suite's external setting.
+func startJMSBroker(t *testing.T) *brokertest.Broker {
+	t.Helper()
+	loaded := loadActiveMQConfig(t)
+	return brokertest.Start(t, wiring.Factories(), brokertest.WithConfig(func(c *config.Config) {
+		*c = *loaded
+		c.Persistence.Kind = config.KindMemory
+	}))
+}
+
+// jmsCaseFilter returns the part of -test.run after "TestConformanceJMS/",
+// so that only the selected cases start (the runner matches case names as
+// go test matches subtest names).
+func jmsCaseFilter() string {
+	f := flag.Lookup("test.run")
+	if f == nil {
+		return ""
+	}
+	parts := strings.SplitN(f.Value.String(), "/", 2)
+	if len(parts) < 2 {
+		return ""
+	}
+	return parts[1]
+}
+
+// runJMS runs the Java runner and turns each of its result lines into a
+// subtest; a RESTART line is answered with restart's result on stdin.
+func runJMS(t *testing.T, args []string, restart func() string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), jmsSuiteTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "java", args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start java: %v", err)
+	}
+	failed, results := 0, 0
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		verdict, rest, _ := strings.Cut(line, " ")
+		name, reason, _ := strings.Cut(rest, " ")
+		switch verdict {
+		case "RESTART":
+			how := restart()
+			t.Logf("%s: broker %s", name, strings.ToLower(how))
+			if _, err := io.WriteString(stdin, how+"\n"); err != nil {
+				t.Errorf("answer RESTART: %v", err)
+			}
+		case "PASS", "FAIL", "SKIP":
+			results++
+			if verdict == "FAIL" {
+				failed++
+			}
+			t.Run(name, func(t *testing.T) {
+				switch verdict {
+				case "FAIL":
+					t.Error(reason)
+				case "SKIP":
+					t.Skip(reason)
+				}
+			})
+		default:
+			t.Logf("java: %s", line)
+		}
+	}
+	stdin.Close()
+	err = cmd.Wait()
+	if ctx.Err() != nil {
+		t.Errorf("java runner killed after %v", jmsSuiteTimeout)
+	}
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit) && exit.ExitCode() == 1 && failed > 0:
+		// The runner's status for "some case failed", already reported.
+	default:
+		t.Errorf("java runner: %v (after %d results, %d failed); stderr:\n%s", err, results, failed, tail(stderr.String(), 4000))
+	}
+	if results == 0 && err == nil {
+		t.Errorf("java runner reported no case (filter %q)", jmsCaseFilter())
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "..." + s[len(s)-n:]
+}
+
+// jmsClasspath returns the client jars, skipping the test with an install
+// hint when java, javac or a jar is missing.
+func jmsClasspath(t *testing.T) string {
+	t.Helper()
+	for _, tool := range []string{"java", "javac"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not found (%s)", tool, jmsInstallHint)
+		}
+	}
+	if cp := os.Getenv(envJMSClasspath); cp != "" {
+		return cp
+	}
+	var paths []string
+	for _, j := range jmsJars {
+		p := filepath.Join(jmsJarDir, j)
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("%s missing (%s, or set %s)", p, jmsInstallHint, envJMSClasspath)
+		}
+		paths = append(paths, p)
+	}
+	return strings.Join(paths, string(os.PathListSeparator))
+}
+
+// jmsSources is the Java source tree, relative to this package.
+const jmsSources = "jms/src"
+
+// compileJMS compiles the Java sources with javac into a directory under
+// os.TempDir named by a hash of the sources and the classpath, and reuses
+// it while neither changes; concurrent test processes each compile into
+// their own directory and the first rename wins.
+func compileJMS(t *testing.T, cp string) string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(jmsSources, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".java") {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil || len(files) == 0 {
+		t.Fatalf("java sources under %s: %v (%d files)", jmsSources, err, len(files))
+	}
+	sort.Strings(files)
+	h := sha256.New()
+	io.WriteString(h, cp+"\x00")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(h, filepath.ToSlash(f)+"\x00")
+		h.Write(b)
+		h.Write([]byte{0})
+	}
+	dir := filepath.Join(os.TempDir(), "wharf-jms-"+hex.EncodeToString(h.Sum(nil))[:16])
+	main := filepath.Join(dir, "wharf", "conformance", "Conformance.class")
+	if _, err := os.Stat(main); err == nil {
+		return dir
+	}
+	tmp, err := os.MkdirTemp(os.TempDir(), "wharf-jms-build-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	args := append([]string{"-encoding", "UTF-8", "-d", tmp, "-cp", cp}, files...)
+	if out, err := exec.Command("javac", args...).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, out)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Stat(main); statErr != nil {
+			t.Fatalf("cache compiled classes in %s: %v", dir, err)
+		}
+	}
+	return dir
+}
+
+// restartProxy forwards TCP connections to a target it can change, and
+// cuts them all on demand. The failover case connects through it, so its
+// URL stays valid when the broker restarts on another port.
+type restartProxy struct {
+	ln net.Listener
+
+	mu     sync.Mutex
+	target string // "" refuses new connections
+	conns  map[net.Conn]struct{}
+}
+
+func newRestartProxy(t *testing.T) *restartProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &restartProxy{ln: ln, conns: map[net.Conn]struct{}{}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.forward(c)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		p.drop()
+	})
+	return p
+}
+
+func (p *restartProxy) addr() string { return p.ln.Addr().String() }
+
+func (p *restartProxy) setTarget(addr string) {
+	p.mu.Lock()
+	p.target = addr
+	p.mu.Unlock()
+}
+
+// drop closes every forwarded connection.
+func (p *restartProxy) drop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		c.Close()
+	}
+	clear(p.conns)
+}
+
+func (p *restartProxy) track(cs ...net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.target == "" {
+		return false
+	}
+	for _, c := range cs {
+		p.conns[c] = struct{}{}
+	}
+	return true
+}
+
+func (p *restartProxy) forward(client net.Conn) {
+	p.mu.Lock()
+	target := p.target
+	p.mu.Unlock()
+	if target == "" {
+		client.Close()
+		return
+	}
+	server, err := net.DialTimeout("tcp", target, 5*time.Second)
+	if err != nil {
+		client.Close()
+		return
+	}
+	if !p.track(client, server) {
+		client.Close()
+		server.Close()
+		return
+	}
+	go func() {
+		io.Copy(server, client)
+		p.untrack(client, server)
+	}()
+	io.Copy(client, server)
+	p.untrack(client, server)
+}
+
+func (p *restartProxy) untrack(cs ...net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range cs {
+		c.Close()
+		delete(p.conns, c)
+	}
+}
