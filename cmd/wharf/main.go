@@ -31,14 +31,16 @@ Usage:
 
 Flags of run:
   --config FILE         activemq.xml or native YAML (.yaml/.yml) configuration;
-                        without it: STOMP on 127.0.0.1:61613, store under ./data
+                        without it: OpenWire on 127.0.0.1:61616, STOMP on
+                        127.0.0.1:61613, store under ./data
   -Dname=value          set a ${name} placeholder of the config (repeatable);
                         the environment is consulted after these
   --log-level LEVEL     debug, info (default), warn or error
   --log-format FORMAT   text (default) or json
 
-Protocols in this build: STOMP 1.0/1.1/1.2 (stomp://, stomp+nio://).
-OpenWire, MQTT and AMQP connectors in a config are reported as not supported.
+Protocols in this build: OpenWire 1-12 (tcp://, nio://: ActiveMQ's JMS client,
+failover: URLs included) and STOMP 1.0/1.1/1.2 (stomp://, stomp+nio://).
+MQTT and AMQP connectors in a config are reported as not supported yet.
 `
 
 func main() {
