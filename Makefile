@@ -49,6 +49,7 @@ FUZZ_TARGETS := \
 	./protocols/stomp/wire:FuzzSTOMPWireDecode \
 	./protocols/openwire/wire:FuzzOpenWireWireDecodeTight \
 	./protocols/openwire/wire:FuzzOpenWireWireDecodeLoose \
+	./storage/kahadb/command:FuzzKahaDBCommandDecode \
 	./engine/selector:FuzzSelectorParse
 
 fuzz:

@@ -129,3 +129,11 @@ func (ss *shardStore) Close() error {
 	ss.closed.Store(true)
 	return nil
 }
+
+// NewShard returns a standalone shard state, not part of any Store: the
+// same semantics, checks and recovery order as a Store's shards. A durable
+// store uses one as its in-memory index and replays its log into it.
+// Close on it only marks it closed.
+func NewShard() engine.ShardStore {
+	return &shardStore{store: &Store{}, sh: newShard()}
+}

@@ -59,8 +59,16 @@ func diffMessage(got, want *message.Message) []string {
 	return d
 }
 
-// diffProps compares property lists in order: a store keeps the sender's order.
+// diffProps compares property lists by name: JMS properties and map entries
+// are unordered, and a store that keeps messages in OpenWire (KahaDB) does
+// not keep the sender's order.
 func diffProps(what string, got, want message.Properties) []string {
+	byName := func(p message.Properties) message.Properties {
+		p = slices.Clone(p)
+		slices.SortStableFunc(p, func(a, b message.Property) int { return strings.Compare(a.Name, b.Name) })
+		return p
+	}
+	got, want = byName(got), byName(want)
 	if len(got) != len(want) {
 		return []string{fmt.Sprintf("%s: got %d entries %s, want %d entries %s",
 			what, len(got), propsString(got), len(want), propsString(want))}

@@ -1,0 +1,30 @@
+// Package kahadb is Wharf's persistent store: journals in ActiveMQ KahaDB's
+// format, one per engine shard, so that a directory written by ActiveMQ
+// 5.17 is recovered by Wharf and a Wharf journal by ActiveMQ.
+//
+// Layout. With one shard the store directory is itself a KahaDB directory
+// (db-N.log files and the lock), which ActiveMQ can open. With S shards each
+// shard has its own KahaDB directory, shard-<i>-of-<S>, as mKahaDB gives
+// each filtered adapter its own; the shard count is fixed for a directory
+// (destinations are placed by a hash modulo S).
+//
+// Writes. A shard's turn of its loop is one Apply: its operations become
+// KahaDB commands (AddMessage, RemoveMessage, Subscription,
+// RemoveDestination, UpdateMessage) written as ONE journal batch and fsynced
+// once (with enableJournalDiskSyncs) before Apply returns — group commit: a
+// producer is acknowledged only when the batch holding its message is on
+// disk. An add and a remove of the same message in one batch cancel out and
+// neither is written (concurrentStoreAndDispatchQueues: the consumer acked
+// first).
+//
+// Index. The pending state is kept in memory (a storage/memory shard) and
+// rebuilt at start-up by replaying the journal, as ActiveMQ rebuilds its
+// index when db.data is absent: Wharf writes no db.data. Cleanup deletes
+// (or archives) the oldest journal files once nothing they hold is still
+// needed; a durable subscription record that pins an old file is rewritten
+// forward first.
+//
+// Messages are stored as OpenWire v11 loose frames, exactly as KahaDB
+// stores them; a message that arrived over OpenWire is stored in the form
+// it was received.
+package kahadb

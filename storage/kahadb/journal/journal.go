@@ -1,0 +1,560 @@
+package journal
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Defaults, as KahaDB's (Journal.DEFAULT_*, MessageDatabase).
+const (
+	// DefaultMaxFileLength is journalMaxFileLength: 32 MiB.
+	DefaultMaxFileLength = 32 << 20
+	// DefaultMaxWriteBatchSize is journalMaxWriteBatchSize: 4 MiB.
+	DefaultMaxWriteBatchSize = 4 << 20
+	// DefaultArchiveDir is Journal.DEFAULT_ARCHIVE_DIRECTORY, under Dir.
+	DefaultArchiveDir = "data-archive"
+)
+
+// Options configures a Journal. Start from DefaultOptions: the zero value of
+// Checksum, Sync and Preallocate is off, unlike ActiveMQ's defaults.
+type Options struct {
+	// Dir is the KahaDB directory holding the db-N.log files; created if
+	// missing.
+	Dir string
+	// MaxFileLength is the size in bytes at which a data file is rotated
+	// (journalMaxFileLength); 0 means DefaultMaxFileLength. A batch larger
+	// than this still gets a file of its own.
+	MaxFileLength int64
+	// MaxWriteBatchSize bounds, in bytes, a batch of more than one record
+	// (journalMaxWriteBatchSize); 0 means DefaultMaxWriteBatchSize.
+	MaxWriteBatchSize int
+	// Sync makes Append fsync the data file before it returns
+	// (enableJournalDiskSyncs=true, journalDiskSyncStrategy=ALWAYS).
+	Sync bool
+	// Checksum stores the Adler32 of each batch (checksumJournalFiles).
+	// Batches carrying a checksum are always verified on read.
+	Checksum bool
+	// Preallocate sizes each new data file to MaxFileLength as ActiveMQ's
+	// default SPARSE_FILE strategy does: an EOF marker at offset 0 and at
+	// MaxFileLength-5, a hole in between.
+	Preallocate bool
+	// Logger receives recovery and damage reports; nil discards them.
+	Logger *slog.Logger
+}
+
+// DefaultOptions returns ActiveMQ 5.17's journal defaults for dir: 32 MiB
+// files, 4 MiB batches, fsync per batch, Adler32 checksums, sparse
+// preallocation.
+func DefaultOptions(dir string) Options {
+	return Options{
+		Dir:               dir,
+		MaxFileLength:     DefaultMaxFileLength,
+		MaxWriteBatchSize: DefaultMaxWriteBatchSize,
+		Sync:              true,
+		Checksum:          true,
+		Preallocate:       true,
+	}
+}
+
+// Location names a user record: data file id, offset of the record's size
+// field, and record size including its 5-byte header (KahaDB's Location).
+// Locations order by (File, Offset); the zero Location is before every
+// record.
+type Location struct {
+	File   int
+	Offset int64
+	Size   int32
+}
+
+// Compare orders l and o by (File, Offset).
+func (l Location) Compare(o Location) int {
+	if c := cmp.Compare(l.File, o.File); c != 0 {
+		return c
+	}
+	return cmp.Compare(l.Offset, o.Offset)
+}
+
+// String formats l as ActiveMQ logs a location: "file:offset".
+func (l Location) String() string {
+	return strconv.Itoa(l.File) + ":" + strconv.FormatInt(l.Offset, 10)
+}
+
+// Stats counts a Journal's appends since Open.
+type Stats struct {
+	Batches uint64 // batches written
+	Records uint64 // user records written
+	Bytes   uint64 // bytes written, control records and EOF markers included
+	Syncs   uint64 // successful fsyncs of a data file
+}
+
+// dataFile is one db-N.log known to the journal.
+type dataFile struct {
+	id     int
+	length int64 // bytes of batches: the append offset for the current file
+}
+
+// Journal is a KahaDB journal directory: an append-only sequence of data
+// files db-1.log, db-2.log, ... holding batches of user records.
+//
+// A Journal is not safe for concurrent use: it belongs to one goroutine (the
+// shard that owns the store), which calls every method. Payloads returned by
+// Read are the caller's; those passed to Replay's callback are not (see
+// Replay).
+type Journal struct {
+	o      Options
+	log    *slog.Logger
+	files  map[int]*dataFile
+	ids    []int // ascending ids of files present
+	cur    *dataFile
+	curF   *os.File
+	buf    []byte   // batch encoding buffer, reused
+	cache  []reader // read handles of older files, most recent first
+	stats  Stats
+	closed bool
+}
+
+type reader struct {
+	id int
+	f  *os.File
+}
+
+// readCacheSize is how many older data files keep an open read handle.
+const readCacheSize = 4
+
+// Open opens or creates the journal in o.Dir. It lists the db-N.log files,
+// ignores empty ones (a failed creation, as ActiveMQ does), and scans the
+// last one batch by batch, as Journal.recoveryCheck does, to find the append
+// position: the scan stops at the EOF marker, at zeros, or at the first
+// batch that is incomplete (a torn write: batchLen overruns the file),
+// malformed or fails its checksum. What lies past that point is logged (file,
+// offset, bytes) and cut off, so that appends continue from the last intact
+// batch. Earlier files are checked by Replay, not here. Gaps in the file ids
+// are normal after GC: they are logged, and Read and Replay report
+// ErrMissingFile only for a location inside one.
+//
+// Open does not take the directory lock: call Lock first.
+func Open(o Options) (*Journal, error) {
+	if o.MaxFileLength == 0 {
+		o.MaxFileLength = DefaultMaxFileLength
+	}
+	if o.MaxWriteBatchSize == 0 {
+		o.MaxWriteBatchSize = DefaultMaxWriteBatchSize
+	}
+	switch {
+	case o.Dir == "":
+		return nil, errors.New("journal: no directory")
+	case o.MaxFileLength < batchControlSize+recordHeadSize+eofSize || o.MaxFileLength > 1<<31-1:
+		// File offsets are Java ints in ActiveMQ's Location.
+		return nil, fmt.Errorf("journal: max file length %d outside [%d, %d]", o.MaxFileLength, batchControlSize+recordHeadSize+eofSize, 1<<31-1)
+	case o.MaxWriteBatchSize < batchControlSize+recordHeadSize:
+		return nil, fmt.Errorf("journal: max write batch size %d below %d", o.MaxWriteBatchSize, batchControlSize+recordHeadSize)
+	}
+	lg := o.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	j := &Journal{o: o, log: lg, files: map[int]*dataFile{}}
+	if err := j.list(); err != nil {
+		return nil, err
+	}
+	if len(j.ids) == 0 {
+		if err := j.create(1); err != nil {
+			return nil, err
+		}
+		return j, nil
+	}
+	if err := j.recoverTail(); err != nil {
+		j.closeFiles()
+		return nil, err
+	}
+	return j, nil
+}
+
+// fileName is Journal.getFile: "db-" + id + ".log".
+func fileName(id int) string { return "db-" + strconv.Itoa(id) + ".log" }
+
+func (j *Journal) path(id int) string { return filepath.Join(j.o.Dir, fileName(id)) }
+
+// list fills j.files and j.ids from the directory.
+func (j *Journal) list() error {
+	ents, err := os.ReadDir(j.o.Dir)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	for _, e := range ents {
+		name := e.Name()
+		num, ok := strings.CutPrefix(name, "db-")
+		if !ok {
+			continue
+		}
+		if num, ok = strings.CutSuffix(num, ".log"); !ok {
+			continue
+		}
+		id, err := strconv.Atoi(num)
+		if err != nil || id <= 0 || strconv.Itoa(id) != num || !e.Type().IsRegular() {
+			continue // not a data file name we would write (db-log.template, db-01.log)
+		}
+		info, err := e.Info()
+		if err != nil {
+			return fmt.Errorf("journal: %w", err)
+		}
+		if info.Size() == 0 {
+			// Journal.start: "ignoring zero length, partially initialised
+			// journal data file".
+			j.log.Info("ignoring empty journal file", "file", name)
+			continue
+		}
+		j.files[id] = &dataFile{id: id, length: info.Size()}
+		j.ids = append(j.ids, id)
+	}
+	slices.Sort(j.ids)
+	var missing []int
+	for i := 1; i < len(j.ids); i++ {
+		for id := j.ids[i-1] + 1; id < j.ids[i] && len(missing) < 100; id++ {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		// Normal after GC; only the index knows whether a record it needs
+		// was in one of them (ignoreMissingJournalfiles).
+		j.log.Info("journal files missing between existing ones", "dir", j.o.Dir, "missing", missing)
+	}
+	return nil
+}
+
+// recoverTail opens the last data file for appending and finds its append
+// position.
+func (j *Journal) recoverTail() error {
+	id := j.ids[len(j.ids)-1]
+	df := j.files[id]
+	f, err := os.OpenFile(j.path(id), os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	j.cur, j.curF = df, f
+	size := df.length
+	sc := newScanner(f, size)
+	batches := 0
+	for {
+		if _, ok := sc.next(); !ok {
+			break
+		}
+		batches++
+	}
+	if sc.reason == stopReadError {
+		return fmt.Errorf("journal: recover %s at %d: %w", fileName(id), sc.off, sc.err)
+	}
+	df.length = sc.off
+	dropped, err := trailingData(f, sc.off, size)
+	if err != nil {
+		return fmt.Errorf("journal: recover: %w", err)
+	}
+	if dropped > 0 {
+		reason := sc.reason
+		if reason == stopEnd {
+			reason = "data after end of file marker"
+		}
+		j.log.Warn("journal tail dropped", "file", fileName(id), "offset", sc.off, "bytes", dropped, "reason", string(reason))
+		if err := j.cutTail(f, sc.off); err != nil {
+			return err
+		}
+	}
+	j.log.Info("journal recovered", "dir", j.o.Dir, "files", len(j.ids), "file", fileName(id), "batches", batches, "offset", sc.off)
+	return nil
+}
+
+// cutTail removes everything after off, where the next batch will go, and
+// leaves the file as DataFileAppender would have: an EOF marker at off and,
+// preallocated, at MaxFileLength-5. Truncating matters for ActiveMQ: its
+// recoveryCheck skips a bad batch by searching for the next "WRITE BATCH",
+// which could resurrect batches we dropped.
+func (j *Journal) cutTail(f *os.File, off int64) error {
+	if err := f.Truncate(off); err != nil {
+		return fmt.Errorf("journal: truncate %s at %d: %w", f.Name(), off, err)
+	}
+	if _, err := f.WriteAt(eofMarker, off); err != nil {
+		return fmt.Errorf("journal: write %s at %d: %w", f.Name(), off, err)
+	}
+	if j.o.Preallocate && off+2*eofSize <= j.o.MaxFileLength {
+		if _, err := f.WriteAt(eofMarker, j.o.MaxFileLength-eofSize); err != nil {
+			return fmt.Errorf("journal: write %s at %d: %w", f.Name(), j.o.MaxFileLength-eofSize, err)
+		}
+	}
+	return j.sync(f)
+}
+
+// create makes data file id the current file, preallocated as
+// Journal.doPreallocationSparseFile does when o.Preallocate is set.
+func (j *Journal) create(id int) error {
+	p := j.path(id)
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	// An existing empty file was ignored by list; anything else must not be
+	// overwritten.
+	if info, err := f.Stat(); err != nil || info.Size() != 0 {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("%s exists", p)
+		}
+		return fmt.Errorf("journal: create: %w", err)
+	}
+	if j.o.Preallocate {
+		_, err := f.WriteAt(eofMarker, 0)
+		if err == nil {
+			_, err = f.WriteAt(eofMarker, j.o.MaxFileLength-eofSize)
+		}
+		if err != nil {
+			f.Close()
+			return fmt.Errorf("journal: preallocate %s: %w", p, err)
+		}
+	}
+	if err := j.sync(f); err != nil {
+		f.Close()
+		return err
+	}
+	if j.o.Sync {
+		if err := syncDir(j.o.Dir); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if j.curF != nil {
+		if err := j.curF.Close(); err != nil {
+			j.log.Warn("journal file close failed", "file", fileName(j.cur.id), "err", err)
+		}
+	}
+	df := &dataFile{id: id}
+	j.files[id] = df
+	j.ids = append(j.ids, id)
+	j.cur, j.curF = df, f
+	return nil
+}
+
+// sync fsyncs f when o.Sync is set.
+func (j *Journal) sync(f *os.File) error {
+	if !j.o.Sync {
+		return nil
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("journal: fsync %s: %w", f.Name(), err)
+	}
+	j.stats.Syncs++
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("journal: fsync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Append writes records as one batch and returns their locations, in order.
+// The batch is the control record ("WRITE BATCH", batchLen, Adler32), the
+// records as USER_RECORDs, and an EOF marker that the next batch overwrites,
+// written with one write at the current append position, as
+// DataFileAppender.processQueue does. The batch goes to a new data file when
+// the current one is not empty and its length plus the batch would reach
+// MaxFileLength (Journal.getCurrentDataFile); a batch of one record may exceed
+// MaxWriteBatchSize, a batch of several may not (ErrBatchTooLarge: split it).
+// With o.Sync the file is fsynced before Append returns: the records are then
+// durable. A failed Append leaves the append position where it was; the next
+// batch overwrites whatever part of this one reached the file.
+func (j *Journal) Append(records [][]byte) ([]Location, error) {
+	if j.closed {
+		return nil, ErrClosed
+	}
+	if len(records) == 0 {
+		return nil, ErrEmptyBatch
+	}
+	size := batchSize(records)
+	switch {
+	case size < 0:
+		return nil, fmt.Errorf("%w: record over %d bytes", ErrBatchTooLarge, maxRecordSize)
+	case len(records) > 1 && size >= int64(j.o.MaxWriteBatchSize):
+		// WriteBatch.canAppend: newSize >= maxWriteBatchSize starts a new batch.
+		return nil, fmt.Errorf("%w: %d records, %d bytes, max write batch size %d", ErrBatchTooLarge, len(records), size, j.o.MaxWriteBatchSize)
+	}
+	if j.cur.length > 0 && j.cur.length+size >= j.o.MaxFileLength {
+		if err := j.create(j.cur.id + 1); err != nil {
+			return nil, err
+		}
+	}
+	j.buf = encodeBatch(j.buf[:0], records, j.o.Checksum)
+	off := j.cur.length
+	if _, err := j.curF.WriteAt(j.buf, off); err != nil {
+		return nil, fmt.Errorf("journal: write %s at %d: %w", fileName(j.cur.id), off, err)
+	}
+	if err := j.sync(j.curF); err != nil {
+		return nil, err
+	}
+	locs := make([]Location, len(records))
+	at := off + batchControlSize
+	for i, r := range records {
+		locs[i] = Location{File: j.cur.id, Offset: at, Size: int32(len(r) + recordHeadSize)}
+		at += int64(len(r)) + recordHeadSize
+	}
+	j.cur.length = at
+	j.stats.Batches++
+	j.stats.Records += uint64(len(records))
+	j.stats.Bytes += uint64(len(j.buf))
+	if cap(j.buf) > 2*j.o.MaxWriteBatchSize {
+		j.buf = nil // do not pin the buffer of one oversized record
+	}
+	return locs, nil
+}
+
+// Files returns the ids of the data files present, ascending; the last is
+// the file being appended to.
+func (j *Journal) Files() []int { return slices.Clone(j.ids) }
+
+// Head returns the location the next batch will be written at.
+func (j *Journal) Head() Location {
+	if j.cur == nil {
+		return Location{}
+	}
+	return Location{File: j.cur.id, Offset: j.cur.length}
+}
+
+// Stats returns the append counters since Open.
+func (j *Journal) Stats() Stats { return j.stats }
+
+// Remove deletes data file id (garbage collection: the index guarantees
+// that nothing it needs lives there). The current file cannot be removed.
+func (j *Journal) Remove(id int) error {
+	if err := j.forget(id); err != nil {
+		return err
+	}
+	if err := os.Remove(j.path(id)); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if j.o.Sync {
+		return syncDir(j.o.Dir)
+	}
+	return nil
+}
+
+// Archive moves data file id into dir (archiveDataLogs=true), creating dir;
+// an empty dir means <Dir>/data-archive. An existing file of the same name in
+// dir is an error, never overwritten. The current file cannot be archived.
+func (j *Journal) Archive(id int, dir string) error {
+	if j.closed {
+		return ErrClosed
+	}
+	if _, ok := j.files[id]; !ok {
+		return fmt.Errorf("journal: archive %s: %w", fileName(id), ErrMissingFile)
+	}
+	if j.cur.id == id {
+		return fmt.Errorf("journal: archive %s: %w", fileName(id), ErrCurrentFile)
+	}
+	if dir == "" {
+		dir = filepath.Join(j.o.Dir, DefaultArchiveDir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("journal: archive: %w", err)
+	}
+	dst := filepath.Join(dir, fileName(id))
+	if _, err := os.Lstat(dst); err == nil {
+		return fmt.Errorf("journal: archive %s: %s exists", fileName(id), dst)
+	}
+	if err := moveFile(j.path(id), dst, j.o.Sync); err != nil {
+		return fmt.Errorf("journal: archive %s: %w", fileName(id), err)
+	}
+	if err := j.forget(id); err != nil {
+		return err
+	}
+	if j.o.Sync {
+		if err := syncDir(dir); err != nil {
+			return err
+		}
+		return syncDir(j.o.Dir)
+	}
+	return nil
+}
+
+// forget drops data file id from the journal's bookkeeping.
+func (j *Journal) forget(id int) error {
+	if j.closed {
+		return ErrClosed
+	}
+	if _, ok := j.files[id]; !ok {
+		return fmt.Errorf("journal: %s: %w", fileName(id), ErrMissingFile)
+	}
+	if j.cur.id == id {
+		return fmt.Errorf("journal: %s: %w", fileName(id), ErrCurrentFile)
+	}
+	j.dropReader(id)
+	delete(j.files, id)
+	j.ids = slices.DeleteFunc(j.ids, func(x int) bool { return x == id })
+	return nil
+}
+
+// moveFile renames src to dst, copying when they are on different file
+// systems (IOHelper.moveFile).
+func moveFile(src, dst string, sync bool) error {
+	if err := os.Rename(src, dst); err == nil {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if err == nil && sync {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(dst)
+		return err
+	}
+	return os.Remove(src)
+}
+
+// Close closes the journal's files. It does not fsync: with o.Sync every
+// batch already is on disk, without it nothing is promised.
+func (j *Journal) Close() error {
+	if j.closed {
+		return ErrClosed
+	}
+	j.closed = true
+	return j.closeFiles()
+}
+
+func (j *Journal) closeFiles() error {
+	var errs []error
+	if j.curF != nil {
+		errs = append(errs, j.curF.Close())
+		j.curF = nil
+	}
+	for _, r := range j.cache {
+		errs = append(errs, r.f.Close())
+	}
+	j.cache = nil
+	return errors.Join(errs...)
+}

@@ -1,0 +1,194 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package journal
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// lockHelperEnv makes the test binary act as another process taking the
+// lock the way ActiveMQ does: POSIX locks belong to a process, so only a
+// second process can show that they exclude each other.
+const lockHelperEnv = "WHARF_JOURNAL_LOCK_HELPER"
+
+// TestKahaDBJournalLockHelperProcess is the child process of the lock tests,
+// not a test. With "hold:<file>" it locks the file as Java's
+// FileChannel.tryLock(0, 8, false) does (fcntl F_SETLK, F_WRLCK on [0, 8)),
+// prints "locked", and keeps the lock until its stdin closes; with
+// "try:<file>" it makes one attempt and prints "acquired" or "busy".
+func TestKahaDBJournalLockHelperProcess(t *testing.T) {
+	spec := os.Getenv(lockHelperEnv)
+	if spec == "" {
+		t.Skip("child process of the lock tests")
+	}
+	mode, path, _ := strings.Cut(spec, ":")
+	say := func(s string) { os.Stdout.WriteString(s + "\n") }
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		say("error " + err.Error())
+		os.Exit(1)
+	}
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: io.SeekStart, Start: 0, Len: 8}
+	err = syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &lk)
+	switch {
+	case err == nil && mode == "hold":
+		say("locked")
+		io.Copy(io.Discard, os.Stdin)
+	case err == nil:
+		say("acquired")
+	case errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EACCES):
+		say("busy")
+	default:
+		say("error " + err.Error())
+	}
+	os.Exit(0)
+}
+
+// lockHelper starts the helper; it returns the first line it printed and a
+// function that closes its stdin and waits for it.
+func lockHelper(t *testing.T, mode, path string) (string, func()) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKahaDBJournalLockHelperProcess$")
+	cmd.Env = append(os.Environ(), lockHelperEnv+"="+mode+":"+path)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := false
+	stop := func() {
+		if !done {
+			done = true
+			stdin.Close()
+			cmd.Wait()
+		}
+	}
+	t.Cleanup(stop)
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("lock helper: %v (output %q)", err, line)
+	}
+	return strings.TrimSpace(line), stop
+}
+
+func TestKahaDBJournalLockInProcess(t *testing.T) {
+	dir := t.TempDir()
+	lb := &logBuffer{}
+	l1, err := Lock(context.Background(), dir, 10*time.Millisecond, lb.logger())
+	if err != nil {
+		t.Fatalf("Lock: %v", err)
+	}
+	// Not reading the lock file here: opening and closing it in this
+	// process would release the lock (see FileLock).
+	// A second Lock in this process waits (POSIX locks alone would let it
+	// through) until its context ends.
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	l2, err := Lock(ctx, dir, 10*time.Millisecond, lb.logger())
+	if !errors.Is(err, ErrLocked) || !errors.Is(err, context.DeadlineExceeded) || l2 != nil {
+		t.Fatalf("second Lock: %v, %v; want ErrLocked and DeadlineExceeded", l2, err)
+	}
+	if !strings.Contains(lb.String(), `msg="journal directory locked by another broker, waiting"`) {
+		t.Fatalf("wait not logged:\n%s", lb)
+	}
+	// ...and its attempts did not drop the lock (closing any descriptor of
+	// the file would have): another process still finds it held.
+	if got, _ := lockHelper(t, "try", l1.Path()); got != "busy" {
+		t.Fatalf("other process while locked: %q, want busy", got)
+	}
+
+	got := make(chan error, 1)
+	go func() {
+		l, err := Lock(context.Background(), dir, 5*time.Millisecond, nil)
+		if err == nil {
+			err = l.Unlock()
+		}
+		got <- err
+	}()
+	if err := l1.Unlock(); err != nil {
+		t.Fatalf("Unlock: %v", err)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("Lock after Unlock: %v", err)
+	}
+	if err := l1.Unlock(); !errors.Is(err, ErrUnlocked) {
+		t.Fatalf("second Unlock: %v, want ErrUnlocked", err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, LockFileName))
+	if err != nil || len(data) != 8 {
+		t.Fatalf("lock file after Unlock: %x, %v; want it kept, 8 bytes (LockFile writes the time)", data, err)
+	}
+	if ms := int64(binary.BigEndian.Uint64(data)); time.Since(time.UnixMilli(ms)).Abs() > time.Minute {
+		t.Fatalf("lock file time %d ms is not now", ms)
+	}
+}
+
+// TestKahaDBJournalLockOtherProcess: a lock held by another process, taken
+// as ActiveMQ takes it, keeps us waiting until it is released.
+func TestKahaDBJournalLockOtherProcess(t *testing.T) {
+	dir := t.TempDir()
+	got, release := lockHelper(t, "hold", filepath.Join(dir, LockFileName))
+	if got != "locked" {
+		t.Fatalf("helper: %q", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	if l, err := Lock(ctx, dir, 10*time.Millisecond, nil); !errors.Is(err, ErrLocked) {
+		t.Fatalf("Lock while another process holds it: %v, %v; want ErrLocked", l, err)
+	}
+
+	lb := &logBuffer{}
+	res := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		l, err := Lock(ctx, dir, 10*time.Millisecond, lb.logger())
+		if err == nil {
+			err = l.Unlock()
+		}
+		res <- err
+	}()
+	release()
+	if err := <-res; err != nil {
+		t.Fatalf("Lock after the other process exited: %v", err)
+	}
+	if !strings.Contains(lb.String(), `msg="journal directory lock acquired"`) {
+		t.Fatalf("acquisition after waiting not logged:\n%s", lb)
+	}
+}
+
+// TestKahaDBJournalLockExcludesOtherProcess: while we hold the lock, another
+// process (ActiveMQ's tryLock) cannot take it.
+func TestKahaDBJournalLockExcludesOtherProcess(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Lock(context.Background(), dir, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := lockHelper(t, "try", l.Path()); got != "busy" {
+		t.Fatalf("other process while we hold the lock: %q, want busy", got)
+	}
+	if err := l.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := lockHelper(t, "try", l.Path()); got != "acquired" {
+		t.Fatalf("other process after Unlock: %q, want acquired", got)
+	}
+}

@@ -1,0 +1,176 @@
+package journal
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"slices"
+)
+
+// Read returns the payload of the user record at l, as
+// DataFileAccessor.readRecord does: l.Size, when not 0, must match the size
+// in the record's header. Batch checksums are not verified (Replay does);
+// the record must lie within the data file's written length.
+func (j *Journal) Read(l Location) ([]byte, error) {
+	if j.closed {
+		return nil, ErrClosed
+	}
+	df, ok := j.files[l.File]
+	if !ok {
+		return nil, fmt.Errorf("journal: read %v: %s: %w", l, fileName(l.File), ErrMissingFile)
+	}
+	if l.Offset < 0 || (l.Size != 0 && l.Size < recordHeadSize) {
+		return nil, fmt.Errorf("journal: read %v size %d: %w", l, l.Size, ErrInvalidLocation)
+	}
+	f, err := j.reader(df.id)
+	if err != nil {
+		return nil, err
+	}
+	var head [recordHeadSize]byte
+	if _, err := f.ReadAt(head[:], l.Offset); err != nil {
+		return nil, fmt.Errorf("journal: read %s at %d: %w", fileName(df.id), l.Offset, err)
+	}
+	size := int32(binary.BigEndian.Uint32(head[:]))
+	switch {
+	case head[4] != userRecordType:
+		return nil, fmt.Errorf("journal: read %v: type %d: %w", l, head[4], ErrCorrupt)
+	case size < recordHeadSize || (l.Size != 0 && size != l.Size):
+		return nil, fmt.Errorf("journal: read %v: record size %d, location size %d: %w", l, size, l.Size, ErrCorrupt)
+	case l.Offset+int64(size) > df.length:
+		// Bounds the allocation below by the file's length.
+		return nil, fmt.Errorf("journal: read %v: record of %d bytes past end of file (%d): %w", l, size, df.length, ErrCorrupt)
+	}
+	payload := make([]byte, size-recordHeadSize)
+	if _, err := f.ReadAt(payload, l.Offset+recordHeadSize); err != nil {
+		return nil, fmt.Errorf("journal: read %s at %d: %w", fileName(df.id), l.Offset, err)
+	}
+	return payload, nil
+}
+
+// reader returns an open handle on data file id: the append handle for the
+// current file, a cached read-only one for older files.
+func (j *Journal) reader(id int) (*os.File, error) {
+	if id == j.cur.id {
+		return j.curF, nil
+	}
+	for i, r := range j.cache {
+		if r.id == id {
+			copy(j.cache[1:i+1], j.cache[:i])
+			j.cache[0] = r
+			return r.f, nil
+		}
+	}
+	f, err := os.Open(j.path(id))
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	if len(j.cache) == readCacheSize {
+		old := j.cache[len(j.cache)-1]
+		old.f.Close() // read-only: nothing to lose
+		j.cache = j.cache[:len(j.cache)-1]
+	}
+	j.cache = slices.Insert(j.cache, 0, reader{id: id, f: f})
+	return f, nil
+}
+
+func (j *Journal) dropReader(id int) {
+	j.cache = slices.DeleteFunc(j.cache, func(r reader) bool {
+		if r.id == id {
+			r.f.Close()
+			return true
+		}
+		return false
+	})
+}
+
+// Replay calls fn for every user record at or after from, in journal order
+// (file id, then offset), with its location and payload. Each file is read
+// batch by batch from its start, verifying each batch's checksum and
+// structure; the current file ends at the append position found by Open.
+// In an older file, a batch that is torn, malformed or fails its checksum
+// ends that file: it and everything after it in the file are skipped, the
+// loss is logged at Error level with file, offset and bytes, and replay
+// continues with the next file (the index decides whether anything it needs
+// was there). Zeros or an EOF marker end a file cleanly; data after zeros is
+// reported the same way. Files missing before from or between files are
+// skipped (GC leaves gaps, as Journal.getNextLocation follows its file list);
+// from inside a missing file is ErrMissingFile. The zero Location replays
+// everything.
+//
+// payload is valid only until fn returns: copy what must be kept. An error
+// from fn stops the replay and is returned as is.
+func (j *Journal) Replay(from Location, fn func(Location, []byte) error) error {
+	if j.closed {
+		return ErrClosed
+	}
+	if _, ok := j.files[from.File]; !ok && from.File >= j.ids[0] && from.File <= j.ids[len(j.ids)-1] {
+		return fmt.Errorf("journal: replay from %v: %s: %w", from, fileName(from.File), ErrMissingFile)
+	}
+	for _, id := range slices.Clone(j.ids) {
+		if id < from.File {
+			continue
+		}
+		if err := j.replayFile(id, from, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (j *Journal) replayFile(id int, from Location, fn func(Location, []byte) error) error {
+	df := j.files[id]
+	if df == nil {
+		return nil // removed by fn
+	}
+	f, err := j.reader(id)
+	if err != nil {
+		return err
+	}
+	sc := newScanner(f, df.length)
+	for {
+		b, ok := sc.next()
+		if !ok {
+			break
+		}
+		if id == from.File && b.end <= from.Offset {
+			continue
+		}
+		base := b.offset + batchControlSize
+		err := eachRecord(b.body, func(rel int64, size int32, payload []byte) error {
+			l := Location{File: id, Offset: base + rel, Size: size}
+			if id == from.File && l.Offset < from.Offset {
+				return nil
+			}
+			return fn(l, payload)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if sc.reason == stopReadError {
+		return fmt.Errorf("journal: replay %s at %d: %w", fileName(id), sc.off, sc.err)
+	}
+	if id == j.cur.id {
+		return nil // Open cut the tail at the append position
+	}
+	if sc.off == df.length || sc.atEOF {
+		// The normal end: DataFileAppender ends every batch with an EOF
+		// marker, followed in a preallocated file by a hole that is not
+		// worth reading through on every replay.
+		return nil
+	}
+	// Stopped at zeros (fine unless data follows) or at a damaged batch:
+	// report what is skipped.
+	n, err := trailingData(f, sc.off, df.length)
+	if err != nil {
+		return fmt.Errorf("journal: replay: %w", err)
+	}
+	if n > 0 || sc.reason != stopEnd {
+		reason := sc.reason
+		if reason == stopEnd {
+			reason = "data after end of file marker"
+		}
+		j.log.Error("journal data skipped", "file", fileName(id), "offset", sc.off, "bytes", n, "reason", string(reason))
+	}
+	return nil
+}

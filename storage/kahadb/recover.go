@@ -1,0 +1,251 @@
+package kahadb
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"wharf/engine"
+	"wharf/engine/message"
+	"wharf/protocols/openwire"
+	"wharf/protocols/openwire/wire"
+	"wharf/storage/kahadb/command"
+	"wharf/storage/kahadb/journal"
+)
+
+// Recover yields the index, which OpenShard built by replaying the journal.
+func (ss *shardStore) Recover(fn func(engine.RecoveredItem) error) error {
+	if ss.closed {
+		return errors.New("kahadb: shard store is closed")
+	}
+	return ss.idx.Recover(fn)
+}
+
+// replay rebuilds the index from the journal (reference/kahadb.md §5), as
+// ActiveMQ rebuilds its own when db.data is absent.
+func (ss *shardStore) replay() error {
+	r := replayer{ss: ss, txs: map[string][]replayed{}}
+	records, skipped := 0, 0
+	err := ss.j.Replay(journal.Location{}, func(l journal.Location, payload []byte) error {
+		records++
+		c, err := command.Decode(payload)
+		if err != nil {
+			// A record that cannot be decoded is reported and skipped, as
+			// ActiveMQ skips what it cannot read; the batch checksum already
+			// vouched for the bytes, so this is a format Wharf does not know.
+			skipped++
+			ss.log.Warn("journal record skipped", "file", l.File, "offset", l.Offset, "err", err)
+			return nil
+		}
+		return r.apply(l.File, c)
+	})
+	if err != nil {
+		return fmt.Errorf("kahadb: replay %s: %w", ss.dir, err)
+	}
+	if len(r.txs) > 0 {
+		ss.log.Info("uncommitted transactions in the journal rolled back", "count", len(r.txs))
+	}
+	if records > 0 {
+		ss.log.Info("journal replayed", "dir", ss.dir, "records", records, "skipped", skipped,
+			"messages", len(ss.msgs), "subscriptions", len(ss.subs), "jobs", len(ss.jobs))
+	}
+	return nil
+}
+
+type replayed struct {
+	file int
+	cmd  command.Command
+}
+
+// replayer turns KahaDB commands back into store operations on the index.
+type replayer struct {
+	ss   *shardStore
+	txs  map[string][]replayed // local/XA transactions until commit
+	seqs []uint64              // the engine's sequences for the next adds (Wharf journals)
+}
+
+func txKey(t *command.TransactionInfo) string {
+	if t == nil {
+		return ""
+	}
+	if l := t.LocalTransactionID; l != nil {
+		return fmt.Sprintf("local:%s:%d", l.ConnectionID, l.TransactionID)
+	}
+	if x := t.XATransactionID; x != nil {
+		return fmt.Sprintf("xa:%d:%x:%x", x.FormatID, x.GlobalTransactionID, x.BranchQualifier)
+	}
+	return ""
+}
+
+func (r *replayer) apply(file int, c command.Command) error {
+	switch c := c.(type) {
+	case *command.AddMessage:
+		if k := txKey(c.Transaction); k != "" {
+			r.txs[k] = append(r.txs[k], replayed{file, c})
+			return nil
+		}
+		return r.add(file, c)
+	case *command.RemoveMessage:
+		if k := txKey(c.Transaction); k != "" {
+			r.txs[k] = append(r.txs[k], replayed{file, c})
+			return nil
+		}
+		return r.remove(c)
+	case *command.UpdateMessage:
+		return r.update(file, &c.Message)
+	case *command.Commit:
+		k := txKey(&c.Transaction)
+		for _, rc := range r.txs[k] {
+			var err error
+			switch x := rc.cmd.(type) {
+			case *command.AddMessage:
+				err = r.add(rc.file, x)
+			case *command.RemoveMessage:
+				err = r.remove(x)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		delete(r.txs, k)
+	case *command.Rollback:
+		delete(r.txs, txKey(&c.Transaction))
+	case *command.Prepare:
+		// Prepared XA work stays in doubt until a commit or rollback record.
+	case *command.RemoveDestination:
+		return r.op(engine.StoreOp{Kind: engine.OpRemoveDest, Dest: engineDest(c.Destination)}, file)
+	case *command.Subscription:
+		return r.subscription(file, c)
+	case *command.Trace:
+		switch {
+		case strings.HasPrefix(c.Message, seqsPrefix):
+			r.seqs = decodeSeqs(c.Message)
+		case strings.HasPrefix(c.Message, jobAddPrefix):
+			j, err := decodeJob(c.Message)
+			if err != nil {
+				r.ss.log.Warn("scheduled job record skipped", "err", err)
+				return nil
+			}
+			return r.op(engine.StoreOp{Kind: engine.OpAddJob, Job: j}, file)
+		case strings.HasPrefix(c.Message, jobRemovePrefix):
+			return r.op(engine.StoreOp{Kind: engine.OpRemoveJob, JobID: strings.TrimPrefix(c.Message, jobRemovePrefix)}, file)
+		}
+	}
+	return nil
+}
+
+// op applies one operation to the index and does the store's bookkeeping
+// (which file holds what) through the same code as Apply, with the record's
+// file already known.
+func (r *replayer) op(op engine.StoreOp, file int) error {
+	ss := r.ss
+	if err := ss.idx.Apply([]engine.StoreOp{op}); err != nil {
+		return err
+	}
+	ss.recs, ss.owners = ss.recs[:0], ss.owners[:0]
+	if err := ss.encode(&op, nil); err != nil {
+		return err
+	}
+	for _, o := range ss.owners {
+		if o != nil {
+			o(file)
+		}
+	}
+	ss.recs, ss.owners = ss.recs[:0], ss.owners[:0]
+	return nil
+}
+
+func (r *replayer) seqOf(d message.Destination, id string) (uint64, bool) {
+	seq, ok := r.ss.byID[d][id]
+	return seq, ok
+}
+
+func (r *replayer) add(file int, c *command.AddMessage) error {
+	ss := r.ss
+	d := engineDest(c.Destination)
+	if _, dup := r.seqOf(d, c.MessageID); dup {
+		return nil // ActiveMQ ignores a second add of the same id
+	}
+	m, err := unmarshal(c.Message)
+	if err != nil {
+		ss.log.Warn("stored message skipped", "dest", d.String(), "msg_id", c.MessageID, "err", err)
+		return nil
+	}
+	m.Destination = d
+	seq := ss.nextSeq[d] + 1
+	if len(r.seqs) > 0 {
+		seq, r.seqs = r.seqs[0], r.seqs[1:]
+	}
+	ss.nextSeq[d] = max(ss.nextSeq[d], seq)
+	op := engine.StoreOp{Kind: engine.OpAdd, Dest: d, Seq: seq, Msg: m}
+	if d.Type.IsTopic() {
+		// A topic message is kept for every durable subscription the topic
+		// has when it is added; none, and it is not kept at all.
+		for key, s := range ss.subs {
+			if s.sub.Destination.Matches(d) {
+				op.Subs = append(op.Subs, key)
+			}
+		}
+		if len(op.Subs) == 0 {
+			return nil
+		}
+	}
+	return r.op(op, file)
+}
+
+func (r *replayer) remove(c *command.RemoveMessage) error {
+	d := engineDest(c.Destination)
+	seq, ok := r.seqOf(d, c.MessageID)
+	if !ok {
+		return nil // an ack of an unknown message is a no-op
+	}
+	if c.SubscriptionKey == "" {
+		return r.op(engine.StoreOp{Kind: engine.OpRemove, Dest: d, Seq: seq}, 0)
+	}
+	key := subKey(c.SubscriptionKey)
+	return r.op(engine.StoreOp{Kind: engine.OpAck, Dest: d, Seq: seq, Sub: engine.DurableSub{Key: key}}, 0)
+}
+
+func (r *replayer) update(file int, c *command.AddMessage) error {
+	d := engineDest(c.Destination)
+	seq, ok := r.seqOf(d, c.MessageID)
+	if !ok {
+		return r.add(file, c)
+	}
+	m, err := unmarshal(c.Message)
+	if err != nil {
+		return nil
+	}
+	return r.op(engine.StoreOp{Kind: engine.OpUpdate, Dest: d, Seq: seq, Count: m.RedeliveryCounter}, file)
+}
+
+func subKey(s string) engine.SubKey {
+	// "clientId:subscriptionName"; a client id may itself contain colons
+	// (ActiveMQ's generated ids do), a subscription name rarely does.
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return engine.SubKey{Name: s}
+	}
+	return engine.SubKey{ClientID: s[:i], Name: s[i+1:]}
+}
+
+func (r *replayer) subscription(file int, c *command.Subscription) error {
+	key := subKey(c.SubscriptionKey)
+	d := engineDest(c.Destination)
+	if len(c.SubscriptionInfo) == 0 {
+		return r.op(engine.StoreOp{Kind: engine.OpRemoveSub, Dest: d, Sub: engine.DurableSub{Key: key}}, file)
+	}
+	sub := engine.DurableSub{Key: key, Destination: d}
+	if ds, err := wire.Unmarshal(c.SubscriptionInfo, wire.StoreFormat(), wire.DefaultLimits()); err == nil {
+		if si, ok := ds.(*wire.SubscriptionInfo); ok {
+			sub.Selector, sub.NoLocal = si.Selector, si.NoLocal
+			if si.ClientId != "" {
+				sub.Key = engine.SubKey{ClientID: si.ClientId, Name: si.SubcriptionName}
+			}
+			if si.SubscribedDestination != nil {
+				sub.Destination = openwire.DestToEngine(si.SubscribedDestination)
+			}
+		}
+	}
+	return r.op(engine.StoreOp{Kind: engine.OpAddSub, Dest: sub.Destination, Sub: sub}, file)
+}

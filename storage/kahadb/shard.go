@@ -1,0 +1,509 @@
+package kahadb
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"wharf/engine"
+	"wharf/engine/message"
+	"wharf/protocols/openwire"
+	"wharf/protocols/openwire/wire"
+	"wharf/storage/kahadb/command"
+	"wharf/storage/kahadb/journal"
+	"wharf/storage/memory"
+)
+
+type msgKey struct {
+	dest message.Destination
+	seq  uint64
+}
+
+// stored is what the shard store remembers of a message it wrote: its id
+// (KahaDB's key), the journal file holding it, and for a topic message the
+// durable subscriptions still owing an ack.
+type stored struct {
+	id      string
+	file    int // 0 until the batch holding it is written
+	pending map[engine.SubKey]bool
+	dead    bool // forgotten before its batch was written
+}
+
+type subRec struct {
+	sub  engine.DurableSub
+	file int
+	dead bool
+}
+
+type jobRec struct {
+	file int
+	dead bool
+}
+
+// shardStore is one shard's KahaDB journal with its in-memory index. Used
+// by the shard's goroutine only.
+type shardStore struct {
+	st  *Store
+	j   *journal.Journal
+	dir string
+	log *slog.Logger
+	idx engine.ShardStore // the pending state (storage/memory semantics)
+
+	msgs    map[msgKey]*stored
+	byID    map[message.Destination]map[string]uint64
+	nextSeq map[message.Destination]uint64
+	subs    map[engine.SubKey]*subRec
+	jobs    map[string]*jobRec
+	live    map[int]int // journal file → records still needed in it
+
+	recs   [][]byte
+	owners []func(file int) // per record: what to note once its file is known
+	seqs   []uint64         // the engine's sequences of this batch's adds
+	lastGC time.Time
+	closed bool
+}
+
+func newShardStore(st *Store, j *journal.Journal, dir string, log *slog.Logger) *shardStore {
+	return &shardStore{
+		st: st, j: j, dir: dir, log: log,
+		idx:     memory.NewShard(),
+		msgs:    map[msgKey]*stored{},
+		byID:    map[message.Destination]map[string]uint64{},
+		nextSeq: map[message.Destination]uint64{},
+		subs:    map[engine.SubKey]*subRec{},
+		jobs:    map[string]*jobRec{},
+		live:    map[int]int{},
+		lastGC:  time.Now(),
+	}
+}
+
+func kahaDest(d message.Destination) command.Destination {
+	return command.Destination{Type: command.DestType(d.Type), Name: d.Name}
+}
+
+func engineDest(d command.Destination) message.Destination {
+	return message.Destination{Type: message.DestType(d.Type), Name: d.Name}
+}
+
+// marshal is the OpenWire v11 loose frame KahaDB stores for m: the bytes it
+// arrived with when it came over OpenWire, else converted.
+func marshal(m *message.Message, redeliveries int32) ([]byte, error) {
+	if m.Original.Protocol == "openwire" && len(m.Original.Bytes) > 0 && redeliveries == m.RedeliveryCounter {
+		return m.Original.Bytes, nil
+	}
+	w, err := openwire.FromEngine(m, redeliveries)
+	if err != nil {
+		return nil, err
+	}
+	return wire.Marshal(w, wire.StoreFormat())
+}
+
+func unmarshal(b []byte) (*message.Message, error) {
+	ds, err := wire.Unmarshal(b, wire.StoreFormat(), wire.DefaultLimits())
+	if err != nil {
+		return nil, err
+	}
+	w, ok := ds.(*wire.Message)
+	if !ok {
+		return nil, fmt.Errorf("stored record holds a %s, not a message", wire.TypeName(ds.DataStructureType()))
+	}
+	return openwire.ToEngine(w)
+}
+
+func (ss *shardStore) add(rec []byte, owner func(file int)) {
+	ss.recs = append(ss.recs, rec)
+	ss.owners = append(ss.owners, owner)
+}
+
+func (ss *shardStore) release(file int) {
+	if n := ss.live[file] - 1; n > 0 {
+		ss.live[file] = n
+	} else {
+		delete(ss.live, file)
+	}
+}
+
+// Apply writes ops as one journal batch (one fsync), then applies them to
+// the index.
+func (ss *shardStore) Apply(ops []engine.StoreOp) error {
+	if ss.closed {
+		return errors.New("kahadb: shard store is closed")
+	}
+	// An add and a remove of the same queue message in one batch cancel out
+	// on disk: the consumer acknowledged before the write.
+	var cancelled map[msgKey]bool
+	for i := range ops {
+		op := &ops[i]
+		if op.Kind == engine.OpRemove {
+			for k := 0; k < i; k++ {
+				if a := &ops[k]; a.Kind == engine.OpAdd && a.Dest == op.Dest && a.Seq == op.Seq {
+					if cancelled == nil {
+						cancelled = map[msgKey]bool{}
+					}
+					cancelled[msgKey{op.Dest, op.Seq}] = true
+				}
+			}
+		}
+	}
+	if err := ss.idx.Apply(ops); err != nil {
+		return err
+	}
+	ss.recs, ss.owners, ss.seqs = ss.recs[:0], ss.owners[:0], ss.seqs[:0]
+	for i := range ops {
+		if err := ss.encode(&ops[i], cancelled); err != nil {
+			return fmt.Errorf("kahadb: op %d: %w", i, err)
+		}
+	}
+	if len(ss.recs) == 0 {
+		return nil
+	}
+	if len(ss.seqs) > 0 {
+		// KahaDB keys messages by id and numbers them on replay; the
+		// engine's own sequence numbers ride in a trace record at the head
+		// of the batch (ActiveMQ ignores it), so a restart gives them back.
+		ss.recs = append(ss.recs, nil)
+		copy(ss.recs[1:], ss.recs)
+		ss.recs[0] = command.Encode(nil, &command.Trace{Message: encodeSeqs(ss.seqs)})
+		ss.owners = append(ss.owners, nil)
+		copy(ss.owners[1:], ss.owners)
+		ss.owners[0] = nil
+	}
+	locs, err := ss.appendAll(ss.recs)
+	if err != nil {
+		return fmt.Errorf("kahadb: journal write: %w", err)
+	}
+	for i, l := range locs {
+		if ss.owners[i] != nil {
+			ss.owners[i](l.File)
+		}
+	}
+	clear(ss.owners)
+	if time.Since(ss.lastGC) >= ss.st.opts.CleanupInterval {
+		ss.cleanup()
+	}
+	return nil
+}
+
+// encode turns one operation into journal records and bookkeeping.
+func (ss *shardStore) encode(op *engine.StoreOp, cancelled map[msgKey]bool) error {
+	k := msgKey{op.Dest, op.Seq}
+	switch op.Kind {
+	case engine.OpAdd:
+		if cancelled[k] {
+			return nil
+		}
+		if op.Dest.Type.IsTopic() && len(op.Subs) == 0 {
+			return nil
+		}
+		b, err := marshal(op.Msg, op.Msg.RedeliveryCounter)
+		if err != nil {
+			return err
+		}
+		s := &stored{id: op.Msg.ID}
+		ss.msgs[k] = s
+		ss.seqs = append(ss.seqs, op.Seq)
+		ss.index(op.Dest, op.Msg.ID, op.Seq)
+		ss.add(command.Encode(nil, &command.AddMessage{
+			Destination: kahaDest(op.Dest), MessageID: op.Msg.ID, Message: b, Priority: int32(op.Msg.Priority),
+		}), func(f int) {
+			s.file = f
+			if !s.dead {
+				ss.live[f]++
+			}
+		})
+		if op.Dest.Type.IsTopic() {
+			s.pending = map[engine.SubKey]bool{}
+			for _, key := range op.Subs {
+				s.pending[key] = true
+			}
+			// Durable subscriptions of this topic that the message is not
+			// for (selector, offline non-persistent rule) ack it at once,
+			// as ActiveMQ's "unmatched" ack: KahaDB marks a topic message
+			// pending for every subscription.
+			for key, r := range ss.subs {
+				if !s.pending[key] && r.sub.Destination.Matches(op.Dest) {
+					ss.add(command.Encode(nil, &command.RemoveMessage{
+						Destination: kahaDest(op.Dest), MessageID: op.Msg.ID, SubscriptionKey: key.String(), Ack: []byte{},
+					}), nil)
+				}
+			}
+		}
+	case engine.OpRemove:
+		if cancelled[k] {
+			return nil
+		}
+		s := ss.msgs[k]
+		if s == nil {
+			return nil
+		}
+		ss.add(command.Encode(nil, &command.RemoveMessage{Destination: kahaDest(op.Dest), MessageID: s.id}), nil)
+		ss.forget(k, s)
+	case engine.OpAck:
+		s := ss.msgs[k]
+		if s == nil || !s.pending[op.Sub.Key] {
+			return nil
+		}
+		ss.add(command.Encode(nil, &command.RemoveMessage{
+			Destination: kahaDest(op.Dest), MessageID: s.id, SubscriptionKey: op.Sub.Key.String(),
+		}), nil)
+		delete(s.pending, op.Sub.Key)
+		if len(s.pending) == 0 {
+			ss.forget(k, s)
+		}
+	case engine.OpUpdate:
+		s := ss.msgs[k]
+		if s == nil {
+			return nil
+		}
+		m, err := ss.current(op.Dest, op.Seq)
+		if err != nil || m == nil {
+			return err
+		}
+		b, err := marshal(m, op.Count)
+		if err != nil {
+			return err
+		}
+		old := s.file
+		ss.add(command.Encode(nil, &command.UpdateMessage{Message: command.AddMessage{
+			Destination: kahaDest(op.Dest), MessageID: s.id, Message: b, Priority: int32(m.Priority),
+		}}), func(f int) {
+			if s.dead {
+				return
+			}
+			s.file = f
+			ss.live[f]++
+			if old != 0 {
+				ss.release(old)
+			}
+		})
+	case engine.OpAddSub:
+		info, err := wire.Marshal(&wire.SubscriptionInfo{
+			ClientId:              op.Sub.Key.ClientID,
+			SubcriptionName:       op.Sub.Key.Name,
+			Destination:           openwire.DestFromEngine(op.Sub.Destination),
+			SubscribedDestination: openwire.DestFromEngine(op.Sub.Destination),
+			Selector:              op.Sub.Selector,
+			NoLocal:               op.Sub.NoLocal,
+		}, wire.StoreFormat())
+		if err != nil {
+			return err
+		}
+		key := op.Sub.Key
+		if old := ss.subs[key]; old != nil {
+			ss.dropSub(old)
+		}
+		r := &subRec{sub: op.Sub}
+		ss.subs[key] = r
+		ss.add(command.Encode(nil, &command.Subscription{
+			Destination: kahaDest(op.Sub.Destination), SubscriptionKey: key.String(), SubscriptionInfo: info,
+		}), func(f int) {
+			r.file = f
+			if !r.dead {
+				ss.live[f]++
+			}
+		})
+	case engine.OpRemoveSub:
+		key := op.Sub.Key
+		r := ss.subs[key]
+		if r == nil {
+			return nil
+		}
+		ss.add(command.Encode(nil, &command.Subscription{Destination: kahaDest(r.sub.Destination), SubscriptionKey: key.String()}), nil)
+		delete(ss.subs, key)
+		ss.dropSub(r)
+		for mk, s := range ss.msgs {
+			if s.pending[key] {
+				delete(s.pending, key)
+				if len(s.pending) == 0 {
+					ss.forget(mk, s)
+				}
+			}
+		}
+	case engine.OpRemoveDest:
+		ss.add(command.Encode(nil, &command.RemoveDestination{Destination: kahaDest(op.Dest)}), nil)
+		for mk, s := range ss.msgs {
+			if mk.dest == op.Dest {
+				ss.forget(mk, s)
+			}
+		}
+		if op.Dest.Type.IsTopic() {
+			for key, r := range ss.subs {
+				if r.sub.Destination == op.Dest {
+					delete(ss.subs, key)
+					ss.dropSub(r)
+				}
+			}
+		}
+	case engine.OpAddJob:
+		rec, err := encodeJob(op.Job)
+		if err != nil {
+			return err
+		}
+		if old := ss.jobs[op.Job.ID]; old != nil {
+			ss.dropJob(old)
+		}
+		r := &jobRec{}
+		ss.jobs[op.Job.ID] = r
+		ss.add(command.Encode(nil, &command.Trace{Message: rec}), func(f int) {
+			r.file = f
+			if !r.dead {
+				ss.live[f]++
+			}
+		})
+	case engine.OpRemoveJob:
+		r := ss.jobs[op.JobID]
+		if r == nil {
+			return nil
+		}
+		ss.add(command.Encode(nil, &command.Trace{Message: jobRemovePrefix + op.JobID}), nil)
+		delete(ss.jobs, op.JobID)
+		ss.dropJob(r)
+	}
+	return nil
+}
+
+// appendAll writes records as one batch, or as several when together they
+// are bigger than a journal file (each batch is then atomic on its own).
+func (ss *shardStore) appendAll(recs [][]byte) ([]journal.Location, error) {
+	limit := int(max(ss.st.opts.JournalMaxFileLength, 4<<20)) - 64
+	var locs []journal.Location
+	start, size := 0, 0
+	for i, r := range recs {
+		if i > start && size+len(r)+5 >= limit {
+			l, err := ss.j.Append(recs[start:i])
+			if err != nil {
+				return nil, err
+			}
+			locs = append(locs, l...)
+			start, size = i, 0
+		}
+		size += len(r) + 5
+	}
+	l, err := ss.j.Append(recs[start:])
+	if err != nil {
+		return nil, err
+	}
+	return append(locs, l...), nil
+}
+
+func (ss *shardStore) index(d message.Destination, id string, seq uint64) {
+	m := ss.byID[d]
+	if m == nil {
+		m = map[string]uint64{}
+		ss.byID[d] = m
+	}
+	m[id] = seq
+}
+
+func (ss *shardStore) forget(k msgKey, s *stored) {
+	delete(ss.msgs, k)
+	if m := ss.byID[k.dest]; m != nil {
+		delete(m, s.id)
+	}
+	s.dead = true
+	if s.file != 0 {
+		ss.release(s.file)
+	}
+}
+
+func (ss *shardStore) dropSub(r *subRec) {
+	r.dead = true
+	if r.file != 0 {
+		ss.release(r.file)
+	}
+}
+
+func (ss *shardStore) dropJob(r *jobRec) {
+	r.dead = true
+	if r.file != 0 {
+		ss.release(r.file)
+	}
+}
+
+// current reads the index's copy of a message (for UpdateMessage).
+func (ss *shardStore) current(d message.Destination, seq uint64) (*message.Message, error) {
+	var found *message.Message
+	errStop := errors.New("stop")
+	err := ss.idx.Recover(func(it engine.RecoveredItem) error {
+		if it.Msg != nil && it.Dest == d && it.Seq == seq {
+			found = it.Msg
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return nil, err
+	}
+	return found, nil
+}
+
+// cleanup deletes (or archives) the oldest journal files that hold nothing
+// still needed, oldest first: acks in a file only refer to messages in it or
+// in older files, so a prefix of free files can go without bringing acked
+// messages back on replay. The file being written is never removed.
+func (ss *shardStore) cleanup() {
+	ss.lastGC = time.Now()
+	files := ss.j.Files()
+	sort.Ints(files)
+	for i, f := range files {
+		if i == len(files)-1 || ss.live[f] > 0 {
+			if ss.live[f] > 0 && i < len(files)-1 {
+				ss.log.Debug("journal file pinned", "file", f, "records", ss.live[f])
+			}
+			return
+		}
+		var err error
+		if ss.st.opts.ArchiveDataLogs {
+			archive := filepath.Join(ss.dir, "data-archive")
+			if err = os.MkdirAll(archive, 0o755); err == nil {
+				err = ss.j.Archive(f, archive)
+			}
+		} else {
+			err = ss.j.Remove(f)
+		}
+		if err != nil {
+			ss.log.Error("journal cleanup failed", "file", f, "err", err)
+			return
+		}
+		ss.log.Debug("journal file released", "file", f, "archived", ss.st.opts.ArchiveDataLogs)
+	}
+}
+
+// Close closes the journal (after a final cleanup, as cleanupOnStop).
+func (ss *shardStore) Close() error {
+	if ss.closed {
+		return nil
+	}
+	ss.closed = true
+	ss.cleanup()
+	return ss.j.Close()
+}
+
+const seqsPrefix = "wharf:seqs:"
+
+func encodeSeqs(seqs []uint64) string {
+	b := []byte(seqsPrefix)
+	for i, s := range seqs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, s, 10)
+	}
+	return string(b)
+}
+
+func decodeSeqs(s string) []uint64 {
+	var out []uint64
+	for _, f := range strings.Split(strings.TrimPrefix(s, seqsPrefix), ",") {
+		if n, err := strconv.ParseUint(f, 10, 64); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,146 @@
+package kahadb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"wharf/engine"
+	"wharf/storage/kahadb/journal"
+)
+
+// Options configure the store; they are <kahaDB>'s attributes.
+type Options struct {
+	Dir                    string
+	JournalMaxFileLength   int64 // bytes, 32 MiB
+	EnableJournalDiskSyncs bool  // fsync every batch (true)
+	CleanupInterval        time.Duration
+	ArchiveDataLogs        bool
+	// LockRetry is how often a store whose directory another broker holds
+	// retries the lock (lockAcquireSleepInterval, 10 s).
+	LockRetry time.Duration
+	Logger    *slog.Logger
+}
+
+// ErrShardCount is returned when a directory was written with another
+// shard count than the broker now runs with.
+var ErrShardCount = errors.New("kahadb: the directory was written with a different shard count")
+
+// Store is a KahaDB-compatible store: one journal per engine shard.
+type Store struct {
+	opts Options
+	log  *slog.Logger
+	lock *journal.FileLock
+
+	mu     sync.Mutex
+	shards []*shardStore
+}
+
+// Open takes the directory's lock (waiting while another broker, Wharf or
+// ActiveMQ, holds it) and returns the store.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.JournalMaxFileLength <= 0 {
+		o.JournalMaxFileLength = 32 << 20
+	}
+	if o.LockRetry <= 0 {
+		o.LockRetry = 10 * time.Second
+	}
+	if o.CleanupInterval <= 0 {
+		o.CleanupInterval = 30 * time.Second
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("kahadb: %w", err)
+	}
+	lock, err := journal.Lock(ctx, o.Dir, o.LockRetry, o.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("kahadb: lock %s: %w", o.Dir, err)
+	}
+	if !o.EnableJournalDiskSyncs {
+		o.Logger.Warn("enableJournalDiskSyncs=false: persistent sends are acknowledged before they are on disk; a crash can lose them", "dir", o.Dir)
+	}
+	return &Store{opts: o, log: o.Logger, lock: lock}, nil
+}
+
+// shardDir is where shard index of count keeps its journal.
+func (s *Store) shardDir(index, count int) string {
+	if count == 1 {
+		return s.opts.Dir
+	}
+	return filepath.Join(s.opts.Dir, "shard-"+strconv.Itoa(index)+"-of-"+strconv.Itoa(count))
+}
+
+// checkLayout refuses a directory laid out for another shard count.
+func (s *Store) checkLayout(count int) error {
+	entries, err := os.ReadDir(s.opts.Dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case count == 1 && e.IsDir() && strings.HasPrefix(name, "shard-"):
+			return fmt.Errorf("%w: %s has %s, the broker runs 1 shard", ErrShardCount, s.opts.Dir, name)
+		case count > 1 && e.IsDir() && strings.HasPrefix(name, "shard-") && !strings.HasSuffix(name, "-of-"+strconv.Itoa(count)):
+			return fmt.Errorf("%w: %s has %s, the broker runs %d shards", ErrShardCount, s.opts.Dir, name, count)
+		case count > 1 && strings.HasPrefix(name, "db-") && strings.HasSuffix(name, ".log"):
+			return fmt.Errorf("%w: %s is a single KahaDB journal (for example ActiveMQ's); run the broker with one shard (shards: 1) to use it", ErrShardCount, s.opts.Dir)
+		}
+	}
+	return nil
+}
+
+// OpenShard opens shard index's journal and replays it into the index.
+func (s *Store) OpenShard(index, count int) (engine.ShardStore, error) {
+	if err := s.checkLayout(count); err != nil {
+		return nil, err
+	}
+	dir := s.shardDir(index, count)
+	j, err := journal.Open(journal.Options{
+		Dir:           dir,
+		MaxFileLength: s.opts.JournalMaxFileLength,
+		// One Apply is one batch (atomic on replay); only a batch bigger
+		// than a whole file is split.
+		MaxWriteBatchSize: int(max(s.opts.JournalMaxFileLength, 4<<20)),
+		Sync:              s.opts.EnableJournalDiskSyncs,
+		Checksum:          true,
+		Logger:            s.log.With("shard", index),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kahadb: open journal %s: %w", dir, err)
+	}
+	ss := newShardStore(s, j, dir, s.log.With("shard", index))
+	if err := ss.replay(); err != nil {
+		j.Close()
+		return nil, err
+	}
+	s.mu.Lock()
+	s.shards = append(s.shards, ss)
+	s.mu.Unlock()
+	return ss, nil
+}
+
+// Close releases the lock. Shard stores are closed by the engine.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for _, ss := range s.shards {
+		errs = append(errs, ss.Close())
+	}
+	s.shards = nil
+	if s.lock != nil {
+		errs = append(errs, s.lock.Unlock())
+		s.lock = nil
+	}
+	return errors.Join(errs...)
+}
