@@ -5,8 +5,10 @@
 package wiring
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strconv"
 
 	"wharf/engine"
@@ -15,6 +17,7 @@ import (
 	"wharf/protocols/openwire"
 	"wharf/protocols/stomp"
 	"wharf/protocols/transport"
+	"wharf/storage/kahadb"
 	"wharf/storage/memory"
 )
 
@@ -89,11 +92,26 @@ func memoryStore(*config.Config, *slog.Logger) (engine.Store, error) {
 	return memory.New(), nil
 }
 
-// kahaDBStore stands in for the KahaDB store until it lands (issue 4): the
-// memory store serves behind the same interface, and the log says plainly
-// that persistent messages do not survive a restart.
+// kahaDBStore opens the KahaDB-compatible store. A directory that is a
+// single KahaDB journal (ActiveMQ's, or a one-shard Wharf's) makes the
+// broker run one shard, so that ActiveMQ's pending messages are recovered
+// without the user having to know about shards.
 func kahaDBStore(c *config.Config, log *slog.Logger) (engine.Store, error) {
-	log.Warn("KahaDB store not available in this build: persistent messages are kept in memory and lost on restart",
-		"directory", c.Persistence.KahaDB.Directory)
-	return memory.New(), nil
+	k := c.Persistence.KahaDB
+	dir := k.Directory
+	if dir == "" {
+		dir = filepath.Join(c.DataDirectory, "kahadb")
+	}
+	if matches, _ := filepath.Glob(filepath.Join(dir, "db-*.log")); len(matches) > 0 && c.Shards != 1 {
+		log.Info("a single KahaDB journal: running one shard", "dir", dir)
+		c.Shards = 1
+	}
+	return kahadb.Open(context.Background(), kahadb.Options{
+		Dir:                    dir,
+		JournalMaxFileLength:   k.JournalMaxFileLength,
+		EnableJournalDiskSyncs: k.EnableJournalDiskSyncs,
+		CleanupInterval:        k.CleanupInterval,
+		ArchiveDataLogs:        k.ArchiveDataLogs,
+		Logger:                 log.With("store", "kahadb"),
+	})
 }
