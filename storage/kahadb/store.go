@@ -144,3 +144,18 @@ func (s *Store) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Stats sums the journals' counters (batches, records, fsyncs).
+func (s *Store) Stats() journal.Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var t journal.Stats
+	for _, ss := range s.shards {
+		st := ss.j.Stats()
+		t.Batches += st.Batches
+		t.Records += st.Records
+		t.Bytes += st.Bytes
+		t.Syncs += st.Syncs
+	}
+	return t
+}
