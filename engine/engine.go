@@ -188,6 +188,11 @@ func New(o Options) (*Engine, error) {
 		}
 	}
 	for _, s := range e.shards {
+		if sy, ok := s.store.(Syncer); ok && sy.Syncs() {
+			s.writer = make(chan writeBatch, 4)
+			s.writerDone = make(chan struct{})
+			go s.write()
+		}
 		e.wg.Add(1)
 		go s.run()
 	}
@@ -226,6 +231,12 @@ func (e *Engine) Close() error {
 		close(s.quit)
 	}
 	e.wg.Wait()
+	for _, s := range e.shards {
+		if s.writer != nil {
+			close(s.writer)
+			<-s.writerDone
+		}
+	}
 	var first error
 	for _, s := range e.shards {
 		if s.store != nil {

@@ -89,6 +89,11 @@ type shard struct {
 	blocked map[*destination]struct{}
 	freed   bool
 
+	// writer, when the store syncs (Syncer), takes each turn's batch to the
+	// writer goroutine; writerDone closes when it has written the last.
+	writer     chan writeBatch
+	writerDone chan struct{}
+
 	sched *scheduler // scheduled messages (scheduler.go); nil until the first
 }
 
@@ -188,6 +193,16 @@ func (s *shard) run() {
 // flush makes the turn's store operations durable with one Apply (group
 // commit), then releases the completions that waited for them.
 func (s *shard) flush() {
+	if s.writer != nil {
+		if len(s.ops) == 0 && len(s.comps) == 0 {
+			return
+		}
+		// The batch now belongs to the writer; the next turn starts fresh
+		// slices (one allocation per turn, not per message).
+		s.writer <- writeBatch{ops: s.ops, comps: s.comps}
+		s.ops, s.comps = nil, nil
+		return
+	}
 	var storeErr error
 	if len(s.ops) > 0 {
 		if s.store != nil {
@@ -209,6 +224,53 @@ func (s *shard) flush() {
 	}
 	clear(s.comps)
 	s.comps = s.comps[:0]
+}
+
+type writeBatch struct {
+	ops   []StoreOp
+	comps []completion
+}
+
+// write is the writer goroutine of a shard whose store syncs: it applies
+// batches in order, merging those that queued up while it was busy into one
+// Apply, and only then releases their completions.
+func (s *shard) write() {
+	defer close(s.writerDone)
+	var ops []StoreOp
+	var comps []completion
+	for b := range s.writer {
+		ops = append(ops[:0], b.ops...)
+		comps = append(comps[:0], b.comps...)
+	more:
+		for len(ops) < 64*maxBatch {
+			select {
+			case b2, ok := <-s.writer:
+				if !ok {
+					break more
+				}
+				ops = append(ops, b2.ops...)
+				comps = append(comps, b2.comps...)
+			default:
+				break more
+			}
+		}
+		var storeErr error
+		if len(ops) > 0 {
+			if storeErr = s.store.Apply(ops); storeErr != nil {
+				s.log.Error("store write failed", "ops", len(ops), "err", storeErr)
+			}
+		}
+		for i := range comps {
+			c := &comps[i]
+			err := c.err
+			if err == nil {
+				err = storeErr
+			}
+			c.comp.Complete(c.token, err)
+		}
+		clear(ops)
+		clear(comps)
+	}
 }
 
 func (s *shard) complete(comp Completion, token uint64, err error) {

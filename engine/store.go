@@ -35,6 +35,16 @@ type ShardStore interface {
 	Close() error
 }
 
+// Syncer is implemented by a ShardStore whose Apply waits for the disk
+// (an fsync). The shard then hands its batches to a writer goroutine and
+// goes on with the next turn; batches that arrive while one is being synced
+// are written together with one Apply: group commit across turns, as
+// ActiveMQ's journal appender does. Completions are still released only
+// after the Apply that holds their batch.
+type Syncer interface {
+	Syncs() bool
+}
+
 // StoreOpKind tells what a StoreOp does.
 type StoreOpKind uint8
 

@@ -475,6 +475,10 @@ func (ss *shardStore) cleanup() {
 	}
 }
 
+// Syncs tells the engine that Apply waits for an fsync, so it writes on a
+// writer goroutine and merges batches that queue up meanwhile (group commit).
+func (ss *shardStore) Syncs() bool { return ss.st.opts.EnableJournalDiskSyncs }
+
 // Close closes the journal (after a final cleanup, as cleanupOnStop).
 func (ss *shardStore) Close() error {
 	if ss.closed {

@@ -134,17 +134,23 @@ func TestKahaDBJournalGoldenBatch(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("batch:\n got %x\nwant %x", got, want)
 	}
-	if got := encodeBatch(nil, [][]byte{trace}, false); !bytes.Equal(got[16:28], make([]byte, 12)[:12]) && binary64(got[20:28]) != 0 {
-		t.Fatalf("checksum off: control record %x, want checksum 0", got[:28])
+	// Without checksums the field stays 0, as in EMPTY_BATCH_CONTROL_RECORD,
+	// and readers skip verification.
+	if got := encodeBatch(nil, [][]byte{trace}, false); !bytes.Equal(got[:20], want[:20]) || !bytes.Equal(got[20:28], make([]byte, 8)) || !bytes.Equal(got[28:], want[28:]) {
+		t.Fatalf("checksum off: batch %x, want checksum 0", got)
 	}
 }
 
-func binary64(b []byte) uint64 {
-	var v uint64
-	for _, c := range b {
-		v = v<<8 | uint64(c)
-	}
-	return v
+func TestKahaDBJournalNoChecksum(t *testing.T) {
+	dir := t.TempDir()
+	o := testOptions(dir, false, nil)
+	o.Checksum = false
+	j := mustOpen(t, o)
+	r, _, _ := appendBatch(t, j, payload(1, 40), payload(2, 40))
+	mustClose(t, j)
+	j = mustOpen(t, o)
+	defer mustClose(t, j)
+	checkRecords(t, replayAll(t, j, Location{}), r)
 }
 
 func TestKahaDBJournalRoundTrip(t *testing.T) {
@@ -240,9 +246,9 @@ func TestKahaDBJournalReopen(t *testing.T) {
 	}
 }
 
-// damage builds a journal of three intact batches in file 1 plus batches
-// from extra, closes it, and returns the records, the batches' [start, end)
-// offsets and the contents of db-1.log.
+// buildFile appends batches (all must fit in db-1.log), closes the journal,
+// and returns each batch's records and [start, end) offsets, and the
+// contents of db-1.log.
 func buildFile(t *testing.T, o Options, batches [][][]byte) (recs [][]rec, bounds [][2]int64, data []byte) {
 	t.Helper()
 	j := mustOpen(t, o)

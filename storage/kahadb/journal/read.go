@@ -97,8 +97,10 @@ func (j *Journal) dropReader(id int) {
 // from inside a missing file is ErrMissingFile. The zero Location replays
 // everything.
 //
-// payload is valid only until fn returns: copy what must be kept. An error
-// from fn stops the replay and is returned as is.
+// Replay starts reading from.File at its beginning, since checksums cover
+// whole batches. payload is valid only until fn returns: copy what must be
+// kept. fn must not call the Journal's methods. An error from fn stops the replay and
+// is returned as is.
 func (j *Journal) Replay(from Location, fn func(Location, []byte) error) error {
 	if j.closed {
 		return ErrClosed
@@ -120,7 +122,7 @@ func (j *Journal) Replay(from Location, fn func(Location, []byte) error) error {
 func (j *Journal) replayFile(id int, from Location, fn func(Location, []byte) error) error {
 	df := j.files[id]
 	if df == nil {
-		return nil // removed by fn
+		return nil // removed by fn, against the rules
 	}
 	f, err := j.reader(id)
 	if err != nil {
