@@ -26,6 +26,8 @@ const usage = `wharf: an ActiveMQ Classic compatible message broker
 
 Usage:
   wharf run [flags]     start a broker (Ctrl-C or SIGTERM stops it)
+  wharf kahadb dump|check|pins DIR
+                        inspect a KahaDB directory (ActiveMQ's or Wharf's)
   wharf version         print the version
   wharf help            print this help
 
@@ -58,6 +60,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "run":
 		return runBroker(args[1:], stderr)
+	case "kahadb":
+		return runKahaDB(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "wharf", stomp.Version)
 		return nil

@@ -31,3 +31,13 @@ func TestWharfCommandLine(t *testing.T) {
 		t.Fatalf("unsupported element: %v, want it named with its line", err)
 	}
 }
+
+func TestWharfKahaDBSubcommand(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := run([]string{"kahadb", "check", t.TempDir()}, &out, &errOut); err == nil || !strings.Contains(err.Error(), "no journal") {
+		t.Fatalf("check of an empty directory: %v", err)
+	}
+	if err := run([]string{"kahadb", "frob", t.TempDir()}, &out, &errOut); err == nil || !strings.Contains(err.Error(), `"frob"`) {
+		t.Fatalf("unknown subcommand: %v", err)
+	}
+}

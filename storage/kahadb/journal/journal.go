@@ -46,6 +46,10 @@ type Options struct {
 	// default SPARSE_FILE strategy does: an EOF marker at offset 0 and at
 	// MaxFileLength-5, a hole in between.
 	Preallocate bool
+	// ReadOnly opens the journal for inspection (wharf kahadb): nothing is
+	// created, truncated or written, damage is only reported, and Append
+	// fails.
+	ReadOnly bool
 	// Logger receives recovery and damage reports; nil discards them.
 	Logger *slog.Logger
 }
@@ -119,6 +123,7 @@ type Journal struct {
 	cache  []reader // read handles of older files, most recent first
 	stats  Stats
 	closed bool
+	damage []string // ReadOnly: what Open found unreadable
 }
 
 type reader struct {
@@ -161,14 +166,19 @@ func Open(o Options) (*Journal, error) {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
+	if !o.ReadOnly {
+		if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("journal: %w", err)
+		}
 	}
 	j := &Journal{o: o, log: lg, files: map[int]*dataFile{}}
 	if err := j.list(); err != nil {
 		return nil, err
 	}
 	if len(j.ids) == 0 {
+		if o.ReadOnly {
+			return j, nil
+		}
 		if err := j.create(1); err != nil {
 			return nil, err
 		}
@@ -238,7 +248,11 @@ func (j *Journal) list() error {
 func (j *Journal) recoverTail() error {
 	id := j.ids[len(j.ids)-1]
 	df := j.files[id]
-	f, err := os.OpenFile(j.path(id), os.O_RDWR, 0)
+	flags := os.O_RDWR
+	if j.o.ReadOnly {
+		flags = os.O_RDONLY
+	}
+	f, err := os.OpenFile(j.path(id), flags, 0)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
@@ -266,7 +280,9 @@ func (j *Journal) recoverTail() error {
 			reason = "data after end of file marker"
 		}
 		j.log.Warn("journal tail dropped", "file", fileName(id), "offset", sc.off, "bytes", dropped, "reason", string(reason))
-		if err := j.cutTail(f, sc.off); err != nil {
+		if j.o.ReadOnly {
+			j.damage = append(j.damage, fmt.Sprintf("%s: %d bytes after offset %d unreadable (%s)", fileName(id), dropped, sc.off, reason))
+		} else if err := j.cutTail(f, sc.off); err != nil {
 			return err
 		}
 	}
@@ -382,6 +398,9 @@ func (j *Journal) Append(records [][]byte) ([]Location, error) {
 	if j.closed {
 		return nil, ErrClosed
 	}
+	if j.o.ReadOnly {
+		return nil, errors.New("journal: opened read-only")
+	}
 	if len(records) == 0 {
 		return nil, ErrEmptyBatch
 	}
@@ -425,6 +444,9 @@ func (j *Journal) Append(records [][]byte) ([]Location, error) {
 // Files returns the ids of the data files present, ascending; the last is
 // the file being appended to.
 func (j *Journal) Files() []int { return slices.Clone(j.ids) }
+
+// Damage lists what a read-only Open found unreadable at the tail.
+func (j *Journal) Damage() []string { return slices.Clone(j.damage) }
 
 // Head returns the location the next batch will be written at.
 func (j *Journal) Head() Location {

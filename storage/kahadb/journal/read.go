@@ -105,6 +105,9 @@ func (j *Journal) Replay(from Location, fn func(Location, []byte) error) error {
 	if j.closed {
 		return ErrClosed
 	}
+	if len(j.ids) == 0 {
+		return nil // a read-only journal with no data file
+	}
 	if _, ok := j.files[from.File]; !ok && from.File >= j.ids[0] && from.File <= j.ids[len(j.ids)-1] {
 		return fmt.Errorf("journal: replay from %v: %s: %w", from, fileName(from.File), ErrMissingFile)
 	}
