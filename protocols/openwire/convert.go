@@ -70,6 +70,18 @@ func ToEngine(w *wire.Message) (*message.Message, error) {
 	return m, nil
 }
 
+// ToEngineStored is ToEngine for a message read back from a store that
+// keeps it as the StoreFormat frame b (KahaDB): b becomes the original form
+// as it is, without marshalling the message again.
+func ToEngineStored(w *wire.Message, b []byte) (*message.Message, error) {
+	m, err := convToEngine(w, 0)
+	if err != nil {
+		return nil, err
+	}
+	m.Original = message.Encoded{Protocol: convProtocol, Bytes: b}
+	return m, nil
+}
+
 func convToEngine(w *wire.Message, depth int) (*message.Message, error) {
 	if w == nil {
 		return nil, errors.New("openwire: no message")

@@ -1,6 +1,7 @@
 package kahadb
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -113,7 +114,9 @@ func unmarshal(b []byte) (*message.Message, error) {
 	if !ok {
 		return nil, fmt.Errorf("stored record holds a %s, not a message", wire.TypeName(ds.DataStructureType()))
 	}
-	return openwire.ToEngine(w)
+	// b may point into the journal's read buffer (command.Decode does not
+	// copy): the kept original form needs its own bytes.
+	return openwire.ToEngineStored(w, bytes.Clone(b))
 }
 
 func (ss *shardStore) add(rec []byte, owner func(file int)) {
