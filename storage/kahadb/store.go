@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -123,10 +124,59 @@ func (s *Store) OpenShard(index, count int) (engine.ShardStore, error) {
 		j.Close()
 		return nil, err
 	}
+	if err := s.dropActiveMQIndex(dir); err != nil {
+		j.Close()
+		return nil, err
+	}
 	s.mu.Lock()
 	s.shards = append(s.shards, ss)
 	s.mu.Unlock()
 	return ss, nil
+}
+
+// activeMQIndex are the files of ActiveMQ's index next to a journal
+// (reference kahadb.md §1, §6): the page file, its redo log, its free list.
+var activeMQIndex = []string{"db.data", "db.redo", "db.free"}
+
+// dropActiveMQIndex removes the index ActiveMQ left in dir, once the
+// journal has been replayed and before Wharf writes to it. From Wharf's
+// first write on, that index no longer describes the journal: ActiveMQ
+// would start from its page-0 lastUpdate and trust its B-trees, so it would
+// not see what Wharf acknowledged in files it has already indexed, and it
+// refuses to start at all ("Could not locate data file db-N.log") once
+// Wharf's cleanup has removed a journal file the index points into.
+// Without the index, ActiveMQ rebuilds it from the journal alone ("Recovering
+// from the journal @1:0"), which is how it reads every Wharf journal
+// (reference kahadb.md §9: delete db.data, db.redo and db.free when handing
+// a journal ActiveMQ did not write to it).
+func (s *Store) dropActiveMQIndex(dir string) error {
+	var removed []string
+	for _, name := range activeMQIndex {
+		err := os.Remove(filepath.Join(dir, name))
+		switch {
+		case err == nil:
+			removed = append(removed, name)
+		case !errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("kahadb: remove ActiveMQ's index: %w", err)
+		}
+	}
+	if len(removed) == 0 {
+		return nil
+	}
+	if s.opts.EnableJournalDiskSyncs {
+		d, err := os.Open(dir)
+		if err != nil {
+			return fmt.Errorf("kahadb: %w", err)
+		}
+		err = d.Sync()
+		d.Close()
+		if err != nil {
+			return fmt.Errorf("kahadb: fsync %s: %w", dir, err)
+		}
+	}
+	s.log.Info("activemq index removed", "dir", dir, "files", removed,
+		"reason", "stale once wharf writes the journal; activemq rebuilds it from the journal")
+	return nil
 }
 
 // Close releases the lock. Shard stores are closed by the engine.
