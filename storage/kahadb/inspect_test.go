@@ -58,3 +58,56 @@ func TestKahaDBInspect(t *testing.T) {
 		t.Fatalf("torn tail: damage %v, file changed %v", r.Damage, string(before) != string(after))
 	}
 }
+
+// An idle durable subscription does not keep the journal forever: its record
+// is rewritten forward and the old files go (ActiveMQ's rule), while its
+// definition survives a restart.
+func TestKahaDBIdleSubscriptionDoesNotPinJournal(t *testing.T) {
+	dir := t.TempDir()
+	open := func() (*kahadb.Store, engine.ShardStore) {
+		st, err := kahadb.Open(context.Background(), kahadb.Options{Dir: dir, JournalMaxFileLength: 64 << 10, CleanupInterval: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss, err := st.OpenShard(0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, ss
+	}
+	st, ss := open()
+	tp := message.TopicDest("news")
+	key := engine.SubKey{ClientID: "c", Name: "s"}
+	if err := ss.Apply([]engine.StoreOp{{Kind: engine.OpAddSub, Dest: tp, Sub: engine.DurableSub{Key: key, Destination: tp}}}); err != nil {
+		t.Fatal(err)
+	}
+	body := make([]byte, 1024)
+	for i := 1; i <= 300; i++ {
+		m := &message.Message{ID: "ID:x-1:1:1:" + itoa(i), Destination: tp, Persistent: true, BodyType: message.BytesBody, Body: body}
+		if err := ss.Apply([]engine.StoreOp{{Kind: engine.OpAdd, Dest: tp, Seq: uint64(i), Msg: m, Subs: []engine.SubKey{key}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ss.Apply([]engine.StoreOp{{Kind: engine.OpAck, Dest: tp, Seq: uint64(i), Sub: engine.DurableSub{Key: key}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	r, err := kahadb.Inspect(dir, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Files) > 2 || r.Subscriptions != 1 {
+		t.Fatalf("journal files %v, subscriptions %d: want the idle subscription kept in at most 2 files", r.Files, r.Subscriptions)
+	}
+	_, ss = open()
+	subs := 0
+	ss.Recover(func(it engine.RecoveredItem) error {
+		if it.Sub != nil && it.Sub.Key == key {
+			subs++
+		}
+		return nil
+	})
+	if subs != 1 {
+		t.Fatalf("after restart the subscription is recovered %d times, want 1", subs)
+	}
+}

@@ -455,6 +455,9 @@ func (ss *shardStore) cleanup() {
 	files := ss.j.Files()
 	sort.Ints(files)
 	for i, f := range files {
+		if i < len(files)-1 && ss.live[f] > 0 {
+			ss.rewriteForward(f)
+		}
 		if i == len(files)-1 || ss.live[f] > 0 {
 			if ss.live[f] > 0 && i < len(files)-1 {
 				ss.log.Debug("journal file pinned", "file", f, "records", ss.live[f])
@@ -476,6 +479,65 @@ func (ss *shardStore) cleanup() {
 		}
 		ss.log.Debug("journal file released", "file", f, "archived", ss.st.opts.ArchiveDataLogs)
 	}
+}
+
+// rewriteForward frees file f when all that keeps it is durable
+// subscription records of subscriptions with no pending message: they are
+// written again at the head of the journal, as ActiveMQ rewrites such a
+// subscription command (checkpointUpdate rule 5). A subscription with a
+// backlog is left alone: re-adding it would start it afresh on replay and
+// lose the backlog. Files holding pending messages or scheduled jobs are
+// not rewritten (ack compaction is not implemented).
+func (ss *shardStore) rewriteForward(f int) {
+	for _, s := range ss.msgs {
+		if s.file == f {
+			return
+		}
+	}
+	for _, j := range ss.jobs {
+		if j.file == f {
+			return
+		}
+	}
+	var move []engine.SubKey
+	for key, r := range ss.subs {
+		if r.file != f {
+			continue
+		}
+		for _, s := range ss.msgs {
+			if s.pending[key] {
+				return
+			}
+		}
+		move = append(move, key)
+	}
+	if len(move) == 0 {
+		return
+	}
+	ops := make([]engine.StoreOp, 0, len(move))
+	for _, key := range move {
+		r := ss.subs[key]
+		ops = append(ops, engine.StoreOp{Kind: engine.OpAddSub, Dest: r.sub.Destination, Sub: r.sub})
+	}
+	ss.recs, ss.owners, ss.seqs = ss.recs[:0], ss.owners[:0], ss.seqs[:0]
+	for i := range ops {
+		if err := ss.encode(&ops[i], nil); err != nil {
+			ss.log.Error("subscription rewrite failed", "err", err)
+			return
+		}
+	}
+	locs, err := ss.appendAll(ss.recs)
+	if err != nil {
+		ss.log.Error("subscription rewrite failed", "err", err)
+		return
+	}
+	for i, l := range locs {
+		if ss.owners[i] != nil {
+			ss.owners[i](l.File)
+		}
+	}
+	clear(ss.owners)
+	ss.log.Debug("durable subscriptions rewritten forward", "file", f, "count", len(move))
 }
 
 // Syncs tells the engine that Apply waits for an fsync, so it writes on a
