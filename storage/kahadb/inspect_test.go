@@ -111,3 +111,39 @@ func TestKahaDBIdleSubscriptionDoesNotPinJournal(t *testing.T) {
 		t.Fatalf("after restart the subscription is recovered %d times, want 1", subs)
 	}
 }
+
+// ActiveMQ may store a message frame followed by stale bytes of its
+// marshalling buffer; they are ignored, as ActiveMQ's reader ignores them.
+func TestKahaDBStoredFrameWithTrailingBytes(t *testing.T) {
+	dir := t.TempDir()
+	st, err := kahadb.Open(context.Background(), kahadb.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, _ := st.OpenShard(0, 1)
+	q := message.QueueDest("q")
+	m := &message.Message{ID: "ID:x-1:1:1:1", Destination: q, Persistent: true, BodyType: message.TextBody, Body: []byte("hello")}
+	// Hand the store an original form with 30 stray bytes after the frame.
+	frame, err := kahadb.MarshalForTest(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Original = message.Encoded{Protocol: "openwire", Bytes: append(frame, make([]byte, 30)...)}
+	if err := ss.Apply([]engine.StoreOp{{Kind: engine.OpAdd, Dest: q, Seq: 1, Msg: m}}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	st, _ = kahadb.Open(context.Background(), kahadb.Options{Dir: dir})
+	defer st.Close()
+	ss, _ = st.OpenShard(0, 1)
+	var got []string
+	ss.Recover(func(it engine.RecoveredItem) error {
+		if it.Msg != nil {
+			got = append(got, string(it.Msg.Body))
+		}
+		return nil
+	})
+	if len(got) != 1 || got[0] != "hello" {
+		t.Fatalf("recovered %q, want the message despite the trailing bytes", got)
+	}
+}

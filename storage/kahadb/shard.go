@@ -2,6 +2,7 @@ package kahadb
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -106,6 +107,14 @@ func marshal(m *message.Message, redeliveries int32) ([]byte, error) {
 }
 
 func unmarshal(b []byte) (*message.Message, error) {
+	// ActiveMQ sometimes stores a frame followed by stale bytes of the
+	// buffer it marshalled into (seen with transacted sends); its own reader
+	// stops at the size prefix, and so must ours.
+	if len(b) >= 4 {
+		if n := int(binary.BigEndian.Uint32(b)); n >= 0 && 4+n < len(b) {
+			b = b[:4+n]
+		}
+	}
 	ds, err := wire.Unmarshal(b, wire.StoreFormat(), wire.DefaultLimits())
 	if err != nil {
 		return nil, err
