@@ -3,6 +3,7 @@ module wharf
 go 1.26.8
 
 require (
+	github.com/HdrHistogram/hdrhistogram-go v1.1.2
 	github.com/go-stomp/stomp/v3 v3.1.3
 	github.com/panjf2000/gnet/v2 v2.9.7
 	go.yaml.in/yaml/v3 v3.0.6

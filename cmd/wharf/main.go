@@ -1,6 +1,7 @@
 // Command wharf is the Wharf message broker.
 //
 //	wharf run [--config FILE] [-Dname=value ...] [--log-level LEVEL]
+//	wharf bench [--url URL] [--scenario NAME] [flags]
 //	wharf version
 package main
 
@@ -28,6 +29,8 @@ Usage:
   wharf run [flags]     start a broker (Ctrl-C or SIGTERM stops it)
   wharf kahadb dump|check|pins DIR
                         inspect a KahaDB directory (ActiveMQ's or Wharf's)
+  wharf bench [flags]   load-test a broker over STOMP or OpenWire and check
+                        exactly-once delivery (wharf bench --help)
   wharf version         print the version
   wharf help            print this help
 
@@ -62,6 +65,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runBroker(args[1:], stderr)
 	case "kahadb":
 		return runKahaDB(args[1:], stdout, stderr)
+	case "bench":
+		return runBench(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "wharf", stomp.Version)
 		return nil

@@ -41,3 +41,14 @@ func TestWharfKahaDBSubcommand(t *testing.T) {
 		t.Fatalf("unknown subcommand: %v", err)
 	}
 }
+
+func TestWharfBenchCommandLine(t *testing.T) {
+	var out, errOut bytes.Buffer
+	err := run([]string{"bench", "--url", "tcp://127.0.0.1:1", "--count", "10"}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error()+errOut.String(), "connect") {
+		t.Fatalf("bench against no broker: %v, %s", err, errOut.String())
+	}
+	if err := run([]string{"bench", "--scenario", "nonsense"}, &out, &errOut); err == nil {
+		t.Fatal("an unknown scenario was accepted")
+	}
+}

@@ -1,0 +1,274 @@
+package bench
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Scenario names a workload.
+type Scenario string
+
+// The scenarios of `wharf bench`.
+const (
+	ScenarioQueue       Scenario = "queue"
+	ScenarioTopic       Scenario = "topic"
+	ScenarioReqReply    Scenario = "reqreply"
+	ScenarioConnections Scenario = "connections"
+)
+
+// AckMode is how consumers acknowledge. In a transacted run (Config.TxSize
+// > 0) consumers acknowledge by committing, whatever the mode.
+type AckMode string
+
+// The acknowledgement modes: JMS AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE
+// (STOMP ack:client, cumulative) and ActiveMQ's INDIVIDUAL_ACKNOWLEDGE
+// (STOMP ack:client-individual). Client and individual acknowledge every
+// message as it is received.
+const (
+	AckAuto       AckMode = "auto"
+	AckClient     AckMode = "client"
+	AckIndividual AckMode = "individual"
+)
+
+// Protocol names a wire protocol.
+type Protocol string
+
+// The protocols `wharf bench` speaks.
+const (
+	ProtocolSTOMP    Protocol = "stomp"
+	ProtocolOpenWire Protocol = "openwire"
+)
+
+// StampBytes is the size of the stamp at the head of every body, the
+// smallest allowed Config.Size.
+const StampBytes = stampBytes
+
+// Config describes one run. Start from DefaultConfig; Validate before Run.
+type Config struct {
+	// URL is the broker: stomp://host:port (also stomp+nio, stomp+ssl is
+	// not supported) or tcp://host:port, nio://host:port, openwire://
+	// host:port for OpenWire. user:password@ in the URL logs in.
+	URL      string
+	Scenario Scenario
+
+	// Producers is the number of producers (queue, topic) or requesters
+	// (reqreply), each on its own connection.
+	Producers int
+	// Consumers is the number of queue consumers (queue) or responders
+	// (reqreply), each on its own connection.
+	Consumers int
+	// Subscribers is the topic fan-out: each gets every message.
+	Subscribers int
+	// Size is the body size in bytes, at least StampBytes.
+	Size int
+	// Count is the total number of messages to send, shared among the
+	// producers; 0 means no count (Duration bounds the run).
+	Count int64
+	// Duration bounds the sending phase; 0 with a Count means
+	// DefaultMaxDuration, so that every run ends.
+	Duration time.Duration
+	// Drain is how long receivers wait for the next message once sending
+	// has ended, before the missing ones count as lost.
+	Drain time.Duration
+	// Rate is the target send rate in messages per second over all
+	// producers (open loop); 0 sends as fast as the broker takes them
+	// (closed loop).
+	Rate float64
+	// Persistent sends persistent messages.
+	Persistent bool
+	// Sync waits for the broker to confirm each send (OpenWire
+	// ResponseRequired, STOMP receipt); nil means persistent sends outside
+	// transactions, as the JMS client does (the commit is what waits in a
+	// transaction).
+	Sync *bool
+	Ack  AckMode
+	// TxSize > 0 makes producers and consumers transacted, committing
+	// every TxSize messages (and what remains at the end).
+	TxSize int
+	// Prefetch is the consumers' prefetch in messages; 0 leaves the
+	// client's default (OpenWire: the Java defaults; STOMP: the broker's).
+	Prefetch int
+	// Destination names the queue or topic; empty makes a fresh name per
+	// run (wharf.bench.<scenario>.<pid>.<time>), so that runs against a
+	// long-lived broker do not see each other's leftovers.
+	Destination string
+
+	// Connections and Hold drive the connections scenario: open this many
+	// connections, keep them for Hold, close them.
+	Connections int
+	Hold        time.Duration
+
+	// ConnectTimeout bounds each connection's setup.
+	ConnectTimeout time.Duration
+	// BrokerPID, when > 0, is sampled (RSS, CPU) during the run (Linux).
+	BrokerPID int
+}
+
+// DefaultMaxDuration bounds the sending phase of a run given by count only.
+const DefaultMaxDuration = 10 * time.Minute
+
+// DefaultConfig returns the configuration `wharf bench` starts from: one
+// producer and one consumer on a queue, 1 KiB non-persistent messages,
+// 10,000 of them, as fast as possible.
+func DefaultConfig() Config {
+	return Config{
+		URL:            "tcp://127.0.0.1:61616",
+		Scenario:       ScenarioQueue,
+		Producers:      1,
+		Consumers:      1,
+		Subscribers:    4,
+		Size:           1024,
+		Drain:          5 * time.Second,
+		Ack:            AckAuto,
+		Connections:    1000,
+		Hold:           10 * time.Second,
+		ConnectTimeout: 5 * time.Second,
+	}
+}
+
+// SyncSends reports whether sends wait for the broker's confirmation.
+func (c *Config) SyncSends() bool {
+	if c.Sync != nil {
+		return *c.Sync
+	}
+	return c.Persistent && c.TxSize == 0
+}
+
+// Target is where a URL points.
+type Target struct {
+	Protocol Protocol
+	Addr     string // host:port
+	User     string
+	Password string
+}
+
+// ParseURL reads a broker URL.
+func ParseURL(s string) (Target, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return Target{}, fmt.Errorf("%w: %q: %v", ErrBadURL, s, err)
+	}
+	var t Target
+	switch strings.ToLower(u.Scheme) {
+	case "stomp", "stomp+nio":
+		t.Protocol = ProtocolSTOMP
+	case "tcp", "nio", "openwire":
+		t.Protocol = ProtocolOpenWire
+	case "":
+		return Target{}, fmt.Errorf("%w: %q has no scheme (stomp:// or tcp://)", ErrBadURL, s)
+	default:
+		return Target{}, fmt.Errorf("%w: %q: scheme %q is not stomp, stomp+nio, tcp, nio or openwire", ErrBadURL, s, u.Scheme)
+	}
+	host, port, err := net.SplitHostPort(u.Host)
+	if err != nil || host == "" || port == "" {
+		return Target{}, fmt.Errorf("%w: %q: want %s://host:port", ErrBadURL, s, u.Scheme)
+	}
+	t.Addr = net.JoinHostPort(host, port)
+	if u.User != nil {
+		t.User = u.User.Username()
+		t.Password, _ = u.User.Password()
+	}
+	return t, nil
+}
+
+// Validate checks c and fills the defaults that depend on other fields
+// (Duration for a count-only run). It reports every problem at once.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if _, err := ParseURL(c.URL); err != nil {
+		errs = append(errs, err)
+	}
+	switch c.Scenario {
+	case ScenarioQueue, ScenarioTopic, ScenarioReqReply, ScenarioConnections:
+	default:
+		bad("--scenario %q: want queue, topic, reqreply or connections", c.Scenario)
+	}
+	switch c.Ack {
+	case AckAuto, AckClient, AckIndividual:
+	default:
+		bad("--ack %q: want auto, client or individual", c.Ack)
+	}
+	if c.Producers < 1 {
+		bad("--producers %d: want at least 1", c.Producers)
+	}
+	if c.Consumers < 1 {
+		bad("--consumers %d: want at least 1", c.Consumers)
+	}
+	if c.Subscribers < 1 {
+		bad("--subscribers %d: want at least 1", c.Subscribers)
+	}
+	if c.Size < StampBytes {
+		bad("--size %d: want at least %d (the sequence number and timestamp every message carries)", c.Size, StampBytes)
+	}
+	if c.Count < 0 {
+		bad("--count %d: want 0 (no count) or more", c.Count)
+	}
+	if c.Duration < 0 {
+		bad("--duration %s: want a positive duration", c.Duration)
+	}
+	if c.Scenario != ScenarioConnections && c.Count == 0 && c.Duration == 0 {
+		bad("give --count or --duration (or both): every run is bounded")
+	}
+	if c.Count > 0 && c.Count < int64(c.Producers) {
+		bad("--count %d is less than --producers %d", c.Count, c.Producers)
+	}
+	if c.Drain <= 0 {
+		bad("--drain %s: want a positive duration", c.Drain)
+	}
+	if c.Rate < 0 {
+		bad("--rate %g: want 0 (as fast as possible) or a rate in messages/s", c.Rate)
+	}
+	if c.TxSize < 0 {
+		bad("--tx %d: want 0 (no transactions) or a batch size", c.TxSize)
+	}
+	if c.Prefetch < 0 {
+		bad("--prefetch %d: want 0 (client default) or more", c.Prefetch)
+	}
+	if c.Connections < 1 {
+		bad("--connections %d: want at least 1", c.Connections)
+	}
+	if c.Hold < 0 {
+		bad("--hold %s: want 0 or more", c.Hold)
+	}
+	if c.ConnectTimeout <= 0 {
+		bad("--connect-timeout %s: want a positive duration", c.ConnectTimeout)
+	}
+	if c.BrokerPID < 0 {
+		bad("--broker-pid %d: want a process id", c.BrokerPID)
+	}
+	if len(errs) > 0 {
+		return &configError{errs}
+	}
+	if c.Scenario != ScenarioConnections && c.Duration == 0 {
+		c.Duration = DefaultMaxDuration
+	}
+	return nil
+}
+
+// configError lists every problem Validate found, one per line.
+type configError struct{ errs []error }
+
+func (e *configError) Error() string {
+	var b strings.Builder
+	b.WriteString(ErrConfig.Error())
+	for _, err := range e.errs {
+		b.WriteString("\n  ")
+		b.WriteString(strings.TrimPrefix(err.Error(), "bench: "))
+	}
+	return b.String()
+}
+
+// Unwrap lets errors.Is find ErrConfig and each problem's sentinel.
+func (e *configError) Unwrap() []error { return append([]error{ErrConfig}, e.errs...) }
+
+// fanOut is how many copies of each message the receivers must see.
+func (c *Config) fanOut() int64 {
+	if c.Scenario == ScenarioTopic {
+		return int64(c.Subscribers)
+	}
+	return 1
+}

@@ -1,0 +1,75 @@
+package bench
+
+import (
+	"context"
+	"time"
+)
+
+// dest is a queue or topic by name, as both protocols know it.
+type dest struct {
+	name  string
+	topic bool
+}
+
+// session is one connection with one session on it, as a producer,
+// consumer or responder uses it. Its methods are called from the one
+// goroutine that owns it, except done and close.
+type session interface {
+	// send sends body to to; replyTo, if set, is the reply-to. With sync
+	// it returns once the broker confirmed the message. In a transacted
+	// session the send belongs to the current transaction.
+	send(ctx context.Context, to dest, body []byte, replyTo *dest, sync bool) error
+	// subscribe opens a consumer and returns once the broker confirmed it:
+	// messages sent after that reach it.
+	subscribe(ctx context.Context, from dest, o subOptions) (subscription, error)
+	// commit commits the current transaction (transacted sessions).
+	commit(ctx context.Context) error
+	// done is closed when the connection has ended, for whatever reason.
+	done() <-chan struct{}
+	// close ends the connection in an orderly way; safe from any goroutine.
+	close() error
+}
+
+// subscription is a consumer on a session.
+type subscription interface {
+	// receive returns the next message.
+	receive(ctx context.Context) (delivery, error)
+	// ack acknowledges d (client and individual modes; transacted
+	// sessions include it in the current transaction).
+	ack(d delivery) error
+}
+
+// delivery is a received message.
+type delivery struct {
+	body    []byte
+	replyTo *dest
+	handle  any // the protocol's own message, for ack
+}
+
+type subOptions struct {
+	ack      AckMode
+	prefetch int
+}
+
+// dialer opens a session; transacted makes it a transacted one.
+type dialer func(ctx context.Context, transacted bool) (session, error)
+
+// newDialer returns the dialer for t with the run's settings.
+func newDialer(t Target, cfg *Config) dialer {
+	timeout := cfg.ConnectTimeout
+	persistent := cfg.Persistent
+	switch t.Protocol {
+	case ProtocolSTOMP:
+		return func(ctx context.Context, transacted bool) (session, error) {
+			return dialSTOMP(ctx, t, timeout, persistent, transacted)
+		}
+	default:
+		return func(ctx context.Context, transacted bool) (session, error) {
+			return dialOpenWire(ctx, t, timeout, persistent, transacted)
+		}
+	}
+}
+
+// closeTimeout bounds the orderly close of a connection at the end of a
+// run; a broker that does not answer in time gets its socket closed.
+const closeTimeout = 5 * time.Second

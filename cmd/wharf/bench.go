@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"wharf/bench"
+)
+
+const benchUsage = `Usage:
+  wharf bench [flags]
+
+Load-test a broker (Wharf or ActiveMQ Classic) over STOMP or OpenWire and
+check that every message arrived exactly once. Each message carries its
+producer, a sequence number and its send time; consumers record latency in
+an HdrHistogram. Every run ends by itself: at --count messages or after
+--duration, then receivers wait at most --drain for stragglers.
+
+Examples:
+  wharf bench --url tcp://127.0.0.1:61616 --count 100000
+  wharf bench --url stomp://127.0.0.1:61613 --producers 4 --consumers 4 \
+      --size 1024 --persistent --duration 30s
+  wharf bench --scenario topic --subscribers 10 --rate 5000 --duration 1m
+  wharf bench --scenario reqreply --producers 8 --consumers 2 --count 20000
+  wharf bench --scenario connections --connections 10000 --hold 30s \
+      --broker-pid $(pgrep -f 'wharf run')
+  wharf bench --count 50000 --json --broker-pid 1234 >> results.jsonl
+
+Broker and scenario:
+  --url URL             broker: stomp://host:port or tcp://host:port
+                        (OpenWire; also nio://); user:pass@host logs in
+                        (default tcp://127.0.0.1:61616)
+  --scenario NAME       queue: --producers send to one queue, --consumers
+                        share it; topic: --producers publish, each of
+                        --subscribers gets every message; reqreply:
+                        --producers requesters send to a queue with a
+                        reply-to, --consumers responders echo the body back,
+                        latency is the round trip; connections: open
+                        --connections connections, hold them --hold, close
+                        them, report failures and time to open (default queue)
+  --destination NAME    queue or topic name (default: a fresh
+                        wharf.bench.<scenario>.<pid>.<time> per run)
+  --producers N         producers / publishers / requesters, one connection
+                        each (default 1)
+  --consumers N         queue consumers / responders (default 1)
+  --subscribers N       topic subscribers, the fan-out (default 4)
+
+Load:
+  --size BYTES          body size, at least 24 (default 1024)
+  --count N             messages to send in total, shared by the producers
+                        (default 10000 when --duration is not given)
+  --duration D          stop sending after D (e.g. 30s); with --count alone
+                        the run is still capped at 10m
+  --rate R              open loop: R messages/s in total, latency counted
+                        from when each message was due, so a stalled broker
+                        shows as latency (coordinated omission); without it,
+                        closed loop: each producer sends as fast as the
+                        broker takes it. In the connections scenario: R
+                        connections/s
+  --drain D             after the last send, wait until everything arrived
+                        or nothing arrived for D; the rest is lost
+                        (default 5s)
+
+Delivery:
+  --persistent          send persistent messages
+  --sync                wait for the broker's confirmation of each send
+                        (OpenWire response, STOMP receipt); --sync=false
+                        turns it off (default: on for persistent sends
+                        outside transactions, as the JMS client does)
+  --ack MODE            auto, client or individual (ActiveMQ's
+                        INDIVIDUAL_ACKNOWLEDGE, STOMP client-individual);
+                        client and individual acknowledge every message
+                        (default auto)
+  --tx N                transacted producers and consumers, committing
+                        every N messages (default 0: no transactions)
+  --prefetch N          consumer prefetch (default 0: the client's default,
+                        1000 for OpenWire queues, the broker's for STOMP)
+
+Connections scenario:
+  --connections N       connections to open (default 1000)
+  --hold D              how long to keep them open (default 10s)
+  --connect-timeout D   bound on each connection's setup (default 5s)
+
+Output:
+  --json                print one JSON object for the run instead of the
+                        table (sent/received rates, latency_us p50 p90 p99
+                        p99_9 max, errors, lost, duplicates, broker)
+  --broker-pid PID      sample the broker's RSS and CPU from /proc/PID
+                        during the run (Linux)
+
+A live progress line is shown while stdout is a terminal. The exit status
+is 1 when a message was lost, duplicated or reordered, or an error occurred.
+`
+
+// optionalBool is a boolean flag that knows whether it was given.
+type optionalBool struct{ v *bool }
+
+func (o *optionalBool) String() string {
+	if o.v == nil {
+		return ""
+	}
+	return strconv.FormatBool(*o.v)
+}
+
+func (o *optionalBool) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	o.v = &b
+	return nil
+}
+
+func (o *optionalBool) IsBoolFlag() bool { return true }
+
+func runBench(args []string, stdout, stderr io.Writer) error {
+	cfg := bench.DefaultConfig()
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	// A bad flag comes back as the error; the help goes to stdout, and
+	// only when asked for.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.StringVar(&cfg.URL, "url", cfg.URL, "")
+	scenario := fs.String("scenario", string(cfg.Scenario), "")
+	fs.StringVar(&cfg.Destination, "destination", "", "")
+	fs.IntVar(&cfg.Producers, "producers", cfg.Producers, "")
+	fs.IntVar(&cfg.Consumers, "consumers", cfg.Consumers, "")
+	fs.IntVar(&cfg.Subscribers, "subscribers", cfg.Subscribers, "")
+	fs.IntVar(&cfg.Size, "size", cfg.Size, "")
+	fs.Int64Var(&cfg.Count, "count", 0, "")
+	fs.DurationVar(&cfg.Duration, "duration", 0, "")
+	fs.Float64Var(&cfg.Rate, "rate", 0, "")
+	fs.DurationVar(&cfg.Drain, "drain", cfg.Drain, "")
+	fs.BoolVar(&cfg.Persistent, "persistent", false, "")
+	var sync optionalBool
+	fs.Var(&sync, "sync", "")
+	ack := fs.String("ack", string(cfg.Ack), "")
+	fs.IntVar(&cfg.TxSize, "tx", 0, "")
+	fs.IntVar(&cfg.Prefetch, "prefetch", 0, "")
+	fs.IntVar(&cfg.Connections, "connections", cfg.Connections, "")
+	fs.DurationVar(&cfg.Hold, "hold", cfg.Hold, "")
+	fs.DurationVar(&cfg.ConnectTimeout, "connect-timeout", cfg.ConnectTimeout, "")
+	asJSON := fs.Bool("json", false, "")
+	fs.IntVar(&cfg.BrokerPID, "broker-pid", 0, "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, benchUsage)
+			return nil
+		}
+		return fmt.Errorf("%w (wharf bench --help lists the flags)", err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("bench takes no arguments, got %q", fs.Args())
+	}
+	cfg.Scenario, cfg.Ack, cfg.Sync = bench.Scenario(*scenario), bench.AckMode(*ack), sync.v
+	if cfg.Scenario != bench.ScenarioConnections && cfg.Count == 0 && cfg.Duration == 0 {
+		cfg.Count = 10000
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+
+	var o bench.RunOptions
+	if f, ok := stdout.(*os.File); ok && isTerminal(f) {
+		o.Progress = stdout
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := bench.Run(ctx, cfg, o)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else if err := res.WriteText(stdout); err != nil {
+		return err
+	}
+	if !res.OK() {
+		return errors.New("bench: the run had errors, lost, duplicated or reordered messages")
+	}
+	return nil
+}
+
+// isTerminal reports whether f is a character device (a terminal, not a
+// pipe or file), which is all the progress line needs to know.
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
