@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Side by side: ActiveMQ 5.17 (Debian's, KahaDB, disk syncs on) and Wharf,
+# Side by side: ActiveMQ 5.17 (Debian's, KahaDB, disk syncs on) and Wharf
+# (its KahaDB store, disk syncs on),
 # the same JMS client program against each, alternating A B, three rounds.
 # Bounded: every run stops by itself (count and a 300 s timeout).
 set -euo pipefail
@@ -14,7 +15,7 @@ go build -o "$out/wharf" ./cmd/wharf
 cat > "$out/wharf.yaml" <<Y
 transport_connectors:
   - {name: openwire, uri: "tcp://127.0.0.1:62716"}
-persistence: {memory: {}}
+persistence: {kahadb: {directory: "$out/kahadb"}}
 Y
 "$out/wharf" run --config "$out/wharf.yaml" --log-level warn &
 wpid=$!
