@@ -1,6 +1,7 @@
 package kahadb
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -81,7 +82,12 @@ func (r *replayer) apply(file int, c command.Command) error {
 	switch c := c.(type) {
 	case *command.AddMessage:
 		if k := txKey(c.Transaction); k != "" {
-			r.txs[k] = append(r.txs[k], replayed{file, c})
+			// Held until the commit record, which may come batches later:
+			// the frame must not alias the journal's read buffer, which the
+			// next batch overwrites.
+			held := *c
+			held.Message = bytes.Clone(c.Message)
+			r.txs[k] = append(r.txs[k], replayed{file, &held})
 			return nil
 		}
 		return r.add(file, c)
