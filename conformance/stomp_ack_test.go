@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/go-stomp/stomp/v3"
+
+	"wharf/engine/message"
 )
 
 // sendN sends bodies m1..mn to dest from a fresh connection.
@@ -160,4 +162,23 @@ func TestConformanceSTOMPAckUnknownID(t *testing.T) {
 	m := c.expectMessage("after")
 	c.send("ACK", []string{"id:" + m.Must(t, "ack"), "receipt:a"}, nil)
 	c.expectReceipt("a")
+}
+
+// DISCONNECT's receipt comes after the broker has released the connection's
+// consumers, as ActiveMQ answers only after removing the connection: a
+// message sent once the client has the receipt can no longer be handed to
+// (and, with ack:auto, lost in) the departing consumer.
+func TestConformanceSTOMPDisconnectReceiptAfterRelease(t *testing.T) {
+	b := startBroker(t)
+	name := uniq(t)
+	for i := range 20 {
+		c := dial(t, b.STOMPAddr())
+		sub(t, c, "/queue/"+name, stomp.AckAuto)
+		if err := c.Disconnect(); err != nil {
+			t.Fatal(err)
+		}
+		if n := b.Engine().Stats(message.QueueDest(name)).ConsumerCount; n != 0 {
+			t.Fatalf("round %d: %d consumers left after the DISCONNECT receipt, want 0", i, n)
+		}
+	}
 }

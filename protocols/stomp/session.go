@@ -372,6 +372,17 @@ func (s *session) startHeartBeats(cx, cy int64) {
 var heartBeat = []byte{'\n'}
 
 func (s *session) onDisconnect(f *wire.Frame) *protocolError {
+	// Release the connection's subscriptions, transactions and temporary
+	// destinations before the receipt, as ActiveMQ answers only after
+	// removing the connection: a client that has the receipt must not still
+	// own a consumer that the broker can hand a message (with ack:auto, a
+	// message dispatched there would be gone). OnClose's Close is then a
+	// no-op.
+	if s.conn != nil {
+		if err := s.conn.Close(); err != nil {
+			s.log.Warn("connection cleanup failed", "err", err)
+		}
+	}
 	s.receipt(f)
 	s.dead = true
 	s.tc.Close()
