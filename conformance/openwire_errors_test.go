@@ -138,7 +138,9 @@ func (o *owConn) read(t *testing.T) wire.DataStructure {
 	}
 }
 
-// ping sends a KeepAliveInfo asking for a response and waits for it.
+// ping sends a KeepAliveInfo asking for a response and waits for it: a
+// KeepAliveInfo echoed by the inactivity monitor (ActiveMQ's default), or a
+// Response when the connection has none.
 func (o *owConn) ping(t *testing.T) {
 	t.Helper()
 	o.seq++
@@ -153,6 +155,8 @@ func (o *owConn) ping(t *testing.T) {
 	}
 	for {
 		switch r := o.read(t).(type) {
+		case *wire.KeepAliveInfo:
+			return
 		case *wire.Response:
 			if r.CorrelationId == o.seq {
 				return

@@ -16,6 +16,10 @@ var (
 	ErrUnknownTx      = errors.New("openwire: unknown transaction")
 	ErrInactive       = errors.New("openwire: no data received within the inactivity duration")
 	ErrBadOption      = errors.New("openwire: invalid transport option")
+	// ErrNoClientID refuses a ConnectionInfo without a client id, in
+	// ActiveMQ's words (RegionBroker.addConnection); JMS clients always
+	// send one, generated when the application sets none.
+	ErrNoClientID = errors.New("No clientID specified for connection request")
 )
 
 // javaException names the Java exception class ActiveMQ's JMS client
@@ -24,7 +28,7 @@ var (
 func javaException(err error) *wire.Throwable {
 	class := "javax.jms.JMSException"
 	switch {
-	case errors.Is(err, engine.ErrClientIDInUse):
+	case errors.Is(err, engine.ErrClientIDInUse), errors.Is(err, ErrNoClientID):
 		class = "javax.jms.InvalidClientIDException"
 	case errors.Is(err, engine.ErrTempGone):
 		// ActiveMQ's message is just the destination; the engine's error

@@ -245,9 +245,19 @@ func (s *session) handle(ds wire.DataStructure) {
 		s.respond(c, nil)
 	case *wire.WireFormatInfo:
 		// A second WireFormatInfo changes nothing (ActiveMQ ignores it too).
+	case *wire.KeepAliveInfo:
+		// With an inactivity monitor (the default), ActiveMQ's monitor
+		// consumes KeepAliveInfo and echoes one when a response is asked
+		// for, rather than a Response (AbstractInactivityMonitor.onCommand);
+		// without one, TransportConnection answers it like any command.
+		if s.format.MaxInactivityDuration <= 0 {
+			s.respond(c, nil)
+		} else if c.ResponseRequired {
+			s.send(&wire.KeepAliveInfo{})
+		}
 	case wire.Command:
-		// KeepAliveInfo, FlushCommand, ControlCommand, ConsumerControl,
-		// ConnectionControl, BrokerInfo from a client: nothing to do but
+		// FlushCommand, ControlCommand, ConsumerControl, ConnectionControl,
+		// BrokerInfo from a client: nothing to do but
 		// answer when asked.
 		s.respond(c, nil)
 	}
@@ -328,6 +338,9 @@ func (s *session) onConnection(c *wire.ConnectionInfo) error {
 	if s.conn != nil {
 		return fmt.Errorf("connection %s already started", s.connID)
 	}
+	if c.ClientId == "" {
+		return ErrNoClientID
+	}
 	conn, err := s.srv.e.Connect(engine.Credentials{
 		Username: c.UserName, Password: c.Password, ClientID: c.ClientId,
 		Remote: s.tc.RemoteAddr(), Protocol: "openwire",
@@ -340,6 +353,14 @@ func (s *session) onConnection(c *wire.ConnectionInfo) error {
 	}
 	s.conn = conn
 	s.connID = c.ConnectionId
+	if c.Manageable {
+		// ActiveMQ's TransportConnection sends every manageable connection
+		// (each JMS client's) its connector's ConnectionControl. Without
+		// updateClusterClients/rebalanceClusterClients, which Wharf does
+		// not implement, that names no brokers and asks for nothing; a
+		// failover client then keeps its own URI list.
+		s.send(&wire.ConnectionControl{})
+	}
 	return nil
 }
 
