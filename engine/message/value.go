@@ -3,6 +3,7 @@ package message
 import (
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Kind is the type of a property or map/stream value, as JMS types them.
@@ -99,9 +100,9 @@ func (v Value) Text() string {
 	case Byte, Short, Int, Long:
 		return strconv.FormatInt(v.Int(), 10)
 	case Float:
-		return javaFloat(v.Float(), 32)
+		return JavaFloatString(v.Float(), 32)
 	case Double:
-		return javaFloat(v.Float(), 64)
+		return JavaFloatString(v.Float(), 64)
 	case String:
 		return v.str
 	case Bytes:
@@ -112,7 +113,11 @@ func (v Value) Text() string {
 	return ""
 }
 
-func javaFloat(f float64, bits int) string {
+// JavaFloatString is Java's Double.toString (bits 64) or Float.toString
+// (bits 32): plain notation for 1e-3 <= |f| < 1e7, otherwise "d.dddE±n", and
+// always at least one digit after the point. Property conversions and
+// selectors both use it, so a double reads the same everywhere.
+func JavaFloatString(f float64, bits int) string {
 	switch {
 	case math.IsNaN(f):
 		return "NaN"
@@ -120,14 +125,26 @@ func javaFloat(f float64, bits int) string {
 		return "Infinity"
 	case math.IsInf(f, -1):
 		return "-Infinity"
-	}
-	s := strconv.FormatFloat(f, 'f', -1, bits)
-	for i := 0; i < len(s); i++ {
-		if s[i] == '.' {
-			return s
+	case f == 0:
+		if math.Signbit(f) {
+			return "-0.0"
 		}
+		return "0.0"
 	}
-	return s + ".0"
+	if a := math.Abs(f); a >= 1e-3 && a < 1e7 {
+		s := strconv.FormatFloat(f, 'f', -1, bits)
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		return s
+	}
+	s := strconv.FormatFloat(f, 'e', -1, bits) // like -1.2345e+08
+	mant, exp, _ := strings.Cut(s, "e")
+	if !strings.Contains(mant, ".") {
+		mant += ".0"
+	}
+	e, _ := strconv.Atoi(exp)
+	return mant + "E" + strconv.Itoa(e)
 }
 
 // Property is a named message property.

@@ -634,8 +634,8 @@ func TestSelectorJavaFloatString(t *testing.T) {
 		{math.Copysign(0, -1), 64, "-0.0"}, {math.NaN(), 64, "NaN"}, {math.Inf(-1), 64, "-Infinity"},
 		{float64(float32(0.1)), 32, "0.1"}, {-123.25, 64, "-123.25"},
 	} {
-		if got := javaFloatString(tc.f, tc.bits); got != tc.want {
-			t.Errorf("javaFloatString(%v, %d) = %q, want %q", tc.f, tc.bits, got, tc.want)
+		if got := message.JavaFloatString(tc.f, tc.bits); got != tc.want {
+			t.Errorf("JavaFloatString(%v, %d) = %q, want %q", tc.f, tc.bits, got, tc.want)
 		}
 	}
 }

@@ -336,44 +336,11 @@ func javaString(v val) (string, bool) {
 	case kByte, kShort, kInt, kLong:
 		return strconv.FormatInt(v.i, 10), true
 	case kFloat:
-		return javaFloatString(v.f, 32), true
+		return message.JavaFloatString(v.f, 32), true
 	case kDouble:
-		return javaFloatString(v.f, 64), true
+		return message.JavaFloatString(v.f, 64), true
 	case kString:
 		return v.s, true
 	}
 	return "", false
-}
-
-// javaFloatString is Java's Double.toString (bits 64) or Float.toString
-// (bits 32): plain notation for 1e-3 <= |f| < 1e7, otherwise "d.dddE±n", and
-// always at least one digit after the point.
-func javaFloatString(f float64, bits int) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	case f == 0:
-		if math.Signbit(f) {
-			return "-0.0"
-		}
-		return "0.0"
-	}
-	if a := math.Abs(f); a >= 1e-3 && a < 1e7 {
-		s := strconv.FormatFloat(f, 'f', -1, bits)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return s
-	}
-	s := strconv.FormatFloat(f, 'e', -1, bits) // like -1.2345e+08
-	mant, exp, _ := strings.Cut(s, "e")
-	if !strings.Contains(mant, ".") {
-		mant += ".0"
-	}
-	e, _ := strconv.Atoi(exp)
-	return mant + "E" + strconv.Itoa(e)
 }
