@@ -34,23 +34,15 @@ func TestConformanceOpenWireConnectionControl(t *testing.T) {
 			checkNoClientIDAndKeepAlive(t, addr)
 			for _, manageable := range []bool{true, false} {
 				o := openwireHandshake(t, addr)
-				o.seq++
-				ci := &wire.ConnectionInfo{ConnectionId: &wire.ConnectionId{Value: "ID:cc-test-" + name}, ClientId: "cc-test", Manageable: manageable}
-				ci.CommandId, ci.ResponseRequired = o.seq, true
-				b, err := o.enc.Append(nil, ci)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := o.Write(b); err != nil {
-					t.Fatal(err)
-				}
+				connID := &wire.ConnectionId{Value: "ID:cc-test-" + name}
+				ciID := o.request(t, &wire.ConnectionInfo{ConnectionId: connID, ClientId: "cc-test", Manageable: manageable})
 				var controls []*wire.ConnectionControl
 				for answered := false; !answered; {
 					switch c := o.read(t).(type) {
 					case *wire.ConnectionControl:
 						controls = append(controls, c)
 					case *wire.Response:
-						answered = c.CorrelationId == ci.CommandId
+						answered = c.CorrelationId == ciID
 					case *wire.ExceptionResponse:
 						t.Fatalf("ConnectionInfo refused: %+v", c)
 					}
@@ -59,21 +51,13 @@ func TestConformanceOpenWireConnectionControl(t *testing.T) {
 				// follow the response: a second round trip (a SessionInfo)
 				// gives it time, and a manageable connection also waits for
 				// it (read fails the test after 5 s).
-				o.seq++
-				si := &wire.SessionInfo{SessionId: &wire.SessionId{ConnectionId: ci.ConnectionId.Value, Value: 1}}
-				si.CommandId, si.ResponseRequired = o.seq, true
-				if b, err = o.enc.Append(nil, si); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := o.Write(b); err != nil {
-					t.Fatal(err)
-				}
+				siID := o.request(t, &wire.SessionInfo{SessionId: &wire.SessionId{ConnectionId: connID.Value, Value: 1}})
 				for answered := false; !answered || (manageable && len(controls) == 0); {
 					switch c := o.read(t).(type) {
 					case *wire.ConnectionControl:
 						controls = append(controls, c)
 					case *wire.Response:
-						answered = answered || c.CorrelationId == si.CommandId
+						answered = answered || c.CorrelationId == siID
 					}
 				}
 				o.Close()
@@ -99,14 +83,7 @@ func checkNoClientIDAndKeepAlive(t *testing.T, addr string) {
 	t.Helper()
 	o := openwireHandshake(t, addr)
 	defer o.Close()
-	o.seq++
-	k := &wire.KeepAliveInfo{}
-	k.CommandId, k.ResponseRequired = o.seq, true
-	b, err := o.enc.Append(nil, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.Write(b)
+	o.request(t, &wire.KeepAliveInfo{})
 	for done := false; !done; {
 		switch c := o.read(t).(type) {
 		case *wire.KeepAliveInfo:
@@ -115,13 +92,7 @@ func checkNoClientIDAndKeepAlive(t *testing.T, addr string) {
 			t.Fatalf("KeepAliveInfo answered with a Response (correlation %d), want a KeepAliveInfo", c.CorrelationId)
 		}
 	}
-	o.seq++
-	ci := &wire.ConnectionInfo{ConnectionId: &wire.ConnectionId{Value: "ID:cc-noclient"}, Manageable: true}
-	ci.CommandId, ci.ResponseRequired = o.seq, true
-	if b, err = o.enc.Append(nil, ci); err != nil {
-		t.Fatal(err)
-	}
-	o.Write(b)
+	o.request(t, &wire.ConnectionInfo{ConnectionId: &wire.ConnectionId{Value: "ID:cc-noclient"}, Manageable: true})
 	for {
 		switch c := o.read(t).(type) {
 		case *wire.Response:

@@ -138,21 +138,28 @@ func (o *owConn) read(t *testing.T) wire.DataStructure {
 	}
 }
 
+// request sends c with the next command id, asking for a response, and
+// returns that id.
+func (o *owConn) request(t *testing.T, c wire.Command) int32 {
+	t.Helper()
+	o.seq++
+	c.Base().CommandId, c.Base().ResponseRequired = o.seq, true
+	b, err := o.enc.Append(nil, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Write(b); err != nil {
+		t.Fatalf("write %s: %v", wire.TypeName(c.DataStructureType()), err)
+	}
+	return o.seq
+}
+
 // ping sends a KeepAliveInfo asking for a response and waits for it: a
 // KeepAliveInfo echoed by the inactivity monitor (ActiveMQ's default), or a
 // Response when the connection has none.
 func (o *owConn) ping(t *testing.T) {
 	t.Helper()
-	o.seq++
-	k := &wire.KeepAliveInfo{}
-	k.CommandId, k.ResponseRequired = o.seq, true
-	b, err := o.enc.Append(nil, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := o.Write(b); err != nil {
-		t.Fatalf("neighbour connection broken: %v", err)
-	}
+	o.request(t, &wire.KeepAliveInfo{})
 	for {
 		switch r := o.read(t).(type) {
 		case *wire.KeepAliveInfo:
