@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"wharf/internal/activemq"
 	"wharf/protocols/openwire/client"
 )
 
@@ -35,7 +36,7 @@ const (
 )
 
 // amqHome is where Debian's activemq package installs the broker.
-const amqHome = "/usr/share/activemq"
+const amqHome = activemq.Home
 
 const amqInstallHint = "apt-get install -y activemq default-jre-headless"
 
@@ -355,26 +356,7 @@ func startActiveMQ(t *testing.T, kahaDir string) *amqProc {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command("java", "-Xms64M", "-Xmx512M",
-		"--add-reads=java.xml=java.logging",
-		"--add-opens", "java.base/java.security=ALL-UNNAMED",
-		"--add-opens", "java.base/java.net=ALL-UNNAMED",
-		"--add-opens", "java.base/java.lang=ALL-UNNAMED",
-		"--add-opens", "java.base/java.util=ALL-UNNAMED",
-		"--add-opens", "java.naming/javax.naming.spi=ALL-UNNAMED",
-		"--add-opens", "java.rmi/sun.rmi.transport.tcp=ALL-UNNAMED",
-		"--add-opens", "java.base/java.util.concurrent=ALL-UNNAMED",
-		"--add-opens", "java.base/java.util.concurrent.atomic=ALL-UNNAMED",
-		"-Dactivemq.classpath="+conf,
-		"-Dactivemq.home="+amqHome,
-		"-Dactivemq.base="+base,
-		"-Dactivemq.conf="+conf,
-		"-Dactivemq.data="+filepath.Join(base, "data"),
-		"-Djava.io.tmpdir="+filepath.Join(base, "tmp"),
-		"-Dlog4j.configuration=file:"+filepath.Join(conf, "log4j.properties"),
-		"-Dwharf.kahadb.dir="+kahaDir,
-		"-jar", filepath.Join(amqHome, "bin", "activemq.jar"),
-		"start", "xbean:file:"+filepath.Join(conf, "activemq.xml"))
+	cmd := activemq.Command(base, "wharf.kahadb.dir="+kahaDir)
 	p := startProc(t, "activemq", cmd)
 	port := p.waitLine(amqListening, procStartTimeout)[1]
 	p.waitLine(regexp.MustCompile(`Apache ActiveMQ \S+ \(.*\) started`), procStartTimeout)

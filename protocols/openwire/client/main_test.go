@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"wharf/internal/activemq"
 )
 
 // The tests run against a real OpenWire broker: by default Debian's
@@ -20,7 +22,7 @@ import (
 // instead (Wharf's OpenWire listener, or an ActiveMQ started elsewhere).
 const envAddr = "WHARF_OPENWIRE_ADDR"
 
-const amqHome = "/usr/share/activemq"
+const amqHome = activemq.Home
 
 var (
 	// brokerAddr is the broker every test dials.
@@ -106,27 +108,7 @@ func startActiveMQ() (*activeMQ, error) {
 		return a, err
 	}
 	defer logf.Close()
-	conf := filepath.Join(dir, "conf")
-	a.cmd = exec.Command("java", "-Xms64M", "-Xmx512M",
-		"--add-reads=java.xml=java.logging",
-		"--add-opens", "java.base/java.security=ALL-UNNAMED",
-		"--add-opens", "java.base/java.net=ALL-UNNAMED",
-		"--add-opens", "java.base/java.lang=ALL-UNNAMED",
-		"--add-opens", "java.base/java.util=ALL-UNNAMED",
-		"--add-opens", "java.naming/javax.naming.spi=ALL-UNNAMED",
-		"--add-opens", "java.rmi/sun.rmi.transport.tcp=ALL-UNNAMED",
-		"--add-opens", "java.base/java.util.concurrent=ALL-UNNAMED",
-		"--add-opens", "java.base/java.util.concurrent.atomic=ALL-UNNAMED",
-		"-Dactivemq.classpath="+conf,
-		"-Dactivemq.home="+amqHome,
-		"-Dactivemq.base="+dir,
-		"-Dactivemq.conf="+conf,
-		"-Dactivemq.data="+filepath.Join(dir, "data"),
-		"-Djava.io.tmpdir="+filepath.Join(dir, "tmp"),
-		"-Dlog4j.configuration=file:"+filepath.Join(conf, "log4j.properties"),
-		"-Dwharf.openwire.port="+strconv.Itoa(port),
-		"-jar", filepath.Join(amqHome, "bin", "activemq.jar"),
-		"start", "xbean:file:"+filepath.Join(conf, "activemq.xml"))
+	a.cmd = activemq.Command(dir, "wharf.openwire.port="+strconv.Itoa(port))
 	a.cmd.Stdout, a.cmd.Stderr = logf, logf
 	setDeathSignal(a.cmd)
 	if err := a.cmd.Start(); err != nil {
