@@ -343,6 +343,9 @@ func (s *shard) addPart(sub *Subscription, durable *DurableSub) {
 	if durable == nil {
 		s.attachPattern(p)
 	}
+	if sub.spec.Retroactive {
+		s.replayRetained(p)
+	}
 	s.dispatchPart(p)
 }
 
@@ -800,4 +803,18 @@ func (j *joinCompletion) Complete(_ uint64, err error) {
 	if done {
 		j.comp.Complete(j.token, err)
 	}
+}
+
+// DurableSubs returns the durable subscriptions of clientID, active or not,
+// in no particular order. Safe from any goroutine.
+func (e *Engine) DurableSubs(clientID string) []DurableSub {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []DurableSub
+	for k, r := range e.durables {
+		if k.ClientID == clientID {
+			out = append(out, r.sub)
+		}
+	}
+	return out
 }

@@ -24,6 +24,11 @@ type destination struct {
 	nextSweep int64     // ms
 	groups    *groupMap // message group owners (queues), made on first use
 
+	// Topics: the retained message (retained.go) and its sequence under
+	// RetainStore, 0 when it is not stored.
+	retained    *message.Message
+	retainedSeq uint64
+
 	composite        *Composite // configured composite intercepting sends
 	compositeChecked bool
 
@@ -161,6 +166,11 @@ func (s *shard) sendTo(m *message.Message, target *Subscription) error {
 		}
 		if vc.ForwardOnly {
 			return nil
+		}
+	}
+	if d.d.Type.IsTopic() {
+		if v, ok := m.Props.Get(RetainProperty); ok && v.Bool() {
+			m = s.retain(d, m)
 		}
 	}
 	if d.d.Type == message.Topic {
@@ -746,6 +756,7 @@ func (s *shard) removeDest(d *destination) {
 		d.blocked = nil
 		s.unblock(d)
 	}
+	s.dropRetained(d)
 	if s.store != nil {
 		s.ops = append(s.ops, StoreOp{Kind: OpRemoveDest, Dest: d.d})
 	}

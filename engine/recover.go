@@ -25,6 +25,10 @@ func (s *shard) recover() error {
 		if it.Msg == nil {
 			return fmt.Errorf("recovered item for %s seq %d has neither subscription nor message", it.Dest, it.Seq)
 		}
+		if it.Dest == RetainStore {
+			s.recoverRetained(it)
+			return nil
+		}
 		msgs++
 		d := s.dest(it.Dest, true)
 		if it.Seq >= d.nextSeq {

@@ -84,6 +84,8 @@ type shard struct {
 
 	nextDurableCheck int64 // ms
 
+	retainNext uint64 // the last sequence used under RetainStore
+
 	// Producer flow control: destinations with parked sends, and whether
 	// this turn freed memory (other shards' blocked producers may go on).
 	blocked map[*destination]struct{}

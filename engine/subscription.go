@@ -65,8 +65,9 @@ type SubSpec struct {
 	// Browser browses a queue: the sink gets a snapshot of its messages, then
 	// a Delivery with BrowseEnd, and nothing is consumed.
 	Browser bool
-	// Retroactive is accepted for ActiveMQ compatibility; topics keep no
-	// history yet, so it changes nothing.
+	// Retroactive replays the retained messages (retained.go) of the
+	// topics the subscription matches before anything sent after it. Topics
+	// keep no other history.
 	Retroactive bool
 	// DefaultPrefetch says Prefetch is the client default of the
 	// consumer's kind, which a destination policy's queuePrefetch,

@@ -62,6 +62,12 @@ type Message struct {
 	Map      Properties // MapBody entries
 	List     []Value    // StreamBody values
 
+	// Retain is set on a message that was published to be retained (MQTT
+	// RETAIN, ActiveMQ.Retain) once the engine has taken the property off,
+	// so that MQTT 5 retain-as-published can still tell. It is not a JMS
+	// header and is not stored.
+	Retain bool
+
 	// Origin is the id of the connection that sent the message (for noLocal).
 	// It is not a header and never leaves the broker.
 	Origin string
