@@ -259,3 +259,12 @@ func (p *part) matches(m *message.Message) bool {
 	// Offline durable subscription: noLocal has no connection to compare.
 	return p.sel == nil || p.sel.Matches(m, 0)
 }
+
+// Settle acknowledges delivery id of the subscription, individually. Unlike
+// Conn.Ack it is safe from any goroutine, Deliver included: a protocol that
+// drops a delivery it cannot send (MQTT: a message over the client's
+// maximum packet size, a QoS 1 subscription handed a QoS 0 message) settles
+// it here.
+func (s *Subscription) Settle(id uint64) {
+	s.conn.e.shards[id&0xff].mailbox(command{op: opAck, sub: s, id: id})
+}

@@ -100,3 +100,6 @@ func (b *Broker) Restart() {
 	}
 	b.start()
 }
+
+// MQTTAddr is the MQTT connector's address ("127.0.0.1:port").
+func (b *Broker) MQTTAddr() string { return addrString(b.Addr("mqtt")) }

@@ -136,6 +136,10 @@ func init() {
 		"wireFormat.stackTraceEnabled", "wireFormat.tcpNoDelayEnabled", "wireFormat.version",
 		"wireFormat.maxDataLength", "transport.defaultHeartBeat", "transport.hbGracePeriodMultiplier",
 		"transport.connectAttemptTimeout",
+		// MQTT (protocols/mqtt.ParseOptions)
+		"transport.defaultKeepAlive", "transport.activeMQSubscriptionPrefetch",
+		"transport.publishDollarTopics", "transport.subscriptionStrategy",
+		"transport.topicAliasMaximum", "transport.receiveMaximum",
 	} {
 		transportOptions[k] = func(string) error { return nil }
 	}

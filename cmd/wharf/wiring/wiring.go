@@ -14,6 +14,7 @@ import (
 	"wharf/engine"
 	"wharf/engine/broker"
 	"wharf/engine/config"
+	"wharf/protocols/mqtt"
 	"wharf/protocols/openwire"
 	"wharf/protocols/stomp"
 	"wharf/protocols/transport"
@@ -27,6 +28,8 @@ func Factories() broker.Factories {
 		Listeners: map[string]broker.ListenerFactory{
 			"stomp":     stompListener,
 			"stomp+nio": stompListener,
+			"mqtt":      mqttListener,
+			"mqtt+nio":  mqttListener,
 			"tcp":       openwireListener,
 			"nio":       openwireListener,
 		},
@@ -38,18 +41,9 @@ func Factories() broker.Factories {
 }
 
 func stompListener(e *engine.Engine, t config.Transport, addr string, log *slog.Logger) (broker.Listener, error) {
-	stompOpts := map[string]string{}
-	var to transport.Options
-	for k, v := range t.Options {
-		if k == "maximumConnections" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return nil, fmt.Errorf("maximumConnections=%q: not a count", v)
-			}
-			to.MaxConnections = n
-			continue
-		}
-		stompOpts[k] = v
+	stompOpts, to, err := transportOptions(t)
+	if err != nil {
+		return nil, err
 	}
 	so, err := stomp.ParseOptions(stompOpts)
 	if err != nil {
@@ -60,19 +54,43 @@ func stompListener(e *engine.Engine, t config.Transport, addr string, log *slog.
 	return transport.Listen(addr, stomp.NewServer(e, so).Handler, to)
 }
 
-func openwireListener(e *engine.Engine, t config.Transport, addr string, log *slog.Logger) (broker.Listener, error) {
-	owOpts := map[string]string{}
+func mqttListener(e *engine.Engine, t config.Transport, addr string, log *slog.Logger) (broker.Listener, error) {
+	mqttOpts, to, err := transportOptions(t)
+	if err != nil {
+		return nil, err
+	}
+	mo, err := mqtt.ParseOptions(mqttOpts)
+	if err != nil {
+		return nil, err
+	}
+	mo.Logger = log
+	to.Logger = log
+	return transport.Listen(addr, mqtt.NewServer(e, mo).Handler, to)
+}
+
+// transportOptions splits a connector's options into the transport's own
+// and the protocol's.
+func transportOptions(t config.Transport) (map[string]string, transport.Options, error) {
+	opts := map[string]string{}
 	var to transport.Options
 	for k, v := range t.Options {
 		if k == "maximumConnections" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 0 {
-				return nil, fmt.Errorf("maximumConnections=%q: not a count", v)
+				return nil, to, fmt.Errorf("maximumConnections=%q: not a count", v)
 			}
 			to.MaxConnections = n
 			continue
 		}
-		owOpts[k] = v
+		opts[k] = v
+	}
+	return opts, to, nil
+}
+
+func openwireListener(e *engine.Engine, t config.Transport, addr string, log *slog.Logger) (broker.Listener, error) {
+	owOpts, to, err := transportOptions(t)
+	if err != nil {
+		return nil, err
 	}
 	oo, err := openwire.ParseOptions(owOpts)
 	if err != nil {

@@ -1,0 +1,425 @@
+package conformance
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/go-stomp/stomp/v3"
+
+	"wharf/cmd/wharf/wiring"
+	"wharf/engine"
+	"wharf/engine/brokertest"
+	"wharf/engine/config"
+	"wharf/engine/message"
+)
+
+// MQTT 3.1.1 conformance with Eclipse Paho (paho.mqtt.golang v1.5.1), the
+// client the issue names, against an in-process broker.
+
+// mqttBroker starts a broker; mod changes the MQTT connector's options.
+func mqttBroker(t *testing.T, opts map[string]string, more ...brokertest.Option) *brokertest.Broker {
+	t.Helper()
+	o := append([]brokertest.Option{brokertest.WithConfig(func(c *config.Config) {
+		for i := range c.Transports {
+			if c.Transports[i].Scheme == "mqtt" {
+				for k, v := range opts {
+					c.Transports[i].Options[k] = v
+				}
+			}
+		}
+	})}, more...)
+	b := brokertest.Start(t, wiring.Factories(), o...)
+	if b.MQTTAddr() == "" {
+		t.Fatal("the broker has no MQTT connector")
+	}
+	return b
+}
+
+// msgs collects what a Paho subscription receives.
+type msgs chan paho.Message
+
+func (c msgs) handler(_ paho.Client, m paho.Message) { c <- m }
+
+func (c msgs) next(t *testing.T) paho.Message {
+	t.Helper()
+	select {
+	case m := <-c:
+		return m
+	case <-time.After(wait):
+		t.Fatal("no MQTT message within", wait)
+		return nil
+	}
+}
+
+func (c msgs) none(t *testing.T, within time.Duration) {
+	t.Helper()
+	select {
+	case m := <-c:
+		t.Fatalf("unexpected MQTT message on %s: %q", m.Topic(), m.Payload())
+	case <-time.After(within):
+	}
+}
+
+type mqttOpt func(*paho.ClientOptions)
+
+func mqttConnect(t *testing.T, addr, clientID string, opts ...mqttOpt) paho.Client {
+	t.Helper()
+	o := paho.NewClientOptions().AddBroker("tcp://" + addr).SetClientID(clientID).
+		SetAutoReconnect(false).SetConnectRetry(false).SetProtocolVersion(4).
+		SetConnectTimeout(wait).SetKeepAlive(30 * time.Second).SetOrderMatters(true)
+	for _, f := range opts {
+		f(o)
+	}
+	c := paho.NewClient(o)
+	tok := c.Connect()
+	if !tok.WaitTimeout(wait) {
+		t.Fatal("MQTT connect timed out")
+	}
+	if err := tok.Error(); err != nil {
+		t.Fatalf("MQTT connect %q: %v", clientID, err)
+	}
+	t.Cleanup(func() { c.Disconnect(0) })
+	return c
+}
+
+func mqttWait(t *testing.T, tok paho.Token, what string) {
+	t.Helper()
+	if !tok.WaitTimeout(wait) {
+		t.Fatalf("%s: timed out", what)
+	}
+	if err := tok.Error(); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func mqttSub(t *testing.T, c paho.Client, filter string, qos byte) msgs {
+	t.Helper()
+	ch := make(msgs, 1000)
+	tok := c.Subscribe(filter, qos, ch.handler)
+	mqttWait(t, tok, "subscribe "+filter)
+	st := tok.(*paho.SubscribeToken)
+	if got := st.Result()[filter]; got != qos {
+		t.Fatalf("SUBACK for %s granted %d, want %d", filter, got, qos)
+	}
+	return ch
+}
+
+func mqttPub(t *testing.T, c paho.Client, topic string, qos byte, retained bool, payload string) {
+	t.Helper()
+	mqttWait(t, c.Publish(topic, qos, retained, payload), "publish "+topic)
+}
+
+func TestConformanceMQTTQoSRoundTrips(t *testing.T) {
+	b := mqttBroker(t, nil)
+	base := uniq(t)
+	sub := mqttConnect(t, b.MQTTAddr(), base+"-sub")
+	pub := mqttConnect(t, b.MQTTAddr(), base+"-pub")
+	for _, qos := range []byte{0, 1, 2} {
+		topic := base + "/q" + string('0'+qos)
+		ch := mqttSub(t, sub, topic, qos)
+		for i := 0; i < 20; i++ {
+			mqttPub(t, pub, topic, qos, false, strings.Repeat("x", i))
+		}
+		for i := 0; i < 20; i++ {
+			m := ch.next(t)
+			if string(m.Payload()) != strings.Repeat("x", i) || m.Qos() != qos || m.Topic() != topic {
+				t.Fatalf("qos %d message %d: topic %s qos %d payload %q", qos, i, m.Topic(), m.Qos(), m.Payload())
+			}
+			if m.Retained() || m.Duplicate() {
+				t.Fatalf("qos %d message %d: retained=%v dup=%v, want neither", qos, i, m.Retained(), m.Duplicate())
+			}
+		}
+	}
+}
+
+func TestConformanceMQTTQoSDowngrade(t *testing.T) {
+	b := mqttBroker(t, nil)
+	base := uniq(t)
+	c := mqttConnect(t, b.MQTTAddr(), base)
+	ch0 := mqttSub(t, c, base+"/a", 0)
+	ch1 := mqttSub(t, c, base+"/b", 1)
+	mqttPub(t, c, base+"/a", 2, false, "two-to-zero")
+	mqttPub(t, c, base+"/b", 0, false, "zero-stays-zero")
+	mqttPub(t, c, base+"/b", 2, false, "two-to-one")
+	if m := ch0.next(t); m.Qos() != 0 {
+		t.Fatalf("QoS 2 publish on a QoS 0 subscription arrived at %d", m.Qos())
+	}
+	if m := ch1.next(t); m.Qos() != 0 || string(m.Payload()) != "zero-stays-zero" {
+		t.Fatalf("QoS 0 publish on a QoS 1 subscription: qos %d %q", m.Qos(), m.Payload())
+	}
+	if m := ch1.next(t); m.Qos() != 1 || string(m.Payload()) != "two-to-one" {
+		t.Fatalf("QoS 2 publish on a QoS 1 subscription: qos %d %q", m.Qos(), m.Payload())
+	}
+}
+
+func TestConformanceMQTTWildcardsAndDollarTopics(t *testing.T) {
+	b := mqttBroker(t, map[string]string{"transport.publishDollarTopics": "true"})
+	base := uniq(t)
+	c := mqttConnect(t, b.MQTTAddr(), base)
+	// One client per filter: Paho hands a message to every local handler
+	// whose filter matches, whichever subscription it came through.
+	plus := mqttSub(t, mqttConnect(t, b.MQTTAddr(), base+"-plus"), base+"/+/temp", 0)
+	hash := mqttSub(t, mqttConnect(t, b.MQTTAddr(), base+"-hash"), base+"/#", 0)
+	all := mqttSub(t, mqttConnect(t, b.MQTTAddr(), base+"-all"), "#", 0)
+	dollar := mqttSub(t, mqttConnect(t, b.MQTTAddr(), base+"-dollar"), "$SYS/"+base+"/#", 0)
+	mqttPub(t, c, base+"/kitchen/temp", 0, false, "k")
+	mqttPub(t, c, base+"/kitchen/humidity", 0, false, "h")
+	mqttPub(t, c, "$SYS/"+base+"/uptime", 0, false, "s")
+	if m := plus.next(t); m.Topic() != base+"/kitchen/temp" {
+		t.Fatalf("+ got %s", m.Topic())
+	}
+	// Two topics, two shards: MQTT orders messages per topic only.
+	seen := map[string]bool{hash.next(t).Topic(): true, hash.next(t).Topic(): true}
+	if !seen[base+"/kitchen/temp"] || !seen[base+"/kitchen/humidity"] {
+		t.Fatalf("%s/# got %v", base, seen)
+	}
+	if m := dollar.next(t); m.Topic() != "$SYS/"+base+"/uptime" {
+		t.Fatalf("$SYS subscription got %s", m.Topic())
+	}
+	// "#" gets the two plain topics but not the $ one [MQTT-4.7.2-1]. (It
+	// also gets ActiveMQ's advisory topics, as in ActiveMQ: "#" is ">".)
+	seen = map[string]bool{}
+	for !seen[base+"/kitchen/temp"] || !seen[base+"/kitchen/humidity"] {
+		m := all.next(t)
+		if strings.HasPrefix(m.Topic(), "$") {
+			t.Fatalf("# matched %s", m.Topic())
+		}
+		seen[m.Topic()] = true
+	}
+	plus.none(t, 200*time.Millisecond)
+	for len(all) > 0 {
+		if m := <-all; strings.HasPrefix(m.Topic(), "$") {
+			t.Fatalf("# matched %s", m.Topic())
+		}
+	}
+}
+
+func TestConformanceMQTTDollarPublishDroppedByDefault(t *testing.T) {
+	b := mqttBroker(t, nil)
+	base := uniq(t)
+	c := mqttConnect(t, b.MQTTAddr(), base)
+	ch := mqttSub(t, c, "$"+base+"/x", 1)
+	// ActiveMQ acknowledges and drops it unless publishDollarTopics=true.
+	mqttPub(t, c, "$"+base+"/x", 1, false, "dropped")
+	mqttPub(t, c, base+"/marker", 1, false, "m")
+	marker := mqttSub(t, c, base+"/marker", 1)
+	_ = marker
+	ch.none(t, 300*time.Millisecond)
+}
+
+func TestConformanceMQTTRetained(t *testing.T) {
+	b := mqttBroker(t, nil)
+	base := uniq(t)
+	pub := mqttConnect(t, b.MQTTAddr(), base+"-pub")
+	mqttPub(t, pub, base+"/a", 1, true, "a1")
+	mqttPub(t, pub, base+"/a", 1, true, "a2")
+	mqttPub(t, pub, base+"/b", 0, true, "b1")
+	mqttPub(t, pub, base+"/c", 1, true, "c1")
+	mqttPub(t, pub, base+"/c", 1, true, "") // clears c
+
+	sub := mqttConnect(t, b.MQTTAddr(), base+"-sub")
+	ch := mqttSub(t, sub, base+"/+", 1)
+	got := map[string]string{}
+	for i := 0; i < 2; i++ {
+		m := ch.next(t)
+		if !m.Retained() {
+			t.Fatalf("replayed %s without the RETAIN flag", m.Topic())
+		}
+		got[m.Topic()] = string(m.Payload())
+	}
+	if got[base+"/a"] != "a2" || got[base+"/b"] != "b1" || len(got) != 2 {
+		t.Fatalf("retained replay %v, want a=a2 b=b1 and nothing for c", got)
+	}
+	ch.none(t, 200*time.Millisecond)
+	// Live messages published with RETAIN reach existing subscribers without it.
+	mqttPub(t, pub, base+"/a", 1, true, "a3")
+	if m := ch.next(t); m.Retained() || string(m.Payload()) != "a3" {
+		t.Fatalf("live retained publish: retained=%v %q", m.Retained(), m.Payload())
+	}
+
+	// Retained messages are persistent: they survive a restart.
+	b.Restart()
+	sub2 := mqttConnect(t, b.MQTTAddr(), base+"-sub2")
+	ch2 := mqttSub(t, sub2, base+"/a", 0)
+	if m := ch2.next(t); string(m.Payload()) != "a3" || !m.Retained() {
+		t.Fatalf("after restart: %q retained=%v, want a3 retained", m.Payload(), m.Retained())
+	}
+}
+
+// pahoDrop connects a client whose socket the returned func closes
+// without DISCONNECT, as a crashed device would; rawDrop closes a client's socket without DISCONNECT, as a crashed device.
+func pahoDrop(t *testing.T, addr, clientID string, opts ...mqttOpt) (paho.Client, func()) {
+	t.Helper()
+	var nc net.Conn
+	opts = append(opts, func(o *paho.ClientOptions) {
+		o.SetCustomOpenConnectionFn(func(u *url.URL, _ paho.ClientOptions) (net.Conn, error) {
+			c, err := net.Dial("tcp", u.Host)
+			nc = c
+			return c, err
+		})
+	})
+	c := mqttConnect(t, addr, clientID, opts...)
+	return c, func() { nc.Close() }
+}
+
+func TestConformanceMQTTWill(t *testing.T) {
+	b := mqttBroker(t, nil)
+	base := uniq(t)
+	watcher := mqttConnect(t, b.MQTTAddr(), base+"-watch")
+	wills := mqttSub(t, watcher, base+"/status/+", 1)
+
+	_, crash := pahoDrop(t, b.MQTTAddr(), base+"-dev1", func(o *paho.ClientOptions) {
+		o.SetWill(base+"/status/dev1", "offline", 1, false)
+	})
+	polite := mqttConnect(t, b.MQTTAddr(), base+"-dev2", func(o *paho.ClientOptions) {
+		o.SetWill(base+"/status/dev2", "offline", 1, false)
+	})
+	polite.Disconnect(50) // a normal DISCONNECT discards the will
+	crash()
+	m := wills.next(t)
+	if m.Topic() != base+"/status/dev1" || string(m.Payload()) != "offline" {
+		t.Fatalf("will: %s %q, want dev1 offline", m.Topic(), m.Payload())
+	}
+	wills.none(t, 300*time.Millisecond)
+}
+
+func TestConformanceMQTTSessionTakeover(t *testing.T) {
+	b := mqttBroker(t, nil)
+	id := uniq(t)
+	lost := make(chan error, 1)
+	first := mqttConnect(t, b.MQTTAddr(), id, func(o *paho.ClientOptions) {
+		o.SetConnectionLostHandler(func(_ paho.Client, err error) { lost <- err })
+	})
+	_ = first
+	second := mqttConnect(t, b.MQTTAddr(), id)
+	select {
+	case <-lost:
+	case <-time.After(wait):
+		t.Fatal("the first connection was not closed when its client id connected again")
+	}
+	ch := mqttSub(t, second, id+"/t", 1)
+	mqttPub(t, second, id+"/t", 1, false, "still works")
+	if m := ch.next(t); string(m.Payload()) != "still works" {
+		t.Fatalf("after takeover: %q", m.Payload())
+	}
+}
+
+func TestConformanceMQTTPersistentSession(t *testing.T) {
+	b := mqttBroker(t, nil)
+	base := uniq(t)
+	id := base + "-dev"
+	persistent := func(o *paho.ClientOptions) { o.SetCleanSession(false) }
+	c := mqttConnect(t, b.MQTTAddr(), id, persistent)
+	mqttSub(t, c, base+"/cmd/#", 1)
+	mqttSub(t, c, base+"/q0", 0)
+	c.Disconnect(50)
+
+	// Kept as ActiveMQ keeps it: a durable subscription of the client id
+	// named <QoS>:<filter>; the QoS 0 one is not durable.
+	subs := b.Engine().DurableSubs(id)
+	if len(subs) != 1 || subs[0].Key.Name != "AT_LEAST_ONCE:"+base+"/cmd/#" || subs[0].Destination != message.TopicDest(strings.ReplaceAll(base, "/", ".")+".cmd.>") {
+		t.Fatalf("durable subscriptions of %s: %+v", id, subs)
+	}
+
+	pub := mqttConnect(t, b.MQTTAddr(), base+"-pub")
+	mqttPub(t, pub, base+"/cmd/a", 1, false, "while-away-1")
+	mqttPub(t, pub, base+"/cmd/b", 0, false, "qos0-not-kept")
+	mqttPub(t, pub, base+"/cmd/c", 2, false, "while-away-2")
+
+	b.Restart() // the session survives a broker restart too
+	ch := make(msgs, 10)
+	c = mqttConnect(t, b.MQTTAddr(), id, persistent, func(o *paho.ClientOptions) {
+		o.SetDefaultPublishHandler(ch.handler)
+		o.SetOnConnectHandler(nil)
+	})
+	if !c.IsConnected() {
+		t.Fatal("not connected")
+	}
+	for _, want := range []string{"while-away-1", "while-away-2"} {
+		if m := ch.next(t); string(m.Payload()) != want {
+			t.Fatalf("resumed session got %q, want %q", m.Payload(), want)
+		}
+	}
+	ch.none(t, 200*time.Millisecond)
+	c.Disconnect(50)
+
+	// A clean session deletes it.
+	mqttConnect(t, b.MQTTAddr(), id).Disconnect(50)
+	if subs := b.Engine().DurableSubs(id); len(subs) != 0 {
+		t.Fatalf("clean session left %+v", subs)
+	}
+}
+
+func TestConformanceMQTTToSTOMPAndBack(t *testing.T) {
+	b := mqttBroker(t, nil)
+	base := uniq(t)
+	mc := mqttConnect(t, b.MQTTAddr(), base)
+	sc, err := stomp.Dial("tcp", b.STOMPAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Disconnect()
+	// MQTT a/b is JMS topic a.b, so STOMP /topic/a.b.
+	ss, err := sc.Subscribe("/topic/"+base+".sensor", stomp.AckAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roundTrip(t, sc)
+	mqttPub(t, mc, base+"/sensor", 1, false, "\x00\x01binary")
+	sm := recv(t, ss)
+	if string(sm.Body) != "\x00\x01binary" {
+		t.Fatalf("STOMP got %q", sm.Body)
+	}
+	// A BytesMessage: STOMP sees content-length; the QoS rides along.
+	if sm.Header.Get("content-length") != "8" || sm.Header.Get("ActiveMQ.MQTT.QoS") != "1" || sm.Header.Get("persistent") != "true" {
+		t.Fatalf("STOMP headers: %v", sm.Header)
+	}
+
+	ch := mqttSub(t, mc, base+"/reply/+", 1)
+	if err := sc.Send("/topic/"+base+".reply.x", "text/plain", []byte("from stomp")); err != nil {
+		t.Fatal(err)
+	}
+	m := ch.next(t)
+	if m.Topic() != base+"/reply/x" || string(m.Payload()) != "from stomp" {
+		t.Fatalf("MQTT got %s %q", m.Topic(), m.Payload())
+	}
+	// A non-persistent STOMP message arrives at QoS 0.
+	if m.Qos() != 0 {
+		t.Fatalf("non-persistent STOMP message at QoS %d", m.Qos())
+	}
+}
+
+func TestConformanceMQTTAuthentication(t *testing.T) {
+	b := mqttBroker(t, nil, brokertest.WithEngine(func(o *engine.Options) {
+		o.Authenticator = passwords{"dev": "secret"}
+	}))
+	o := paho.NewClientOptions().AddBroker("tcp://"+b.MQTTAddr()).SetClientID(uniq(t)).
+		SetUsername("dev").SetPassword("wrong").SetAutoReconnect(false).SetConnectTimeout(wait)
+	c := paho.NewClient(o)
+	tok := c.Connect()
+	tok.WaitTimeout(wait)
+	if err := tok.Error(); err == nil || !strings.Contains(err.Error(), "bad user name or password") {
+		t.Fatalf("wrong password: %v, want a bad user name or password refusal", err)
+	}
+	good := mqttConnect(t, b.MQTTAddr(), uniq(t)+"-ok", func(o *paho.ClientOptions) {
+		o.SetUsername("dev").SetPassword("secret")
+	})
+	if !good.IsConnected() {
+		t.Fatal("right password refused")
+	}
+}
+
+// passwords is an Authenticator with a fixed table.
+type passwords map[string]string
+
+func (p passwords) Authenticate(c engine.Credentials) (*engine.Subject, error) {
+	if pw, ok := p[c.Username]; !ok || pw != c.Password {
+		return nil, fmt.Errorf("%w: user %q", engine.ErrBadCredentials, c.Username)
+	}
+	return &engine.Subject{User: c.Username}, nil
+}

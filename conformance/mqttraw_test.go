@@ -1,0 +1,324 @@
+package conformance
+
+import (
+	"errors"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"wharf/protocols/mqtt/wire"
+)
+
+// Raw MQTT cases: what a client library never sends, built with Wharf's own
+// encoder (or by hand) and read back with its decoder.
+
+type rawMQTT struct {
+	t       *testing.T
+	nc      net.Conn
+	dec     *wire.Decoder
+	version byte
+	queue   []wire.Packet
+}
+
+func rawMQTTDial(t *testing.T, addr string) *rawMQTT {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	// A client-side decoder never sees CONNECT: it is told the level.
+	dec := wire.NewDecoder(wire.DefaultLimits())
+	dec.SetVersion(wire.Version311)
+	return &rawMQTT{t: t, nc: nc, dec: dec, version: wire.Version311}
+}
+
+func (r *rawMQTT) write(b []byte) {
+	r.t.Helper()
+	if _, err := r.nc.Write(b); err != nil {
+		r.t.Fatalf("write: %v", err)
+	}
+}
+
+func (r *rawMQTT) send(p *wire.Packet) { r.write(wire.AppendPacket(nil, p, r.version)) }
+
+func (r *rawMQTT) connect(id string, clean bool, keepAlive uint16, props *wire.Properties) *wire.Packet {
+	r.t.Helper()
+	name := wire.ProtocolName
+	if r.version == wire.Version31 {
+		name = wire.ProtocolName31
+	}
+	r.send(&wire.Packet{Type: wire.CONNECT, Props: props, Connect: &wire.Connect{
+		ProtocolName: name, ProtocolLevel: r.version, CleanSession: clean, KeepAlive: keepAlive, ClientID: id,
+	}})
+	r.dec.SetVersion(r.version)
+	return r.read()
+}
+
+// read returns the next packet the broker sends, failing after wait.
+func (r *rawMQTT) read() *wire.Packet {
+	r.t.Helper()
+	p, err := r.tryRead(wait)
+	if err != nil {
+		r.t.Fatalf("read: %v", err)
+	}
+	return p
+}
+
+func (r *rawMQTT) tryRead(d time.Duration) (*wire.Packet, error) {
+	buf := make([]byte, 4096)
+	deadline := time.Now().Add(d)
+	for len(r.queue) == 0 {
+		r.nc.SetReadDeadline(deadline)
+		n, err := r.nc.Read(buf)
+		if n > 0 {
+			var derr error
+			r.queue, derr = r.dec.Feed(buf[:n], r.queue)
+			if derr != nil {
+				return nil, derr
+			}
+		}
+		if err != nil && len(r.queue) == 0 {
+			return nil, err
+		}
+	}
+	p := r.queue[0]
+	r.queue = r.queue[1:]
+	return &p, nil
+}
+
+// closed asserts the broker closes the connection, after any packets in
+// want (by type) and nothing else.
+func (r *rawMQTT) closed(want ...wire.Type) {
+	r.t.Helper()
+	for {
+		p, err := r.tryRead(wait)
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				r.t.Fatal("the broker did not close the connection")
+			}
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !isReset(err) {
+				r.t.Fatalf("read: %v", err)
+			}
+			if len(want) > 0 {
+				r.t.Fatalf("closed before %v", want)
+			}
+			return
+		}
+		if len(want) == 0 || p.Type != want[0] {
+			r.t.Fatalf("got %s before the close, want %v", p.Type, want)
+		}
+		want = want[1:]
+	}
+}
+
+func isReset(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe)
+}
+
+// alive checks that a connection still works: PINGREQ gets PINGRESP.
+func (r *rawMQTT) alive() {
+	r.t.Helper()
+	r.send(&wire.Packet{Type: wire.PINGREQ})
+	if p := r.read(); p.Type != wire.PINGRESP {
+		r.t.Fatalf("PINGREQ answered with %s", p.Type)
+	}
+}
+
+func TestConformanceMQTTRawConnectRefusals(t *testing.T) {
+	b := mqttBroker(t, nil)
+	addr := b.MQTTAddr()
+	bystander := rawMQTTDial(t, addr)
+	if ack := bystander.connect(uniq(t)+"-ok", true, 0, nil); ack.Type != wire.CONNACK || ack.ReasonCode != 0 {
+		t.Fatalf("plain connect: %s %#x", ack.Type, ack.ReasonCode)
+	}
+
+	t.Run("unknown protocol level gets CONNACK 0x01", func(t *testing.T) {
+		r := rawMQTTDial(t, addr)
+		// CONNECT "MQTT" level 9, clean, keep-alive 0, client id "x".
+		r.write([]byte{0x10, 13, 0, 4, 'M', 'Q', 'T', 'T', 9, 0x02, 0, 0, 0, 1, 'x'})
+		p := r.read()
+		if p.Type != wire.CONNACK || p.ReasonCode != wire.ConnRefusedProtocolVersion {
+			t.Fatalf("got %s %#x, want CONNACK 0x01", p.Type, p.ReasonCode)
+		}
+		r.closed()
+	})
+	t.Run("empty client id without clean session gets CONNACK 0x02", func(t *testing.T) {
+		r := rawMQTTDial(t, addr)
+		p := r.connect("", false, 0, nil)
+		if p.Type != wire.CONNACK || p.ReasonCode != wire.ConnRefusedIdentifierRejected {
+			t.Fatalf("got %s %#x, want CONNACK 0x02", p.Type, p.ReasonCode)
+		}
+		r.closed()
+	})
+	t.Run("packet before CONNECT closes", func(t *testing.T) {
+		r := rawMQTTDial(t, addr)
+		r.write([]byte{0xC0, 0}) // PINGREQ
+		r.closed()
+	})
+	t.Run("second CONNECT closes", func(t *testing.T) {
+		r := rawMQTTDial(t, addr)
+		r.connect(uniq(t), true, 0, nil)
+		r.send(&wire.Packet{Type: wire.CONNECT, Connect: &wire.Connect{ProtocolName: "MQTT", ProtocolLevel: 4, CleanSession: true, ClientID: "again"}})
+		r.closed()
+	})
+	t.Run("MQTT 5 second CONNECT gets DISCONNECT 0x82", func(t *testing.T) {
+		r := rawMQTTDial(t, addr)
+		r.version = wire.Version5
+		r.connect(uniq(t), true, 0, nil)
+		r.send(&wire.Packet{Type: wire.CONNECT, Connect: &wire.Connect{ProtocolName: "MQTT", ProtocolLevel: 5, CleanSession: true, ClientID: "again"}})
+		p := r.read()
+		if p.Type != wire.DISCONNECT || p.ReasonCode != wire.ReasonProtocolError {
+			t.Fatalf("got %s %#x, want DISCONNECT 0x82", p.Type, p.ReasonCode)
+		}
+		r.closed()
+	})
+	t.Run("remaining length of five bytes closes", func(t *testing.T) {
+		r := rawMQTTDial(t, addr)
+		r.connect(uniq(t), true, 0, nil)
+		r.write([]byte{0x30, 0xFF, 0xFF, 0xFF, 0xFF, 0x01})
+		r.closed()
+	})
+	t.Run("publish to a wildcard topic closes", func(t *testing.T) {
+		r := rawMQTTDial(t, addr)
+		r.connect(uniq(t), true, 0, nil)
+		// PUBLISH QoS 0 topic "a/+" written by hand: the encoder would
+		// not refuse it, but to be explicit about the bytes.
+		r.write([]byte{0x30, 6, 0, 3, 'a', '/', '+', 'x'})
+		r.closed()
+	})
+	t.Run("password without user name closes without CONNACK", func(t *testing.T) {
+		r := rawMQTTDial(t, addr)
+		// flags 0x42: password + clean; 3.1.1 forbids it [MQTT-3.1.2-22].
+		r.write([]byte{0x10, 17, 0, 4, 'M', 'Q', 'T', 'T', 4, 0x42, 0, 0, 0, 1, 'x', 0, 2, 'p', 'w'})
+		r.closed()
+	})
+	bystander.alive()
+}
+
+func TestConformanceMQTTRawPacketTooLarge(t *testing.T) {
+	b := mqttBroker(t, map[string]string{"wireFormat.maxFrameSize": "1024"})
+	bystander := rawMQTTDial(t, b.MQTTAddr())
+	bystander.connect(uniq(t)+"-b", true, 0, nil)
+	r := rawMQTTDial(t, b.MQTTAddr())
+	r.version = wire.Version5
+	ack := r.connect(uniq(t), true, 0, nil)
+	if ack.Props == nil || !ack.Props.HasMaximumPacketSize || ack.Props.MaximumPacketSize != 1024 {
+		t.Fatalf("CONNACK does not announce the maximum packet size: %+v", ack.Props)
+	}
+	r.send(&wire.Packet{Type: wire.PUBLISH, Topic: "big", Payload: make([]byte, 2000)})
+	p := r.read()
+	if p.Type != wire.DISCONNECT || p.ReasonCode != wire.ReasonPacketTooLarge {
+		t.Fatalf("got %s %#x, want DISCONNECT 0x95", p.Type, p.ReasonCode)
+	}
+	r.closed()
+	bystander.alive()
+}
+
+func TestConformanceMQTTRawKeepAlive(t *testing.T) {
+	b := mqttBroker(t, nil)
+	r := rawMQTTDial(t, b.MQTTAddr())
+	r.connect(uniq(t), true, 1, nil)
+	start := time.Now()
+	r.closed() // 1.5 s of silence
+	if d := time.Since(start); d < time.Second {
+		t.Fatalf("closed after %v, before 1.5 times a keep-alive of 1 s", d)
+	}
+}
+
+func TestConformanceMQTTRawReceiveMaximumWindow(t *testing.T) {
+	b := mqttBroker(t, nil)
+	base := uniq(t)
+	r := rawMQTTDial(t, b.MQTTAddr())
+	r.version = wire.Version5
+	r.connect(base, true, 0, &wire.Properties{ReceiveMaximum: 2, HasReceiveMaximum: true})
+	r.send(&wire.Packet{Type: wire.SUBSCRIBE, PacketID: 1, Subscriptions: []wire.Subscription{{Filter: base + "/w", QoS: 1}}})
+	if p := r.read(); p.Type != wire.SUBACK || len(p.ReasonCodes) != 1 || p.ReasonCodes[0] != 1 {
+		t.Fatalf("SUBACK: %s %v", p.Type, p.ReasonCodes)
+	}
+	pub := rawMQTTDial(t, b.MQTTAddr())
+	pub.version = wire.Version5
+	pub.connect(base+"-p", true, 0, nil)
+	for i := 1; i <= 5; i++ {
+		pub.send(&wire.Packet{Type: wire.PUBLISH, QoS: 1, PacketID: uint16(i), Topic: base + "/w", Payload: []byte{byte('0' + i)}})
+		if a := pub.read(); a.Type != wire.PUBACK || a.PacketID != uint16(i) {
+			t.Fatalf("publisher got %s %d", a.Type, a.PacketID)
+		}
+	}
+	var ids []uint16
+	for i := 0; i < 2; i++ {
+		p := r.read()
+		if p.Type != wire.PUBLISH || p.QoS != 1 {
+			t.Fatalf("got %s qos %d", p.Type, p.QoS)
+		}
+		ids = append(ids, p.PacketID)
+	}
+	// Two unacknowledged: the third waits for a PUBACK.
+	if p, err := r.tryRead(300 * time.Millisecond); err == nil {
+		t.Fatalf("a third PUBLISH (%q) arrived beyond the receive maximum of 2", p.Payload)
+	}
+	r.send(&wire.Packet{Type: wire.PUBACK, PacketID: ids[0]})
+	if p := r.read(); p.Type != wire.PUBLISH || string(p.Payload) != "3" {
+		t.Fatalf("after one PUBACK got %s %q, want PUBLISH 3", p.Type, p.Payload)
+	}
+}
+
+func TestConformanceMQTTRawQoS2ExactlyOnce(t *testing.T) {
+	b := mqttBroker(t, nil)
+	base := uniq(t)
+	sub := rawMQTTDial(t, b.MQTTAddr())
+	sub.connect(base+"-s", true, 0, nil)
+	sub.send(&wire.Packet{Type: wire.SUBSCRIBE, PacketID: 1, Subscriptions: []wire.Subscription{{Filter: base, QoS: 2}}})
+	sub.read()
+	r := rawMQTTDial(t, b.MQTTAddr())
+	r.connect(base, true, 0, nil)
+	p := wire.Packet{Type: wire.PUBLISH, QoS: 2, PacketID: 9, Topic: base, Payload: []byte("once")}
+	r.send(&p)
+	if a := r.read(); a.Type != wire.PUBREC || a.PacketID != 9 {
+		t.Fatalf("got %s %d, want PUBREC 9", a.Type, a.PacketID)
+	}
+	// The client did not see the PUBREC and re-sends: stored once.
+	p.Dup = true
+	r.send(&p)
+	if a := r.read(); a.Type != wire.PUBREC {
+		t.Fatalf("re-sent PUBLISH answered with %s", a.Type)
+	}
+	r.send(&wire.Packet{Type: wire.PUBREL, PacketID: 9})
+	if a := r.read(); a.Type != wire.PUBCOMP || a.PacketID != 9 {
+		t.Fatalf("got %s %d, want PUBCOMP 9", a.Type, a.PacketID)
+	}
+	m := sub.read()
+	if m.Type != wire.PUBLISH || m.QoS != 2 || string(m.Payload) != "once" {
+		t.Fatalf("subscriber got %s qos %d %q", m.Type, m.QoS, m.Payload)
+	}
+	sub.send(&wire.Packet{Type: wire.PUBREC, PacketID: m.PacketID})
+	if rel := sub.read(); rel.Type != wire.PUBREL || rel.PacketID != m.PacketID {
+		t.Fatalf("subscriber got %s, want PUBREL", rel.Type)
+	}
+	sub.send(&wire.Packet{Type: wire.PUBCOMP, PacketID: m.PacketID})
+	if extra, err := sub.tryRead(300 * time.Millisecond); err == nil {
+		t.Fatalf("the duplicate was delivered: %s %q", extra.Type, extra.Payload)
+	}
+}
+
+func TestConformanceMQTT5SharedSubscriptionRefused(t *testing.T) {
+	b := mqttBroker(t, nil)
+	base := uniq(t)
+	r := rawMQTTDial(t, b.MQTTAddr())
+	r.version = wire.Version5
+	ack := r.connect(base, true, 0, nil)
+	if ack.Props == nil || !ack.Props.HasSharedSubAvailable || ack.Props.SharedSubAvailable != 0 {
+		t.Fatalf("CONNACK should say shared subscriptions are unavailable: %+v", ack.Props)
+	}
+	r.send(&wire.Packet{Type: wire.SUBSCRIBE, PacketID: 3, Subscriptions: []wire.Subscription{
+		{Filter: "$share/g/" + base, QoS: 1}, {Filter: "a/#/b"}, {Filter: base, QoS: 2},
+	}})
+	p := r.read()
+	if p.Type != wire.SUBACK || p.PacketID != 3 || string(p.ReasonCodes) != "\x9e\x8f\x02" {
+		t.Fatalf("got %s %d %#v, want SUBACK 0x9E (shared not supported), 0x8F (filter invalid), 2", p.Type, p.PacketID, p.ReasonCodes)
+	}
+	r.alive()
+}

@@ -1,0 +1,79 @@
+package mqtt
+
+import (
+	"strings"
+
+	"wharf/engine/message"
+)
+
+// convertName swaps MQTT's topic separators and wildcards with ActiveMQ's,
+// in both directions (MQTTProtocolSupport.convertMQTTToActiveMQ and back):
+// '/' <-> '.', '+' <-> '*', '#' <-> '>'. The swap is its own inverse.
+func convertName(s string) string {
+	i := strings.IndexAny(s, "/.+*#>")
+	if i < 0 {
+		return s
+	}
+	b := []byte(s)
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '/':
+			b[i] = '.'
+		case '.':
+			b[i] = '/'
+		case '+':
+			b[i] = '*'
+		case '*':
+			b[i] = '+'
+		case '#':
+			b[i] = '>'
+		case '>':
+			b[i] = '#'
+		}
+	}
+	return string(b)
+}
+
+// virtualTopicPrefix is what the virtual-topic subscription strategy adds
+// to every topic.
+const virtualTopicPrefix = "VirtualTopic."
+
+// topicFor is the engine topic an MQTT topic name or filter maps to.
+func (s *session) topicFor(mqttTopic string) message.Destination {
+	name := convertName(mqttTopic)
+	if s.srv.opts.VirtualTopics && !strings.HasPrefix(name, virtualTopicPrefix) {
+		name = virtualTopicPrefix + name
+	}
+	return message.TopicDest(name)
+}
+
+// mqttTopic is the MQTT topic name a message delivered from d carries.
+func (s *session) mqttTopic(d message.Destination) string {
+	name := d.Name
+	if s.srv.opts.VirtualTopics {
+		name = strings.TrimPrefix(name, virtualTopicPrefix)
+	}
+	return convertName(name)
+}
+
+// qosNames are the names ActiveMQ gives its durable subscriptions, by QoS
+// (the QoS enum of the fusesource client it uses).
+var qosNames = [3]string{"AT_MOST_ONCE", "AT_LEAST_ONCE", "EXACTLY_ONCE"}
+
+// durableName is the durable subscription name of filter at qos:
+// "AT_LEAST_ONCE:sensors/+/temp".
+func durableName(qos byte, filter string) string { return qosNames[qos] + ":" + filter }
+
+// parseDurableName splits a durable subscription name made by durableName.
+func parseDurableName(name string) (qos byte, filter string, ok bool) {
+	q, f, found := strings.Cut(name, ":")
+	if !found || f == "" {
+		return 0, "", false
+	}
+	for i, n := range qosNames {
+		if n == q {
+			return byte(i), f, true
+		}
+	}
+	return 0, "", false
+}

@@ -1,0 +1,237 @@
+package mqtt
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"wharf/engine"
+	"wharf/engine/message"
+	"wharf/protocols/mqtt/wire"
+)
+
+// Properties ActiveMQ's MQTT mapping sets on the JMS message.
+const (
+	// QoSProperty is the int property carrying the publish QoS.
+	QoSProperty = "ActiveMQ.MQTT.QoS"
+	// ContentTypeProperty carries an MQTT 5 Content Type (ActiveMQ has no
+	// MQTT 5; the name follows its MQTT properties).
+	ContentTypeProperty = "ActiveMQ.MQTT.ContentType"
+)
+
+// maxOutstandingSends bounds the publishes of one connection the engine
+// has not completed; past it the connection stops being read until half
+// are done (STOMP does the same).
+const maxOutstandingSends = 1024
+
+// Tokens tell completions apart: the QoS and packet id of the publish.
+func sendToken(qos byte, pid uint16) uint64 { return 1<<24 | uint64(qos)<<16 | uint64(pid) }
+
+func (s *session) onPublish(p *wire.Packet) {
+	topic := p.Topic
+	if s.version == wire.Version5 && p.Props != nil && p.Props.HasTopicAlias {
+		a := p.Props.TopicAlias
+		if a == 0 || a > s.srv.opts.TopicAliasMaximum {
+			s.protocolError(wire.ReasonTopicAliasInvalid, "topic alias out of range [MQTT-3.3.2-9]")
+			return
+		}
+		if topic != "" {
+			if s.aliases == nil {
+				s.aliases = map[uint16]string{}
+			}
+			s.aliases[a] = strings.Clone(topic)
+		} else if topic = s.aliases[a]; topic == "" {
+			s.protocolError(wire.ReasonProtocolError, "topic alias not set [MQTT-3.3.4-7]")
+			return
+		}
+	}
+	if err := wire.ValidTopicName(topic); err != nil {
+		// ActiveMQ closes the connection on a topic name with wildcards.
+		s.protocolError(wire.ReasonTopicNameInvalid, err.Error())
+		return
+	}
+	if p.QoS > 0 && s.version == wire.Version5 && s.inflightIn.Load() >= int64(s.srv.opts.ReceiveMaximum) {
+		s.protocolError(wire.ReasonReceiveMaximumExceeded, "more unacknowledged QoS 1 and 2 publishes than the Receive Maximum [MQTT-3.3.4-9]")
+		return
+	}
+	if p.QoS == 2 {
+		s.srv.mu.Lock()
+		dup := s.cs.inQoS2[p.PacketID]
+		s.srv.mu.Unlock()
+		if dup {
+			// Stored already; PUBREL has not come. A re-sent PUBLISH is
+			// acknowledged again, not stored twice [MQTT-4.3.3-10].
+			// DEVIATION: ActiveMQ stores it again.
+			s.writeAck(wire.PUBREC, p.PacketID, 0)
+			return
+		}
+	}
+	if strings.HasPrefix(topic, "$") && !s.srv.opts.PublishDollarTopics {
+		// ActiveMQ drops publishes to $ topics, acknowledging them.
+		s.log.Debug("publish to a $ topic dropped", "topic", topic)
+		s.acknowledgePublish(p.QoS, p.PacketID)
+		return
+	}
+	m := s.toMessage(topic, p.QoS, p.Retain, p.Payload, p.Props)
+	var token uint64
+	if p.QoS > 0 {
+		token = sendToken(p.QoS, p.PacketID)
+		s.inflightIn.Add(1)
+	}
+	if s.outstanding.Add(1) >= maxOutstandingSends {
+		s.flowCheck()
+	}
+	if err := s.conn.Send(m, "", s, token); err != nil {
+		s.sendDone()
+		if p.QoS > 0 {
+			s.inflightIn.Add(-1)
+		}
+		s.publishFailed(p.QoS, p.PacketID, err)
+	}
+}
+
+// acknowledgePublish answers a stored (or dropped) publish: PUBACK for QoS
+// 1, PUBREC for QoS 2, after which the packet id waits for PUBREL.
+func (s *session) acknowledgePublish(qos byte, pid uint16) {
+	switch qos {
+	case 1:
+		s.writeAck(wire.PUBACK, pid, 0)
+	case 2:
+		s.srv.mu.Lock()
+		s.cs.inQoS2[pid] = true
+		s.srv.mu.Unlock()
+		s.writeAck(wire.PUBREC, pid, 0)
+	}
+}
+
+// publishFailed reports a publish the engine refused. MQTT 5 has reason
+// codes for it; MQTT 3.x has none, so the connection is closed, as
+// ActiveMQ does on an exception response.
+func (s *session) publishFailed(qos byte, pid uint16, err error) {
+	s.log.Warn("publish refused", "err", err)
+	if s.version != wire.Version5 {
+		s.tc.Close()
+		return
+	}
+	reason := wire.ReasonUnspecifiedError
+	switch {
+	case errors.Is(err, engine.ErrNotAuthorized):
+		reason = wire.ReasonNotAuthorized
+	case errors.Is(err, engine.ErrBadDestination):
+		reason = wire.ReasonTopicNameInvalid
+	case errors.Is(err, engine.ErrResourceAllocation):
+		reason = wire.ReasonQuotaExceeded
+	}
+	switch qos {
+	case 1:
+		s.writeAck(wire.PUBACK, pid, reason)
+	case 2:
+		s.writeAck(wire.PUBREC, pid, reason)
+	}
+}
+
+// Complete is told by the engine when a publish is stored (or accepted).
+// It runs on a shard goroutine.
+func (s *session) Complete(token uint64, err error) {
+	s.sendDone()
+	if token == 0 || s.closed.Load() {
+		return
+	}
+	qos, pid := byte(token>>16&0xff), uint16(token)
+	if err != nil {
+		s.inflightIn.Add(-1)
+		s.publishFailed(qos, pid, err)
+		return
+	}
+	if qos == 1 {
+		s.inflightIn.Add(-1)
+	}
+	s.acknowledgePublish(qos, pid)
+}
+
+func (s *session) onPubRel(p *wire.Packet) {
+	s.srv.mu.Lock()
+	known := s.cs.inQoS2[p.PacketID]
+	delete(s.cs.inQoS2, p.PacketID)
+	s.srv.mu.Unlock()
+	var reason byte
+	if known {
+		s.inflightIn.Add(-1)
+	} else if s.version == wire.Version5 {
+		reason = wire.ReasonPacketIDNotFound
+	}
+	s.writeAck(wire.PUBCOMP, p.PacketID, reason)
+}
+
+func (s *session) sendDone() {
+	if n := s.outstanding.Add(-1); n <= maxOutstandingSends/2 && s.paused.Load() {
+		s.flowCheck()
+	}
+}
+
+func (s *session) flowCheck() {
+	s.flowMu.Lock()
+	defer s.flowMu.Unlock()
+	n := s.outstanding.Load()
+	switch {
+	case !s.paused.Load() && n >= maxOutstandingSends:
+		s.paused.Store(true)
+		s.log.Debug("publisher blocked by flow control: reading paused", "outstanding", n)
+		s.tc.PauseReading()
+	case s.paused.Load() && n <= maxOutstandingSends/2:
+		s.paused.Store(false)
+		s.tc.ResumeReading()
+	}
+}
+
+// toMessage maps a PUBLISH (or a will) to a JMS message as ActiveMQ does
+// (MQTTProtocolConverter.convertMessage): a BytesMessage, persistent for
+// QoS 1 and 2, with ActiveMQ.MQTT.QoS and, for RETAIN, ActiveMQ.Retain.
+// MQTT 5 properties map to their JMS counterparts: Response Topic to
+// JMSReplyTo, Correlation Data to JMSCorrelationID, Message Expiry to
+// JMSExpiration, User Properties to string properties, and a UTF-8 Payload
+// Format to a TextMessage.
+func (s *session) toMessage(topic string, qos byte, retain bool, payload []byte, pr *wire.Properties) *message.Message {
+	now := time.Now().UnixMilli()
+	m := &message.Message{
+		Destination: s.topicFor(topic),
+		Priority:    message.DefaultPriority,
+		Persistent:  qos > 0,
+		Timestamp:   now,
+		BodyType:    message.BytesBody,
+		Body:        payload,
+	}
+	m.Props = make(message.Properties, 0, 2)
+	m.Props = append(m.Props, message.Property{Name: QoSProperty, Value: message.IntValue(int32(qos))})
+	if retain {
+		m.Props = append(m.Props, message.Property{Name: engine.RetainProperty, Value: message.BoolValue(true)})
+	}
+	if pr == nil {
+		return m
+	}
+	if pr.HasPayloadFormat && pr.PayloadFormat == 1 {
+		m.BodyType = message.TextBody
+	}
+	if pr.HasMessageExpiry && pr.MessageExpiry > 0 {
+		m.Expiration = now + int64(pr.MessageExpiry)*1000
+	}
+	if pr.ContentType != "" {
+		m.Props = append(m.Props, message.Property{Name: ContentTypeProperty, Value: message.StringValue(pr.ContentType)})
+	}
+	if pr.ResponseTopic != "" {
+		m.ReplyTo = s.topicFor(pr.ResponseTopic)
+	}
+	if pr.CorrelationData != nil {
+		m.CorrelationID = string(pr.CorrelationData)
+	}
+	for _, u := range pr.User {
+		m.Props.Set(u.Key, message.StringValue(u.Value))
+	}
+	return m
+}
+
+// willMessage is the message a will publishes.
+func (s *session) willMessage(c *wire.Connect) *message.Message {
+	payload := append([]byte(nil), c.WillPayload...)
+	return s.toMessage(strings.Clone(c.WillTopic), c.WillQoS, c.WillRetain, payload, c.WillProps)
+}

@@ -1,0 +1,334 @@
+package mqtt
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"wharf/engine"
+	"wharf/engine/message"
+	"wharf/protocols/mqtt/wire"
+	"wharf/protocols/transport"
+)
+
+// Options configure the MQTT adapter. They come from the transport
+// connector's URI options, named as ActiveMQ names them.
+type Options struct {
+	// Limits bound packets (wireFormat.maxFrameSize: 256 MiB, ActiveMQ's
+	// MQTTWireFormat.MAX_MESSAGE_LENGTH).
+	Limits wire.Limits
+	// DefaultKeepAlive applies to a CONNECT with keep-alive 0
+	// (transport.defaultKeepAlive, ms; 0: none, as in ActiveMQ).
+	DefaultKeepAlive time.Duration
+	// ConnectTimeout is how long a new connection may take to send CONNECT
+	// (transport.connectAttemptTimeout; ActiveMQ: 30 s).
+	ConnectTimeout time.Duration
+	// SubscriptionPrefetch, when above 0, replaces the prefetch of every
+	// subscription (transport.activeMQSubscriptionPrefetch).
+	SubscriptionPrefetch int
+	// PublishDollarTopics lets clients publish to topics starting with '$'
+	// (transport.publishDollarTopics); otherwise such publishes are
+	// acknowledged and dropped, as ActiveMQ does.
+	PublishDollarTopics bool
+	// VirtualTopics selects ActiveMQ's mqtt-virtual-topic-subscriptions
+	// strategy (transport.subscriptionStrategy=mqtt-virtual-topic-subscriptions):
+	// publishes go to VirtualTopic.<topic>, and the durable subscriptions of
+	// persistent sessions are queues Consumer.<client id>:<QoS>.VirtualTopic.<filter>.
+	VirtualTopics bool
+	// TopicAliasMaximum is the number of topic aliases an MQTT 5 client may
+	// use towards the broker (announced in CONNACK).
+	TopicAliasMaximum uint16
+	// ReceiveMaximum is how many QoS 1 and 2 publishes an MQTT 5 client may
+	// have unacknowledged towards the broker (announced in CONNACK).
+	ReceiveMaximum uint16
+	Logger         *slog.Logger
+}
+
+// DefaultOptions are ActiveMQ 5.17's defaults, plus the MQTT 5 settings
+// ActiveMQ does not have.
+func DefaultOptions() Options {
+	return Options{
+		Limits:            wire.DefaultLimits(),
+		ConnectTimeout:    30 * time.Second,
+		TopicAliasMaximum: 64,
+		ReceiveMaximum:    maxOutstandingSends,
+	}
+}
+
+// ParseOptions reads a transport connector's URI options
+// (mqtt://host:port?transport.defaultKeepAlive=60000) into Options. Options
+// it does not know are an error naming them.
+func ParseOptions(query map[string]string) (Options, error) {
+	o := DefaultOptions()
+	for k, v := range query {
+		var err error
+		switch k {
+		case "wireFormat.maxFrameSize":
+			o.Limits.MaxPacketBytes, err = atoiPositive(v)
+		case "transport.defaultKeepAlive":
+			var ms int
+			ms, err = strconv.Atoi(strings.TrimSpace(v))
+			if err == nil && ms < 0 {
+				err = fmt.Errorf("must not be negative")
+			}
+			o.DefaultKeepAlive = time.Duration(ms) * time.Millisecond
+		case "transport.connectAttemptTimeout":
+			var ms int
+			ms, err = atoiPositive(v)
+			o.ConnectTimeout = time.Duration(ms) * time.Millisecond
+		case "transport.activeMQSubscriptionPrefetch":
+			o.SubscriptionPrefetch, err = strconv.Atoi(strings.TrimSpace(v))
+		case "transport.publishDollarTopics":
+			o.PublishDollarTopics, err = strconv.ParseBool(v)
+		case "transport.subscriptionStrategy":
+			switch v {
+			case "mqtt-default-subscriptions":
+				o.VirtualTopics = false
+			case "mqtt-virtual-topic-subscriptions":
+				o.VirtualTopics = true
+			default:
+				err = fmt.Errorf("want mqtt-default-subscriptions or mqtt-virtual-topic-subscriptions")
+			}
+		case "transport.topicAliasMaximum":
+			var n int
+			n, err = strconv.Atoi(strings.TrimSpace(v))
+			if err == nil && (n < 0 || n > 65535) {
+				err = fmt.Errorf("must be 0..65535")
+			}
+			o.TopicAliasMaximum = uint16(n)
+		case "transport.receiveMaximum":
+			var n int
+			n, err = atoiPositive(v)
+			if err == nil && n > 65535 {
+				err = fmt.Errorf("must be 1..65535")
+			}
+			o.ReceiveMaximum = uint16(n)
+		default:
+			return o, fmt.Errorf("%w: %q is not an MQTT transport option Wharf supports", ErrBadOption, k)
+		}
+		if err != nil {
+			return o, fmt.Errorf("%w: %s=%q: %v", ErrBadOption, k, v, err)
+		}
+	}
+	return o, nil
+}
+
+func atoiPositive(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("not a positive integer")
+	}
+	return n, nil
+}
+
+// Server creates MQTT sessions on an engine and keeps what outlives a
+// connection: which session holds each client id, delayed wills, session
+// expiry, and the QoS 2 exchanges of persistent sessions.
+type Server struct {
+	e    *engine.Engine
+	opts Options
+	log  *slog.Logger
+
+	// mu guards clients. Lock order: a session's mu before mu.
+	mu      sync.Mutex
+	clients map[string]*clientState
+}
+
+// clientState is what the server keeps per client id.
+type clientState struct {
+	active *session // the session holding the client id, nil when offline
+	// inQoS2 are packet ids of QoS 2 publishes received and stored, whose
+	// PUBREL has not come yet [MQTT-4.3.3]; a DUP re-send of one is not
+	// stored again.
+	inQoS2 map[uint16]bool
+	// released are packet ids of QoS 2 deliveries the client acknowledged
+	// with PUBREC and that await its PUBCOMP; they are re-sent as PUBREL
+	// when a persistent session resumes [MQTT-4.4.0-1].
+	released map[uint16]bool
+	// willTimer publishes a delayed will (MQTT 5 Will Delay Interval);
+	// expiryTimer ends an offline MQTT 5 session.
+	willTimer, expiryTimer *time.Timer
+}
+
+// NewServer returns an MQTT server for e.
+func NewServer(e *engine.Engine, o Options) *Server {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = 30 * time.Second
+	}
+	if o.ReceiveMaximum == 0 {
+		o.ReceiveMaximum = maxOutstandingSends
+	}
+	return &Server{e: e, opts: o, log: o.Logger, clients: map[string]*clientState{}}
+}
+
+// Handler is the transport.HandlerFactory of the server.
+func (s *Server) Handler(c transport.Conn) transport.Handler {
+	return newSession(s, c)
+}
+
+// client returns the state of clientID, creating it.
+func (s *Server) client(clientID string) *clientState {
+	cs := s.clients[clientID]
+	if cs == nil {
+		cs = &clientState{inQoS2: map[uint16]bool{}, released: map[uint16]bool{}}
+		s.clients[clientID] = cs
+	}
+	return cs
+}
+
+// claim makes s the session of clientID and returns the client's state and
+// the session that held the id before, if any, which the caller takes
+// over. A delayed will or a session expiry pending for the id is stopped:
+// the client is back [MQTT-3.1.3-9].
+func (s *Server) claim(clientID string, ss *session) (*clientState, *session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs := s.client(clientID)
+	old := cs.active
+	cs.active = ss
+	if cs.willTimer != nil {
+		cs.willTimer.Stop()
+		cs.willTimer = nil
+	}
+	if cs.expiryTimer != nil {
+		cs.expiryTimer.Stop()
+		cs.expiryTimer = nil
+	}
+	return cs, old
+}
+
+// unclaim undoes claim for a session whose CONNECT failed.
+func (s *Server) unclaim(clientID string, ss *session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cs := s.clients[clientID]; cs != nil && cs.active == ss {
+		cs.active = nil
+		if len(cs.inQoS2) == 0 && len(cs.released) == 0 {
+			delete(s.clients, clientID)
+		}
+	}
+}
+
+// resetClient forgets the QoS 2 exchanges of a session that starts clean.
+func (s *Server) resetClient(cs *clientState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(cs.inQoS2)
+	clear(cs.released)
+}
+
+// offline records that ss, holding its client id, has ended. A session that
+// does not persist is dropped with its durable subscriptions; an MQTT 5
+// session with a finite expiry is dropped when it expires.
+func (s *Server) offline(ss *session) {
+	id := ss.clientID
+	s.mu.Lock()
+	cs := s.clients[id]
+	if cs == nil || cs.active != ss {
+		s.mu.Unlock()
+		return // taken over: the new session owns the state
+	}
+	cs.active = nil
+	switch {
+	case !ss.persistent:
+		delete(s.clients, id)
+		s.mu.Unlock()
+		if ss.version == wire.Version5 {
+			// MQTT 5 ends a session with expiry 0 at disconnect; a 3.x
+			// clean session's durable subscriptions cannot exist (they
+			// are deleted at CONNECT, as ActiveMQ does).
+			s.dropSession(id)
+		}
+		return
+	case ss.version == wire.Version5 && ss.expiry != 0xFFFFFFFF:
+		var t *time.Timer
+		t = time.AfterFunc(time.Duration(ss.expiry)*time.Second, func() {
+			s.mu.Lock()
+			cur := s.clients[id]
+			if cur == nil || cur.active != nil || cur.expiryTimer != t {
+				s.mu.Unlock()
+				return
+			}
+			delete(s.clients, id)
+			s.mu.Unlock()
+			s.log.Info("session expired", "client_id", id)
+			s.dropSession(id)
+		})
+		cs.expiryTimer = t
+	}
+	s.mu.Unlock()
+}
+
+// dropSession deletes what the engine keeps for an MQTT session: its
+// durable subscriptions (and, with virtual topics, its consumer queues).
+func (s *Server) dropSession(clientID string) {
+	for _, ds := range s.e.DurableSubs(clientID) {
+		if _, _, ok := parseDurableName(ds.Key.Name); !ok {
+			continue // not an MQTT subscription: leave a JMS client's alone
+		}
+		if err := s.e.Unsubscribe(ds.Key); err != nil && !errors.Is(err, engine.ErrNoSuchSubscription) {
+			s.log.Warn("durable subscription not removed", "client_id", clientID, "sub", ds.Key.Name, "err", err)
+		}
+	}
+	if s.opts.VirtualTopics {
+		for _, d := range s.virtualQueues(clientID) {
+			if err := s.e.RemoveDestination(d); err != nil {
+				s.log.Warn("subscription queue not removed", "client_id", clientID, "dest", d.String(), "err", err)
+			}
+		}
+	}
+}
+
+// virtualQueues are the consumer queues the virtual-topic strategy made for
+// clientID's durable subscriptions.
+func (s *Server) virtualQueues(clientID string) []message.Destination {
+	prefix := virtualQueuePrefix(clientID)
+	var out []message.Destination
+	for _, d := range s.e.Destinations() {
+		if d.Type == message.Queue && strings.HasPrefix(d.Name, prefix) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// delayWill publishes will after delay seconds (MQTT 5 Will Delay
+// Interval), or when the session expires if that is sooner, unless the
+// client reconnects first.
+func (s *Server) delayWill(clientID string, will *message.Message, creds engine.Credentials, delay, expiry uint32) {
+	if expiry < delay {
+		delay = expiry
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs := s.client(clientID)
+	var t *time.Timer
+	t = time.AfterFunc(time.Duration(delay)*time.Second, func() {
+		s.mu.Lock()
+		cur := s.clients[clientID]
+		if cur == nil || cur.willTimer != t {
+			s.mu.Unlock()
+			return
+		}
+		cur.willTimer = nil
+		s.mu.Unlock()
+		creds.ClientID = ""
+		c, err := s.e.Connect(creds)
+		if err != nil {
+			s.log.Warn("delayed will not published", "client_id", clientID, "err", err)
+			return
+		}
+		defer c.Close()
+		if err := c.Send(will, "", nil, 0); err != nil {
+			s.log.Warn("delayed will not published", "client_id", clientID, "err", err)
+		}
+	})
+	cs.willTimer = t
+}

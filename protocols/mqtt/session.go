@@ -1,0 +1,479 @@
+package mqtt
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"wharf/engine"
+	"wharf/engine/message"
+	"wharf/protocols/mqtt/wire"
+	"wharf/protocols/transport"
+)
+
+// session is one MQTT network connection and the MQTT session it carries.
+type session struct {
+	srv *Server
+	tc  transport.Conn
+	log *slog.Logger
+	dec *wire.Decoder
+
+	// mu guards everything down to outMu. It is held while a packet is
+	// handled (transport goroutine), while the session is released
+	// (OnClose), and by a newer session taking the client id over.
+	mu         sync.Mutex
+	packets    []wire.Packet
+	version    byte
+	conn       *engine.Conn
+	creds      engine.Credentials
+	clientID   string
+	cs         *clientState // registered in srv.clients when clientID != ""
+	persistent bool         // the session outlives the connection
+	expiry     uint32       // MQTT 5 Session Expiry Interval (s); ^0 never
+	will       *message.Message
+	willDelay  uint32 // MQTT 5 Will Delay Interval (s)
+	subs       map[string]*subscription
+	aliases    map[uint16]string // MQTT 5 inbound topic aliases
+	dead       bool              // no more packets are handled
+	released   bool              // the engine connection is closed
+	wire       []byte            // encode buffer of the transport goroutine
+
+	// outMu guards the outbound side, which shard goroutines (Deliver,
+	// Complete) share with the transport goroutine. It is never held
+	// while calling the engine, except Subscription.Settle and AddCredit,
+	// which only post.
+	outMu     sync.Mutex
+	out       []byte
+	nextPID   uint16
+	inflight  map[uint16]*outFlight
+	waiting   []waitingDelivery
+	recvMax   int // the client's Receive Maximum
+	maxPacket int // the client's Maximum Packet Size (bytes); 0 none
+
+	connected atomic.Bool
+	closed    atomic.Bool
+	readSeen  atomic.Bool
+	// outstanding counts sends the engine has not completed; paused is set
+	// while reading is stopped because of them. inflightIn counts QoS 1
+	// and 2 publishes not yet acknowledged to the client (MQTT 5 Receive
+	// Maximum).
+	outstanding atomic.Int64
+	inflightIn  atomic.Int64
+	paused      atomic.Bool
+	flowMu      sync.Mutex
+	timerMu     sync.Mutex
+	timers      []*time.Timer
+}
+
+func newSession(srv *Server, tc transport.Conn) *session {
+	s := &session{
+		srv:      srv,
+		tc:       tc,
+		log:      srv.log.With("conn", tc.ID(), "remote", tc.RemoteAddr().String(), "proto", "mqtt"),
+		dec:      wire.NewDecoder(srv.opts.Limits),
+		subs:     map[string]*subscription{},
+		inflight: map[uint16]*outFlight{},
+		recvMax:  65535,
+	}
+	s.after(srv.opts.ConnectTimeout, func() {
+		if !s.connected.Load() && !s.closed.Load() {
+			s.log.Debug("connect timeout")
+			s.tc.Close()
+		}
+	})
+	return s
+}
+
+func (s *session) after(d time.Duration, fn func()) {
+	s.timerMu.Lock()
+	defer s.timerMu.Unlock()
+	if s.closed.Load() {
+		return
+	}
+	s.timers = append(s.timers, time.AfterFunc(d, fn))
+}
+
+// OnData decodes packets and handles them in order.
+func (s *session) OnData(b []byte) error {
+	s.readSeen.Store(true)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dead {
+		return nil
+	}
+	packets, err := s.dec.Feed(b, s.packets[:0])
+	for i := range packets {
+		if s.dead {
+			break
+		}
+		s.handle(&packets[i])
+		packets[i] = wire.Packet{}
+	}
+	s.packets = packets[:0]
+	if err != nil && !s.dead {
+		s.decodeFailed(err)
+	}
+	return nil
+}
+
+// decodeFailed ends the connection on a packet that cannot be decoded: with
+// CONNACK 0x01 for an unknown protocol level [MQTT-3.1.2-2], an MQTT 5
+// DISCONNECT with the reason code the error carries, or a plain close.
+func (s *session) decodeFailed(err error) {
+	s.log.Warn("malformed packet, closing", "err", err)
+	reason := wire.ReasonMalformedPacket
+	var we *wire.Error
+	if errors.As(err, &we) {
+		reason = we.Reason
+	}
+	switch {
+	case !s.connected.Load() && reason == wire.ReasonUnsupportedProtocolVersion:
+		s.writePacket(&wire.Packet{Type: wire.CONNACK, ReasonCode: wire.ConnRefusedProtocolVersion}, wire.Version311)
+	case s.version == wire.Version5:
+		s.writePacket(&wire.Packet{Type: wire.DISCONNECT, ReasonCode: reason}, wire.Version5)
+	}
+	s.abort()
+}
+
+// protocolError ends the connection for a packet that breaks the protocol;
+// MQTT 5 clients get a DISCONNECT with reason and its text.
+func (s *session) protocolError(reason byte, msg string) {
+	s.log.Warn("protocol error, closing", "reason", reason, "err", msg)
+	if s.version == wire.Version5 && s.connected.Load() {
+		p := wire.Packet{Type: wire.DISCONNECT, ReasonCode: reason, Props: &wire.Properties{ReasonString: msg}}
+		s.writePacket(&p, wire.Version5)
+	}
+	s.abort()
+}
+
+// abort stops handling packets and closes the network connection; OnClose
+// then releases the session, publishing the will.
+func (s *session) abort() {
+	s.dead = true
+	s.tc.Close()
+}
+
+// OnClose releases everything the connection held.
+func (s *session) OnClose(err error) {
+	s.closed.Store(true)
+	s.timerMu.Lock()
+	for _, t := range s.timers {
+		t.Stop()
+	}
+	s.timers = nil
+	s.timerMu.Unlock()
+	s.mu.Lock()
+	s.dead = true
+	s.release(true)
+	s.mu.Unlock()
+	if err != nil {
+		s.log.Debug("connection closed", "err", err)
+	}
+}
+
+// release closes the engine connection, publishing the will first when
+// publishWill is set and the client did not disconnect normally, and
+// leaves what the MQTT session keeps with the server. Called with mu held.
+func (s *session) release(publishWill bool) {
+	if s.released || s.conn == nil {
+		s.released = true
+		return
+	}
+	s.released = true
+	if s.will != nil && publishWill {
+		if s.willDelay > 0 && s.persistent && s.clientID != "" {
+			s.srv.delayWill(s.clientID, s.will, s.creds, s.willDelay, s.expiry)
+		} else if err := s.conn.Send(s.will, "", nil, 0); err != nil {
+			s.log.Warn("will not published", "dest", s.will.Destination.String(), "err", err)
+		}
+	}
+	s.will = nil
+	if err := s.conn.Close(); err != nil {
+		s.log.Warn("connection cleanup failed", "err", err)
+	}
+	if s.clientID != "" {
+		s.srv.offline(s)
+	}
+}
+
+// takeOver ends this session's connection because a new one connected with
+// the same client id [MQTT-3.1.4-3]. Called by the new session, which holds
+// its own mu.
+func (s *session) takeOver() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released {
+		return
+	}
+	s.log.Info("client id taken over by a new connection", "client_id", s.clientID)
+	if s.version == wire.Version5 {
+		s.writePacket(&wire.Packet{Type: wire.DISCONNECT, ReasonCode: wire.ReasonSessionTakenOver}, wire.Version5)
+	}
+	s.dead = true
+	s.release(true)
+	s.tc.Close()
+}
+
+// writePacket encodes p with the transport goroutine's buffer and writes it.
+func (s *session) writePacket(p *wire.Packet, version byte) {
+	s.wire = wire.AppendPacket(s.wire[:0], p, version)
+	if err := s.tc.Write(s.wire); err != nil {
+		s.log.Debug("write failed", "err", err)
+	}
+}
+
+// writeAck writes a short acknowledgement from any goroutine.
+func (s *session) writeAck(t wire.Type, pid uint16, reason byte) {
+	var buf [16]byte
+	b := wire.AppendPacket(buf[:0], &wire.Packet{Type: t, PacketID: pid, ReasonCode: reason}, s.version)
+	if err := s.tc.Write(b); err != nil {
+		s.log.Debug("write failed", "err", err)
+	}
+}
+
+// handle dispatches one packet.
+func (s *session) handle(p *wire.Packet) {
+	if p.Type != wire.CONNECT && !s.connected.Load() {
+		// [MQTT-3.1.0-1]: the first packet must be CONNECT.
+		s.log.Warn("packet before CONNECT, closing", "packet", p.Type.String())
+		s.abort()
+		return
+	}
+	switch p.Type {
+	case wire.CONNECT:
+		if s.connected.Load() {
+			s.protocolError(wire.ReasonProtocolError, "second CONNECT [MQTT-3.1.0-2]")
+			return
+		}
+		s.onConnect(p)
+	case wire.PUBLISH:
+		s.onPublish(p)
+	case wire.PUBACK:
+		s.onPubAck(p)
+	case wire.PUBREC:
+		s.onPubRec(p)
+	case wire.PUBREL:
+		s.onPubRel(p)
+	case wire.PUBCOMP:
+		s.onPubComp(p)
+	case wire.SUBSCRIBE:
+		s.onSubscribe(p)
+	case wire.UNSUBSCRIBE:
+		s.onUnsubscribe(p)
+	case wire.PINGREQ:
+		s.writePacket(&wire.Packet{Type: wire.PINGRESP}, s.version)
+	case wire.DISCONNECT:
+		s.onDisconnect(p)
+	case wire.AUTH:
+		// Enhanced authentication is not offered: CONNECT with an
+		// Authentication Method is refused, so AUTH is never expected.
+		s.protocolError(wire.ReasonProtocolError, "AUTH without an authentication method")
+	default:
+		s.protocolError(wire.ReasonProtocolError, p.Type.String()+" is not sent by clients")
+	}
+}
+
+func (s *session) onConnect(p *wire.Packet) {
+	c := p.Connect
+	v := c.ProtocolLevel
+	s.version = v
+	s.dec.SetVersion(v)
+	refuse := func(code3, code5 byte, why string) {
+		s.log.Info("connection refused", "client_id", c.ClientID, "err", why)
+		ack := wire.Packet{Type: wire.CONNACK, ReasonCode: code3}
+		if v == wire.Version5 {
+			ack.ReasonCode = code5
+			ack.Props = &wire.Properties{ReasonString: why}
+		}
+		s.writePacket(&ack, v)
+		s.abort()
+	}
+	if v != wire.Version5 && c.PasswordFlag && !c.UsernameFlag {
+		// [MQTT-3.1.2-22]; ActiveMQ closes without a CONNACK.
+		s.log.Warn("password without user name, closing")
+		s.abort()
+		return
+	}
+	if p.Props != nil && p.Props.AuthMethod != "" {
+		refuse(wire.ConnRefusedNotAuthorized, wire.ReasonBadAuthMethod, "authentication method "+p.Props.AuthMethod+" is not supported")
+		return
+	}
+	if c.WillFlag {
+		if err := wire.ValidTopicName(c.WillTopic); err != nil {
+			// [MQTT-3.1.2-14]: the will topic is a topic name.
+			refuse(wire.ConnRefusedServerUnavailable, wire.ReasonTopicNameInvalid, "will topic: "+err.Error())
+			return
+		}
+	}
+	clientID := strings.Clone(c.ClientID)
+	assigned := false
+	if clientID == "" {
+		switch {
+		case v == wire.Version5:
+			clientID = "wharf-" + randomID()
+			assigned = true
+		case !c.CleanSession:
+			// [MQTT-3.1.3-8]
+			refuse(wire.ConnRefusedIdentifierRejected, wire.ReasonClientIDNotValid, "a client id is required when the session is not clean")
+			return
+		}
+	}
+	s.persistent = !c.CleanSession
+	if v == wire.Version5 {
+		s.expiry = 0
+		if p.Props != nil && p.Props.HasSessionExpiry {
+			s.expiry = p.Props.SessionExpiry
+		}
+		s.persistent = s.expiry > 0
+		if p.Props != nil && p.Props.HasReceiveMaximum {
+			s.recvMax = int(p.Props.ReceiveMaximum)
+		}
+		if p.Props != nil && p.Props.HasMaximumPacketSize {
+			s.maxPacket = int(p.Props.MaximumPacketSize)
+		}
+	}
+	s.creds = engine.Credentials{
+		Username: c.Username, Password: string(c.Password), ClientID: clientID,
+		Remote: s.tc.RemoteAddr(), Protocol: "mqtt",
+	}
+	// Take the client id over from a session that holds it, and stop what
+	// an offline session had pending.
+	cs := &clientState{inQoS2: map[uint16]bool{}, released: map[uint16]bool{}}
+	if clientID != "" {
+		var old *session
+		cs, old = s.srv.claim(clientID, s)
+		if old != nil {
+			old.takeOver()
+		}
+	}
+	s.cs = cs
+	conn, err := s.srv.e.Connect(s.creds)
+	if err != nil {
+		if clientID != "" {
+			s.srv.unclaim(clientID, s)
+		}
+		switch {
+		case errors.Is(err, engine.ErrBadCredentials):
+			refuse(wire.ConnRefusedBadUsernamePassword, wire.ReasonBadUserNameOrPassword, err.Error())
+		case errors.Is(err, engine.ErrNotAuthorized):
+			refuse(wire.ConnRefusedNotAuthorized, wire.ReasonNotAuthorized, err.Error())
+		case errors.Is(err, engine.ErrClientIDInUse):
+			refuse(wire.ConnRefusedIdentifierRejected, wire.ReasonClientIDNotValid, err.Error())
+		default:
+			refuse(wire.ConnRefusedServerUnavailable, wire.ReasonServerUnavailable, err.Error())
+		}
+		return
+	}
+	s.conn = conn
+	s.clientID = clientID
+	s.log = s.log.With("client_id", clientID)
+	if c.WillFlag {
+		s.will = s.willMessage(c)
+		if c.WillProps != nil && c.WillProps.HasWillDelay {
+			s.willDelay = c.WillProps.WillDelay
+		}
+	}
+	present := false
+	if c.CleanSession {
+		s.srv.resetClient(cs)
+		s.dropStoredSession()
+	} else {
+		present = s.hasStoredSession()
+	}
+	ack := wire.Packet{Type: wire.CONNACK, SessionPresent: present && v != wire.Version31}
+	if v == wire.Version5 {
+		ack.Props = s.connackProps(assigned)
+	}
+	s.connected.Store(true)
+	s.writePacket(&ack, v)
+	if present {
+		s.resumeSession()
+	}
+	keepAlive := time.Duration(c.KeepAlive) * time.Second
+	if keepAlive == 0 {
+		keepAlive = s.srv.opts.DefaultKeepAlive
+	}
+	s.startKeepAlive(keepAlive)
+}
+
+// connackProps are the MQTT 5 CONNACK properties: what the broker allows.
+func (s *session) connackProps(assigned bool) *wire.Properties {
+	pr := &wire.Properties{
+		TopicAliasMaximum: s.srv.opts.TopicAliasMaximum, HasTopicAliasMaximum: s.srv.opts.TopicAliasMaximum > 0,
+		ReceiveMaximum: s.srv.opts.ReceiveMaximum, HasReceiveMaximum: true,
+		// Shared subscriptions are not offered yet: SUBSCRIBE to
+		// $share/... is answered with 0x9E.
+		SharedSubAvailable: 0, HasSharedSubAvailable: true,
+	}
+	if n := s.srv.opts.Limits.MaxPacketBytes; n > 0 {
+		pr.MaximumPacketSize, pr.HasMaximumPacketSize = uint32(n), true
+	}
+	if assigned {
+		pr.AssignedClientID = s.clientID
+	}
+	if s.expiry == 0xFFFFFFFF {
+		pr.SessionExpiry, pr.HasSessionExpiry = s.expiry, true
+	}
+	return pr
+}
+
+func randomID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// startKeepAlive closes the connection when nothing arrives for 1.5 times
+// the keep-alive interval [MQTT-3.1.2-24] (ActiveMQ: the same, through its
+// inactivity monitor's read check).
+func (s *session) startKeepAlive(k time.Duration) {
+	if k <= 0 {
+		return
+	}
+	period := k * 3 / 2
+	s.readSeen.Store(false)
+	var check func()
+	check = func() {
+		if s.closed.Load() {
+			return
+		}
+		// A connection paused by flow control reads nothing, so it is not
+		// judged until it resumes.
+		if !s.readSeen.Swap(false) && !s.paused.Load() {
+			s.log.Info("keep-alive expired, closing", "keep_alive", k.String())
+			s.mu.Lock()
+			if s.version == wire.Version5 && !s.dead {
+				s.writePacket(&wire.Packet{Type: wire.DISCONNECT, ReasonCode: wire.ReasonKeepAliveTimeout}, wire.Version5)
+			}
+			s.mu.Unlock()
+			s.tc.Close()
+			return
+		}
+		s.after(period, check)
+	}
+	s.after(period, check)
+}
+
+func (s *session) onDisconnect(p *wire.Packet) {
+	publishWill := false
+	if s.version == wire.Version5 {
+		// Reason 0x04 asks for the will [MQTT-3.14.2-1 note].
+		publishWill = p.ReasonCode == wire.ReasonDisconnectWithWill
+		if p.Props != nil && p.Props.HasSessionExpiry {
+			if s.expiry == 0 && p.Props.SessionExpiry != 0 {
+				s.protocolError(wire.ReasonProtocolError, "session expiry set on DISCONNECT after 0 at CONNECT [MQTT-3.14.2-2]")
+				return
+			}
+			s.expiry = p.Props.SessionExpiry
+			s.persistent = s.expiry > 0
+		}
+	}
+	s.dead = true
+	s.release(publishWill)
+	s.tc.Close()
+}

@@ -1,0 +1,556 @@
+package mqtt
+
+import (
+	"errors"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"wharf/engine"
+	"wharf/engine/message"
+	"wharf/protocols/mqtt/wire"
+)
+
+// ActiveMQ's MQTT subscription prefetches (MQTTSubscriptionStrategy).
+const (
+	topicPrefetch   = 32767
+	durablePrefetch = 100
+	queuePrefetch   = 1000
+)
+
+// subscription is one topic filter of a session; it is the engine Sink.
+type subscription struct {
+	s       *session
+	filter  string // as subscribed
+	qos     byte   // granted
+	durable string // durable subscription name, "" when not durable
+	queue   message.Destination
+	rap     bool   // MQTT 5 retain-as-published
+	subID   uint32 // MQTT 5 subscription identifier, 0 none
+	// skipDollar: a filter starting with a wildcard matches no topic
+	// starting with '$' [MQTT-4.7.2-1].
+	skipDollar bool
+	es         atomic.Pointer[engine.Subscription]
+	closed     atomic.Bool
+	giveBack   func(error) // returns an auto-ack delivery's credit once written
+}
+
+// outFlight is a QoS 1 or 2 delivery awaiting the client's PUBACK, or
+// PUBREC then PUBCOMP.
+type outFlight struct {
+	es       *engine.Subscription // nil for a PUBREL resumed from an earlier connection
+	id       uint64
+	qos      byte
+	released bool // QoS 2: PUBREC came, PUBREL sent
+}
+
+// waitingDelivery is a delivery held back by the client's Receive Maximum.
+type waitingDelivery struct {
+	sub *subscription
+	d   engine.Delivery
+	qos byte
+}
+
+func (s *session) onSubscribe(p *wire.Packet) {
+	var subID uint32
+	if p.Props != nil && len(p.Props.SubscriptionIDs) > 0 {
+		subID = p.Props.SubscriptionIDs[0]
+	}
+	codes := make([]byte, len(p.Subscriptions))
+	var started []*engine.Subscription
+	for i, r := range p.Subscriptions {
+		var es *engine.Subscription
+		codes[i], es = s.subscribe(r, subID)
+		if es != nil {
+			started = append(started, es)
+		}
+	}
+	s.writePacket(&wire.Packet{Type: wire.SUBACK, PacketID: p.PacketID, ReasonCodes: codes}, s.version)
+	// Subscribed with the window shut, opened after the SUBACK: no retained
+	// message overtakes it [MQTT-3.8.4-1 order].
+	for _, es := range started {
+		es.Start()
+	}
+}
+
+// subscribe makes one subscription and returns its SUBACK code and, on
+// success, the engine subscription to start.
+func (s *session) subscribe(r wire.Subscription, subID uint32) (byte, *engine.Subscription) {
+	fail := func(code5 byte) byte {
+		if s.version == wire.Version5 {
+			return code5
+		}
+		return 0x80
+	}
+	filter := strings.Clone(r.Filter)
+	if err := wire.ValidTopicFilter(filter); err != nil {
+		s.log.Info("subscription refused", "filter", filter, "err", err)
+		return fail(wire.ReasonTopicFilterInvalid), nil
+	}
+	if s.version == wire.Version5 {
+		if _, _, ok, _ := wire.ParseShared(filter); ok {
+			return wire.ReasonSharedSubNotSupported, nil
+		}
+	}
+	qos := min(r.QoS, 2)
+	old := s.subs[filter]
+	isNew := old == nil
+	if old != nil {
+		s.closeSub(old, false)
+		delete(s.subs, filter)
+	}
+	sub, spec := s.newSubscription(filter, qos)
+	if old != nil && old.durable != "" && old.durable != sub.durable {
+		s.dropDurable(old)
+	}
+	sub.rap = r.RetainAsPublished
+	sub.subID = subID
+	spec.NoLocal = r.NoLocal
+	spec.Paused = true
+	// Retain Handling: 0 sends retained messages at every subscribe, 1 only
+	// for a new subscription, 2 never [MQTT-3.3.1-9..11].
+	spec.Retroactive = r.RetainHandling == 0 || (r.RetainHandling == 1 && isNew)
+	es, err := s.conn.Subscribe(spec, sub)
+	if err != nil {
+		s.log.Info("subscription refused", "filter", filter, "err", err)
+		if errors.Is(err, engine.ErrNotAuthorized) {
+			return fail(wire.ReasonNotAuthorized), nil
+		}
+		return fail(wire.ReasonUnspecifiedError), nil
+	}
+	sub.es.Store(es)
+	s.subs[filter] = sub
+	return qos, es
+}
+
+// newSubscription describes the engine subscription of filter at qos under
+// the session's strategy (MQTTDefaultSubscriptionStrategy or
+// MQTTVirtualTopicSubscriptionStrategy).
+func (s *session) newSubscription(filter string, qos byte) (*subscription, engine.SubSpec) {
+	sub := &subscription{s: s, filter: filter, qos: qos}
+	sub.skipDollar = strings.HasPrefix(filter, "+") || strings.HasPrefix(filter, "#")
+	sub.giveBack = func(error) {
+		if es := sub.es.Load(); es != nil {
+			es.AddCredit(1)
+		}
+	}
+	dest := s.topicFor(filter)
+	spec := engine.SubSpec{Destination: dest, Prefetch: topicPrefetch, AckMode: engine.AckAuto}
+	if qos > 0 {
+		spec.AckMode = engine.AckIndividual
+	}
+	if s.persistent && qos > 0 {
+		if s.srv.opts.VirtualTopics && !strings.HasPrefix(convertName(filter), virtualTopicPrefix) {
+			// A queue per client and subscription, fed by the virtual topic.
+			sub.queue = message.QueueDest(virtualQueuePrefix(s.clientID) + qosNames[qos] + "." + dest.Name)
+			spec.Destination = sub.queue
+			spec.Prefetch = queuePrefetch
+		} else {
+			sub.durable = durableName(qos, filter)
+			spec.DurableName = sub.durable
+			spec.Prefetch = durablePrefetch
+		}
+	}
+	if n := s.srv.opts.SubscriptionPrefetch; n > 0 {
+		spec.Prefetch = n
+	}
+	return sub, spec
+}
+
+// virtualQueuePrefix starts the names of the consumer queues of clientID
+// under the virtual-topic strategy: Consumer.<client id>:<QoS>.VirtualTopic.<filter>.
+func virtualQueuePrefix(clientID string) string {
+	return "Consumer." + convertName(clientID) + ":"
+}
+
+// closeSub ends sub's consumer; the durable subscription (or queue) stays.
+func (s *session) closeSub(sub *subscription, _ bool) {
+	sub.closed.Store(true)
+	if es := sub.es.Load(); es != nil {
+		if err := s.conn.CloseSubscription(es); err != nil && !errors.Is(err, engine.ErrSubClosed) {
+			s.log.Warn("subscription close failed", "filter", sub.filter, "err", err)
+		}
+	}
+}
+
+// dropDurable deletes what keeps sub's messages while the client is away.
+func (s *session) dropDurable(sub *subscription) {
+	switch {
+	case sub.durable != "":
+		if err := s.conn.Unsubscribe(sub.durable); err != nil && !errors.Is(err, engine.ErrNoSuchSubscription) {
+			s.log.Warn("durable subscription not removed", "sub", sub.durable, "err", err)
+		}
+	case !sub.queue.IsZero():
+		if err := s.srv.e.RemoveDestination(sub.queue); err != nil {
+			s.log.Warn("subscription queue not removed", "dest", sub.queue.String(), "err", err)
+		}
+	}
+}
+
+func (s *session) onUnsubscribe(p *wire.Packet) {
+	codes := make([]byte, len(p.Topics))
+	for i, f := range p.Topics {
+		sub := s.subs[f]
+		if sub == nil {
+			codes[i] = wire.ReasonNoSubscriptionExisted
+			continue
+		}
+		delete(s.subs, f)
+		s.closeSub(sub, true)
+		s.dropDurable(sub)
+	}
+	ack := wire.Packet{Type: wire.UNSUBACK, PacketID: p.PacketID}
+	if s.version == wire.Version5 {
+		ack.ReasonCodes = codes
+	}
+	s.writePacket(&ack, s.version)
+}
+
+// hasStoredSession reports whether the client id has subscriptions kept
+// from an earlier connection.
+func (s *session) hasStoredSession() bool {
+	if s.clientID == "" {
+		return false
+	}
+	for _, ds := range s.srv.e.DurableSubs(s.clientID) {
+		if _, _, ok := parseDurableName(ds.Key.Name); ok {
+			return true
+		}
+	}
+	if s.srv.opts.VirtualTopics && len(s.srv.virtualQueues(s.clientID)) > 0 {
+		return true
+	}
+	s.srv.mu.Lock()
+	defer s.srv.mu.Unlock()
+	return len(s.cs.released) > 0
+}
+
+// dropStoredSession deletes an earlier session of the client id: CONNECT
+// with clean session deletes its durable subscriptions (ActiveMQ does).
+func (s *session) dropStoredSession() {
+	if s.clientID != "" {
+		s.srv.dropSession(s.clientID)
+	}
+}
+
+// resumeSession re-creates the subscriptions of the stored session, which
+// then deliver what they kept, and re-sends PUBREL for the QoS 2 deliveries
+// whose PUBCOMP had not come [MQTT-4.4.0-1].
+func (s *session) resumeSession() {
+	for _, ds := range s.srv.e.DurableSubs(s.clientID) {
+		qos, filter, ok := parseDurableName(ds.Key.Name)
+		if !ok || qos == 0 {
+			continue
+		}
+		s.resume(filter, qos)
+	}
+	if s.srv.opts.VirtualTopics {
+		prefix := virtualQueuePrefix(s.clientID)
+		for _, d := range s.srv.virtualQueues(s.clientID) {
+			rest := strings.TrimPrefix(d.Name, prefix)
+			q, topic, ok := strings.Cut(rest, ".")
+			if !ok {
+				continue
+			}
+			for i, n := range qosNames {
+				if n == q && i > 0 {
+					s.resume(convertName(strings.TrimPrefix(topic, virtualTopicPrefix)), byte(i))
+				}
+			}
+		}
+	}
+	s.srv.mu.Lock()
+	pids := make([]uint16, 0, len(s.cs.released))
+	for pid := range s.cs.released {
+		pids = append(pids, pid)
+	}
+	s.srv.mu.Unlock()
+	s.outMu.Lock()
+	for _, pid := range pids {
+		s.inflight[pid] = &outFlight{qos: 2, released: true}
+	}
+	s.outMu.Unlock()
+	for _, pid := range pids {
+		s.writeAck(wire.PUBREL, pid, 0)
+	}
+}
+
+func (s *session) resume(filter string, qos byte) {
+	sub, spec := s.newSubscription(filter, qos)
+	es, err := s.conn.Subscribe(spec, sub)
+	if err != nil {
+		s.log.Warn("stored subscription not resumed", "filter", filter, "err", err)
+		return
+	}
+	sub.es.Store(es)
+	s.subs[filter] = sub
+}
+
+// Deliver sends a PUBLISH for a delivery (MQTTProtocolConverter.convertMessage
+// and its mapping, reference/mappings.md §2.4). It runs on a shard
+// goroutine.
+func (sub *subscription) Deliver(d engine.Delivery) {
+	s := sub.s
+	if s.closed.Load() || sub.closed.Load() {
+		return // the engine takes unacknowledged deliveries back on close
+	}
+	m := d.Msg
+	qos := min(sub.qos, messageQoS(m))
+	if sub.skipDollar && strings.HasPrefix(m.Destination.Name, "$") {
+		sub.settle(d)
+		return
+	}
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	if qos == 0 {
+		if !s.writePublish(sub, d, 0, 0) {
+			sub.settle(d)
+			return
+		}
+		if sub.qos > 0 {
+			// A QoS 0 message on a QoS 1 or 2 subscription: nothing will
+			// acknowledge it (ActiveMQ acks it at once as well).
+			d.Sub.Settle(d.ID)
+		}
+		return
+	}
+	if len(s.inflight) >= s.recvMax {
+		s.waiting = append(s.waiting, waitingDelivery{sub: sub, d: d, qos: qos})
+		return
+	}
+	s.sendInflight(sub, d, qos)
+}
+
+// settle gives up a delivery the session cannot send.
+func (sub *subscription) settle(d engine.Delivery) {
+	if sub.qos == 0 {
+		d.Sub.AddCredit(1)
+		return
+	}
+	d.Sub.Settle(d.ID)
+}
+
+// sendInflight sends a QoS 1 or 2 delivery under a fresh packet id.
+// Called with outMu held.
+func (s *session) sendInflight(sub *subscription, d engine.Delivery, qos byte) {
+	pid := s.allocPID()
+	s.inflight[pid] = &outFlight{es: d.Sub, id: d.ID, qos: qos}
+	if !s.writePublish(sub, d, qos, pid) {
+		delete(s.inflight, pid)
+		d.Sub.Settle(d.ID)
+	}
+}
+
+// allocPID returns a packet id no in-flight delivery uses. Called with
+// outMu held; the Receive Maximum (at most 65535) keeps one free.
+func (s *session) allocPID() uint16 {
+	for {
+		s.nextPID++
+		if s.nextPID == 0 {
+			s.nextPID = 1
+		}
+		if s.inflight[s.nextPID] == nil {
+			return s.nextPID
+		}
+	}
+}
+
+// pump sends the deliveries held back by the Receive Maximum. Called with
+// outMu held.
+func (s *session) pump() {
+	for len(s.waiting) > 0 && len(s.inflight) < s.recvMax {
+		w := s.waiting[0]
+		s.waiting[0] = waitingDelivery{}
+		s.waiting = s.waiting[1:]
+		if w.sub.closed.Load() {
+			continue
+		}
+		s.sendInflight(w.sub, w.d, w.qos)
+	}
+	if len(s.waiting) == 0 {
+		s.waiting = nil
+	}
+}
+
+// writePublish encodes and writes the PUBLISH of d. It reports false when
+// the packet exceeds the client's Maximum Packet Size, and is dropped
+// [MQTT-3.1.2-25]. Called with outMu held.
+func (s *session) writePublish(sub *subscription, d engine.Delivery, qos byte, pid uint16) bool {
+	m := d.Msg
+	p := wire.Packet{
+		Type:     wire.PUBLISH,
+		QoS:      qos,
+		PacketID: pid,
+		Dup:      qos > 0 && d.Redeliveries > 0,
+		Topic:    s.mqttTopic(m.Destination),
+		Payload:  payloadOf(m),
+	}
+	if v, ok := m.Props.Get(engine.RetainedProperty); ok && v.Bool() {
+		p.Retain = true
+	} else if sub.rap && m.Retain {
+		p.Retain = true
+	}
+	if s.version == wire.Version5 {
+		p.Props = s.publishProps(sub, m)
+	}
+	s.out = wire.AppendPacket(s.out[:0], &p, s.version)
+	if s.maxPacket > 0 && len(s.out) > s.maxPacket {
+		s.log.Debug("message over the client's maximum packet size dropped", "msg_id", m.ID, "size", len(s.out), "limit", s.maxPacket)
+		return false
+	}
+	var err error
+	if qos == 0 && sub.qos == 0 {
+		err = s.tc.WriteNotify(s.out, sub.giveBack)
+	} else {
+		err = s.tc.Write(s.out)
+	}
+	if err != nil {
+		s.log.Debug("write failed", "err", err)
+	}
+	return true
+}
+
+// publishProps are the MQTT 5 properties of a delivery: the inverse of
+// toMessage's mapping, plus the subscription identifier.
+func (s *session) publishProps(sub *subscription, m *message.Message) *wire.Properties {
+	pr := &wire.Properties{}
+	if m.BodyType == message.TextBody {
+		pr.PayloadFormat, pr.HasPayloadFormat = 1, true
+	}
+	if m.Expiration > 0 {
+		left := (m.Expiration - time.Now().UnixMilli() + 999) / 1000
+		pr.MessageExpiry, pr.HasMessageExpiry = uint32(max(left, 1)), true
+	}
+	if !m.ReplyTo.IsZero() {
+		pr.ResponseTopic = s.mqttTopic(m.ReplyTo)
+	}
+	if m.CorrelationID != "" {
+		pr.CorrelationData = []byte(m.CorrelationID)
+	}
+	if sub.subID != 0 {
+		pr.SubscriptionIDs = []uint32{sub.subID}
+	}
+	for i := range m.Props {
+		p := &m.Props[i]
+		switch p.Name {
+		case QoSProperty, engine.RetainedProperty:
+		case ContentTypeProperty:
+			pr.ContentType = p.Value.Text()
+		default:
+			pr.User = append(pr.User, wire.UserProperty{Key: p.Name, Value: p.Value.Text()})
+		}
+	}
+	return pr
+}
+
+// messageQoS is the QoS a message is delivered with at most: its
+// ActiveMQ.MQTT.QoS, or for messages from other protocols 1 when
+// persistent and 0 when not.
+//
+// DEVIATION: ActiveMQ 5.17 writes "persistent ? 0 : 1" here
+// (reference/mappings.md §2.4), which sends persistent JMS messages at QoS
+// 0 and non-persistent ones at QoS 1; Wharf maps persistence the way the
+// inbound side does.
+func messageQoS(m *message.Message) byte {
+	if v, ok := m.Props.Get(QoSProperty); ok && v.IsInteger() {
+		return byte(min(max(v.Int(), 0), 2))
+	}
+	if m.Persistent {
+		return 1
+	}
+	return 0
+}
+
+// payloadOf is the PUBLISH payload of a message: text as UTF-8, bytes as
+// they are, a map as Java's Map.toString renders it, anything else as its
+// raw body (ActiveMQ sends the marshalled content).
+func payloadOf(m *message.Message) []byte {
+	switch m.BodyType {
+	case message.MapBody:
+		var b []byte
+		b = append(b, '{')
+		for i, e := range m.Map {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = append(b, e.Name...)
+			b = append(b, '=')
+			b = append(b, e.Value.Text()...)
+		}
+		return append(b, '}')
+	default:
+		return m.Body
+	}
+}
+
+func (s *session) onPubAck(p *wire.Packet) {
+	s.outMu.Lock()
+	f := s.inflight[p.PacketID]
+	if f == nil || f.qos != 1 {
+		s.outMu.Unlock()
+		return // unknown or duplicate: nothing to do
+	}
+	delete(s.inflight, p.PacketID)
+	s.pump()
+	s.outMu.Unlock()
+	s.ack(f)
+}
+
+func (s *session) onPubRec(p *wire.Packet) {
+	s.outMu.Lock()
+	f := s.inflight[p.PacketID]
+	if f == nil || f.qos != 2 {
+		s.outMu.Unlock()
+		if s.version == wire.Version5 {
+			s.writeAck(wire.PUBREL, p.PacketID, wire.ReasonPacketIDNotFound)
+		}
+		return
+	}
+	first := !f.released
+	f.released = true
+	if s.version == wire.Version5 && p.ReasonCode >= 0x80 {
+		// The client refused the message: the exchange ends here.
+		delete(s.inflight, p.PacketID)
+		s.pump()
+		s.outMu.Unlock()
+		s.ack(f)
+		return
+	}
+	s.outMu.Unlock()
+	if first {
+		// DEVIATION: ActiveMQ acknowledges a QoS 2 delivery on PUBCOMP;
+		// Wharf on PUBREC, after which the client owns the message and a
+		// resumed session re-sends PUBREL, never the PUBLISH: exactly once
+		// across reconnects [MQTT-4.3.3].
+		s.srv.mu.Lock()
+		s.cs.released[p.PacketID] = true
+		s.srv.mu.Unlock()
+		s.ack(f)
+	}
+	s.writeAck(wire.PUBREL, p.PacketID, 0)
+}
+
+func (s *session) onPubComp(p *wire.Packet) {
+	s.outMu.Lock()
+	f := s.inflight[p.PacketID]
+	if f == nil || !f.released {
+		s.outMu.Unlock()
+		return
+	}
+	delete(s.inflight, p.PacketID)
+	s.pump()
+	s.outMu.Unlock()
+	s.srv.mu.Lock()
+	delete(s.cs.released, p.PacketID)
+	s.srv.mu.Unlock()
+}
+
+// ack acknowledges an in-flight delivery to the engine.
+func (s *session) ack(f *outFlight) {
+	if f.es == nil {
+		return
+	}
+	if err := s.conn.Ack(f.es, f.id, ""); err != nil && !errors.Is(err, engine.ErrConnClosed) {
+		s.log.Debug("ack failed", "err", err)
+	}
+}
