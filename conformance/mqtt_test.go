@@ -398,7 +398,7 @@ func TestConformanceMQTTAuthentication(t *testing.T) {
 	b := mqttBroker(t, nil, brokertest.WithEngine(func(o *engine.Options) {
 		o.Authenticator = passwords{"dev": "secret"}
 	}))
-	o := paho.NewClientOptions().AddBroker("tcp://"+b.MQTTAddr()).SetClientID(uniq(t)).
+	o := paho.NewClientOptions().AddBroker("tcp://" + b.MQTTAddr()).SetClientID(uniq(t)).
 		SetUsername("dev").SetPassword("wrong").SetAutoReconnect(false).SetConnectTimeout(wait)
 	c := paho.NewClient(o)
 	tok := c.Connect()
