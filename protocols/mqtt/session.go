@@ -72,13 +72,12 @@ type session struct {
 
 func newSession(srv *Server, tc transport.Conn) *session {
 	s := &session{
-		srv:      srv,
-		tc:       tc,
-		log:      srv.log.With("conn", tc.ID(), "remote", tc.RemoteAddr().String(), "proto", "mqtt"),
-		dec:      wire.NewDecoder(srv.opts.Limits),
-		subs:     map[string]*subscription{},
-		inflight: map[uint16]*outFlight{},
-		recvMax:  65535,
+		srv:     srv,
+		tc:      tc,
+		log:     srv.log.With("conn", tc.ID(), "remote", tc.RemoteAddr().String(), "proto", "mqtt"),
+		dec:     wire.NewDecoder(srv.opts.Limits),
+		subs:    map[string]*subscription{},
+		recvMax: 65535,
 	}
 	s.after(srv.opts.ConnectTimeout, func() {
 		if !s.connected.Load() && !s.closed.Load() {

@@ -266,6 +266,9 @@ func (s *session) resumeSession() {
 	}
 	s.srv.mu.Unlock()
 	s.outMu.Lock()
+	if len(pids) > 0 && s.inflight == nil {
+		s.inflight = map[uint16]*outFlight{}
+	}
 	for _, pid := range pids {
 		s.inflight[pid] = &outFlight{qos: 2, released: true}
 	}
@@ -334,6 +337,9 @@ func (sub *subscription) settle(d engine.Delivery) {
 // Called with outMu held.
 func (s *session) sendInflight(sub *subscription, d engine.Delivery, qos byte) {
 	pid := s.allocPID()
+	if s.inflight == nil {
+		s.inflight = map[uint16]*outFlight{} // made on first use: idle connections are many
+	}
 	s.inflight[pid] = &outFlight{es: d.Sub, id: d.ID, qos: qos}
 	if !s.writePublish(sub, d, qos, pid) {
 		delete(s.inflight, pid)

@@ -79,7 +79,6 @@ type Decoder struct {
 
 	// Scratch space reused from packet to packet; what a packet keeps is
 	// copied out of it into exactly sized slices.
-	props  Properties
 	user   []UserProperty
 	subIDs []uint32
 	subs   []Subscription
@@ -148,7 +147,6 @@ func (d *Decoder) Feed(b []byte, out []Packet) ([]Packet, error) {
 	if err != nil {
 		d.err = err
 		d.body, d.user, d.subIDs, d.subs, d.topics = nil, nil, nil, nil, nil
-		d.props = Properties{}
 	}
 	return out, err
 }
@@ -240,18 +238,16 @@ func (d *Decoder) checkFirst(c byte) error {
 	if t == 0 {
 		return malformed("packet type 0 is reserved (MQTT 5 §2.1.2)")
 	}
-	if d.version == 0 {
-		if t != CONNECT {
-			return protocolErr("%s before CONNECT: the first packet must be CONNECT [MQTT-3.1.0-1]", t)
-		}
-		return nil
-	}
-	switch t {
-	case CONNECT:
+	if t == CONNECT {
 		if d.connected {
 			return protocolErr("second CONNECT on the connection [MQTT-3.1.0-2]")
 		}
 		return nil
+	}
+	if d.version == 0 {
+		return protocolErr("%s before CONNECT: the first packet must be CONNECT [MQTT-3.1.0-1]", t)
+	}
+	switch t {
 	case AUTH:
 		if d.version < Version5 {
 			return malformed("packet type 15 (AUTH) is reserved before MQTT 5 (MQTT 3.1.1 §2.2.1)")

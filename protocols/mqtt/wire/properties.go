@@ -85,8 +85,8 @@ func scopeName(scope Type) string {
 // readProps reads an MQTT 5 property block (Property Length, then the
 // properties; MQTT 5 §2.2.2) for scope, a packet type or willScope. It
 // returns nil when the block is empty or holds only empty strings (see
-// Properties). The properties are parsed into the decoder's scratch value
-// and copied out once, with exactly sized User and SubscriptionIDs slices.
+// Properties). User and SubscriptionIDs are gathered in the decoder's
+// scratch slices and copied out once, exactly sized.
 func (d *Decoder) readProps(r *reader, scope Type) (*Properties, error) {
 	n, err := r.vbi("property length")
 	if err != nil {
@@ -100,24 +100,25 @@ func (d *Decoder) readProps(r *reader, scope Type) (*Properties, error) {
 	}
 	outer := r.end
 	r.end = r.i + int(n)
-	p := &d.props
+	// Parsed in place: a property block is almost never all empty strings,
+	// so allocating before knowing is cheaper than parsing into scratch
+	// and copying the struct out.
+	p := new(Properties)
 	user, subIDs := d.user[:0], d.subIDs[:0]
 	keep, err := d.readPropList(r, scope, p, &user, &subIDs)
 	r.end = outer
-	var out *Properties
 	if err == nil && keep {
-		out = new(Properties)
-		*out = *p
 		if len(user) > 0 {
-			out.User = append(make([]UserProperty, 0, len(user)), user...)
+			p.User = append(make([]UserProperty, 0, len(user)), user...)
 		}
 		if len(subIDs) > 0 {
-			out.SubscriptionIDs = append(make([]uint32, 0, len(subIDs)), subIDs...)
+			p.SubscriptionIDs = append(make([]uint32, 0, len(subIDs)), subIDs...)
 		}
+	} else {
+		p = nil
 	}
-	*p = Properties{}
 	d.user, d.subIDs = keepScratch(user), keepScratch(subIDs)
-	return out, err
+	return p, err
 }
 
 // readPropList reads properties up to r.end into p (User and SubscriptionIDs
