@@ -423,3 +423,48 @@ func (p passwords) Authenticate(c engine.Credentials) (*engine.Subject, error) {
 	}
 	return &engine.Subject{User: c.Username}, nil
 }
+
+func TestConformanceMQTTVirtualTopicStrategy(t *testing.T) {
+	b := mqttBroker(t, map[string]string{"transport.subscriptionStrategy": "mqtt-virtual-topic-subscriptions"})
+	base := uniq(t)
+	id := base + "-dev"
+	persistent := func(o *paho.ClientOptions) { o.SetCleanSession(false) }
+	sc, err := stomp.Dial("tcp", b.STOMPAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Disconnect()
+	// Publishes go to VirtualTopic.<topic>.
+	ss, err := sc.Subscribe("/topic/VirtualTopic."+base+".t", stomp.AckAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roundTrip(t, sc)
+	c := mqttConnect(t, b.MQTTAddr(), id, persistent)
+	ch := mqttSub(t, c, base+"/t", 1)
+	mqttPub(t, c, base+"/t", 1, false, "v1")
+	if m := recv(t, ss); string(m.Body) != "v1" {
+		t.Fatalf("STOMP on the virtual topic got %q", m.Body)
+	}
+	// The durable subscription is a queue fed by the virtual topic, and the
+	// MQTT subscriber sees the topic without the prefix.
+	if m := ch.next(t); m.Topic() != base+"/t" || string(m.Payload()) != "v1" {
+		t.Fatalf("MQTT got %s %q", m.Topic(), m.Payload())
+	}
+	q := message.QueueDest("Consumer." + id + ":AT_LEAST_ONCE.VirtualTopic." + base + ".t")
+	if st := b.Engine().Stats(q); !st.Exists || st.ConsumerCount != 1 {
+		t.Fatalf("subscription queue %s: %+v", q, st)
+	}
+	c.Disconnect(50)
+	mqttPub(t, mqttConnect(t, b.MQTTAddr(), base+"-p"), base+"/t", 1, false, "while-away")
+	ch2 := make(msgs, 10)
+	mqttConnect(t, b.MQTTAddr(), id, persistent, func(o *paho.ClientOptions) { o.SetDefaultPublishHandler(ch2.handler) })
+	if m := ch2.next(t); string(m.Payload()) != "while-away" {
+		t.Fatalf("resumed virtual-topic session got %q", m.Payload())
+	}
+	// A clean session removes the queue.
+	mqttConnect(t, b.MQTTAddr(), id).Disconnect(50)
+	if st := b.Engine().Stats(q); st.Exists {
+		t.Fatalf("clean session left %s", q)
+	}
+}

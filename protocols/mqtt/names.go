@@ -47,8 +47,13 @@ func (s *session) topicFor(mqttTopic string) message.Destination {
 	return message.TopicDest(name)
 }
 
-// mqttTopic is the MQTT topic name a message delivered from d carries.
-func (s *session) mqttTopic(d message.Destination) string {
+// mqttTopic is the MQTT topic name of a message delivered from d; orig is
+// the message's original destination, which names the topic when d is the
+// queue a virtual topic copied it to.
+func (s *session) mqttTopic(d, orig message.Destination) string {
+	if !d.Type.IsTopic() && orig.Type.IsTopic() {
+		d = orig
+	}
 	name := d.Name
 	if s.srv.opts.VirtualTopics {
 		name = strings.TrimPrefix(name, virtualTopicPrefix)

@@ -388,7 +388,7 @@ func (s *session) writePublish(sub *subscription, d engine.Delivery, qos byte, p
 		QoS:      qos,
 		PacketID: pid,
 		Dup:      qos > 0 && d.Redeliveries > 0,
-		Topic:    s.mqttTopic(m.Destination),
+		Topic:    s.mqttTopic(m.Destination, m.OriginalDestination),
 		Payload:  payloadOf(m),
 	}
 	if v, ok := m.Props.Get(engine.RetainedProperty); ok && v.Bool() {
@@ -428,7 +428,7 @@ func (s *session) publishProps(sub *subscription, m *message.Message) *wire.Prop
 		pr.MessageExpiry, pr.HasMessageExpiry = uint32(max(left, 1)), true
 	}
 	if !m.ReplyTo.IsZero() {
-		pr.ResponseTopic = s.mqttTopic(m.ReplyTo)
+		pr.ResponseTopic = s.mqttTopic(m.ReplyTo, message.Destination{})
 	}
 	if m.CorrelationID != "" {
 		pr.CorrelationData = []byte(m.CorrelationID)

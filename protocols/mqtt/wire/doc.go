@@ -69,9 +69,10 @@
 //   - The result of Feed does not depend on how the stream was split.
 //   - For every packet p the decoder returns under level v, decoding
 //     AppendPacket(nil, &p, v) under v yields p again.
-//   - Decoding a PUBLISH costs one allocation (its body) in MQTT 3.x, plus
-//     one for its Properties (and one per User Property or Subscription
-//     Identifier list) in 5; encoding into a buffer with room costs none.
+//   - Decoding a PUBLISH costs one allocation (its body) in MQTT 3.x; in 5
+//     one more for its Properties, if any, and one for each non-empty User
+//     or SubscriptionIDs list. Acknowledgements and PINGs cost none.
+//     Encoding into a buffer with room costs none.
 //
 // Choices where ActiveMQ, other brokers and the specification differ are
 // marked DEVIATION next to the code.
