@@ -21,9 +21,10 @@ test: test-deps fmt vet race fuzz
 # Debian's ActiveMQ JMS client jars, and Debian's ActiveMQ as the reference
 # broker. Installed with apt-get when missing and possible (CI runs as root);
 # without them those tests skip, saying what to install.
-JMS_PKGS := default-jdk-headless libactivemq-java activemq libmqtt-client-java
+# The MQTT tests also use Debian's mosquitto-clients (mosquitto_pub/sub).
+JMS_PKGS := default-jdk-headless libactivemq-java activemq libmqtt-client-java mosquitto-clients
 test-deps:
-	@if command -v javac >/dev/null && [ -f /usr/share/java/activemq-client.jar ] && [ -f /usr/share/activemq/bin/activemq.jar ]; then :; \
+	@if command -v javac >/dev/null && [ -f /usr/share/java/activemq-client.jar ] && [ -f /usr/share/activemq/bin/activemq.jar ] && command -v mosquitto_pub >/dev/null; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		echo "installing $(JMS_PKGS)"; \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(JMS_PKGS) >/dev/null || \
@@ -47,6 +48,7 @@ unit:
 # Each fuzz target briefly, on top of its seed corpus (STYLE.md §9).
 FUZZ_TARGETS := \
 	./protocols/stomp/wire:FuzzSTOMPWireDecode \
+	./protocols/mqtt/wire:FuzzMQTTWireDecode \
 	./protocols/openwire/wire:FuzzOpenWireWireDecodeTight \
 	./protocols/openwire/wire:FuzzOpenWireWireDecodeLoose \
 	./storage/kahadb/command:FuzzKahaDBCommandDecode \
@@ -67,6 +69,16 @@ bench:
 
 bench-engine:
 	$(GO) test -run='^$$' -bench='BenchmarkEngine|BenchmarkSTOMP' -benchmem -count=5 ./engine/ ./protocols/stomp/
+
+# Wharf against ActiveMQ 5.17 and Mosquitto on this machine, the same
+# `wharf bench` scenarios against each in turn for ROUNDS rounds (bench/compare):
+# installs what is missing when root, starts and stops every broker itself,
+# prints the table and writes bench/compare/results/<date>.json and .svg.
+# Under 15 minutes on 2 cores.
+ROUNDS ?= 3
+.PHONY: bench-compare
+bench-compare:
+	$(GO) run ./bench/compare -rounds $(ROUNDS)
 
 # The conformance suites (STOMP, JMS) against Debian's ActiveMQ 5.17, the
 # reference: conformance/activemq/run.sh starts it on loopback (installing

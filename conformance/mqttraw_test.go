@@ -322,3 +322,16 @@ func TestConformanceMQTT5SharedSubscriptionRefused(t *testing.T) {
 	}
 	r.alive()
 }
+
+func TestConformanceMQTTRawBrokenV5ConnectGetsConnack(t *testing.T) {
+	b := mqttBroker(t, nil)
+	r := rawMQTTDial(t, b.MQTTAddr())
+	r.dec.SetVersion(wire.Version5)
+	// MQTT 5 CONNECT with the reserved flag bit 0 set: malformed.
+	r.write([]byte{0x10, 14, 0, 4, 'M', 'Q', 'T', 'T', 5, 0x03, 0, 0, 0, 0, 1, 'x'})
+	p := r.read()
+	if p.Type != wire.CONNACK || p.ReasonCode != wire.ReasonMalformedPacket {
+		t.Fatalf("got %s %#x, want CONNACK 0x81", p.Type, p.ReasonCode)
+	}
+	r.closed()
+}

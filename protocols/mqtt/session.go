@@ -130,10 +130,19 @@ func (s *session) decodeFailed(err error) {
 	if errors.As(err, &we) {
 		reason = we.Reason
 	}
+	v := s.version
+	if v == 0 {
+		// A CONNECT that failed to decode still names its level when its
+		// name and level were valid: answer in the client's own format.
+		v = s.dec.Version()
+	}
 	switch {
 	case !s.connected.Load() && reason == wire.ReasonUnsupportedProtocolVersion:
 		s.writePacket(&wire.Packet{Type: wire.CONNACK, ReasonCode: wire.ConnRefusedProtocolVersion}, wire.Version311)
-	case s.version == wire.Version5:
+	case !s.connected.Load() && v == wire.Version5:
+		// No DISCONNECT before a CONNACK [MQTT-3.14.0-1]: refuse in CONNACK.
+		s.writePacket(&wire.Packet{Type: wire.CONNACK, ReasonCode: reason, Props: &wire.Properties{ReasonString: err.Error()}}, wire.Version5)
+	case s.connected.Load() && v == wire.Version5:
 		s.writePacket(&wire.Packet{Type: wire.DISCONNECT, ReasonCode: reason}, wire.Version5)
 	}
 	s.abort()

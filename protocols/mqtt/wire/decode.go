@@ -27,8 +27,9 @@ func (r *reader) left() int { return r.end - r.i }
 func (r *reader) owned() []byte {
 	if r.own == nil {
 		if r.borrowed {
-			r.own = make([]byte, len(r.b))
-			copy(r.own, r.b)
+			// append, unlike make and copy, does not zero the bytes
+			// it is about to overwrite.
+			r.own = append([]byte(nil), r.b...)
 		} else {
 			r.own = r.b
 		}
