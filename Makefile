@@ -49,6 +49,7 @@ unit:
 FUZZ_TARGETS := \
 	./protocols/stomp/wire:FuzzSTOMPWireDecode \
 	./protocols/mqtt/wire:FuzzMQTTWireDecode \
+	./protocols/amqp/wire:FuzzAMQPWireDecode \
 	./protocols/openwire/wire:FuzzOpenWireWireDecodeTight \
 	./protocols/openwire/wire:FuzzOpenWireWireDecodeLoose \
 	./storage/kahadb/command:FuzzKahaDBCommandDecode \
