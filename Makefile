@@ -50,6 +50,8 @@ FUZZ_TARGETS := \
 	./protocols/stomp/wire:FuzzSTOMPWireDecode \
 	./protocols/mqtt/wire:FuzzMQTTWireDecode \
 	./protocols/amqp/wire:FuzzAMQPWireDecode \
+	./protocols/transport/ws/wire:FuzzWSWireDecode \
+	./protocols/transport/ws/wire:FuzzWSWireUTF8 \
 	./protocols/openwire/wire:FuzzOpenWireWireDecodeTight \
 	./protocols/openwire/wire:FuzzOpenWireWireDecodeLoose \
 	./storage/kahadb/command:FuzzKahaDBCommandDecode \

@@ -3,6 +3,7 @@ module wharf
 go 1.26.8
 
 require (
+	github.com/Azure/go-amqp v1.7.0
 	github.com/HdrHistogram/hdrhistogram-go v1.1.2
 	github.com/eclipse/paho.golang v0.23.0
 	github.com/eclipse/paho.mqtt.golang v1.5.1

@@ -468,3 +468,29 @@ func TestConformanceMQTTVirtualTopicStrategy(t *testing.T) {
 		t.Fatalf("clean session left %s", q)
 	}
 }
+
+func TestConformanceMQTTOverWebSocket(t *testing.T) {
+	b := brokertest.Start(t, wiring.Factories(), brokertest.WithConfig(func(c *config.Config) {
+		c.Transports = append(c.Transports, config.Transport{Name: "ws", URI: "ws://127.0.0.1:0", Scheme: "ws",
+			Host: "127.0.0.1", Options: map[string]string{}})
+	}))
+	wsAddr := b.Addr("ws").String()
+	base := uniq(t)
+	// Paho speaks MQTT over WebSocket (subprotocol "mqtt") to the ws
+	// connector, which serves STOMP on the same port.
+	o := paho.NewClientOptions().AddBroker("ws://" + wsAddr + "/").SetClientID(base).
+		SetAutoReconnect(false).SetConnectTimeout(wait).SetProtocolVersion(4)
+	c := paho.NewClient(o)
+	mqttWait(t, c.Connect(), "connect over WebSocket")
+	defer c.Disconnect(0)
+	ch := mqttSub(t, c, base+"/ws", 1)
+	tcp := mqttConnect(t, b.MQTTAddr(), base+"-tcp")
+	mqttPub(t, tcp, base+"/ws", 1, false, "over tcp, to ws")
+	if m := ch.next(t); string(m.Payload()) != "over tcp, to ws" {
+		t.Fatalf("got %q", m.Payload())
+	}
+	mqttPub(t, c, base+"/ws", 0, false, "from ws")
+	if m := ch.next(t); string(m.Payload()) != "from ws" {
+		t.Fatalf("got %q", m.Payload())
+	}
+}

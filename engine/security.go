@@ -80,3 +80,9 @@ func (AllowAll) Authenticate(c Credentials) (*Subject, error) {
 
 // Authorize allows everything.
 func (AllowAll) Authorize(*Subject, Action, message.Destination) error { return nil }
+
+// Authenticate checks credentials without connecting: AMQP's SASL exchange
+// authenticates before the client id is known. Safe from any goroutine.
+func (e *Engine) Authenticate(cr Credentials) (*Subject, error) {
+	return e.opts.Authenticator.Authenticate(cr)
+}

@@ -103,3 +103,6 @@ func (b *Broker) Restart() {
 
 // MQTTAddr is the MQTT connector's address ("127.0.0.1:port").
 func (b *Broker) MQTTAddr() string { return addrString(b.Addr("mqtt")) }
+
+// AMQPAddr is the AMQP connector's address ("127.0.0.1:port").
+func (b *Broker) AMQPAddr() string { return addrString(b.Addr("amqp")) }

@@ -106,7 +106,7 @@ var transportSchemes = map[string]string{
 	"stomp": "stomp", "stomp+nio": "stomp",
 	"mqtt": "mqtt", "mqtt+nio": "mqtt",
 	"amqp": "amqp", "amqp+nio": "amqp",
-	"ws": "websocket",
+	"ws": "websocket", "ws+nio": "websocket", "stomp+ws": "websocket", "mqtt+ws": "websocket",
 }
 
 // transportOptions are the connector URI options Wharf honours, each with
@@ -140,6 +140,11 @@ func init() {
 		"transport.defaultKeepAlive", "transport.activeMQSubscriptionPrefetch",
 		"transport.publishDollarTopics", "transport.subscriptionStrategy",
 		"transport.topicAliasMaximum", "transport.receiveMaximum",
+		// WebSocket (protocols/transport/ws.ParseOptions)
+		"websocket.maxTextMessageSize", "websocket.maxBinaryMessageSize",
+		// AMQP (protocols/amqp.ParseOptions)
+		"wireFormat.maxAmqpFrameSize", "wireFormat.idleTimeout", "wireFormat.allowNonSaslConnections",
+		"transport.producerCredit", "wireFormat.producerCredit", "transport.transformer",
 	} {
 		transportOptions[k] = func(string) error { return nil }
 	}

@@ -6,18 +6,22 @@ package wiring
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"strconv"
 
 	"wharf/engine"
 	"wharf/engine/broker"
 	"wharf/engine/config"
+	"wharf/protocols/amqp"
 	"wharf/protocols/mqtt"
 	"wharf/protocols/openwire"
 	"wharf/protocols/stomp"
 	"wharf/protocols/transport"
+	"wharf/protocols/transport/ws"
 	"wharf/storage/kahadb"
 	"wharf/storage/memory"
 )
@@ -30,6 +34,12 @@ func Factories() broker.Factories {
 			"stomp+nio": stompListener,
 			"mqtt":      mqttListener,
 			"mqtt+nio":  mqttListener,
+			"amqp":      amqpListener,
+			"amqp+nio":  amqpListener,
+			"ws":        wsListener(true, true),
+			"ws+nio":    wsListener(true, true),
+			"stomp+ws":  wsListener(true, false),
+			"mqtt+ws":   wsListener(false, true),
 			"tcp":       openwireListener,
 			"nio":       openwireListener,
 		},
@@ -66,6 +76,70 @@ func mqttListener(e *engine.Engine, t config.Transport, addr string, log *slog.L
 	mo.Logger = log
 	to.Logger = log
 	return transport.Listen(addr, mqtt.NewServer(e, mo).Handler, to)
+}
+
+func amqpListener(e *engine.Engine, t config.Transport, addr string, log *slog.Logger) (broker.Listener, error) {
+	amqpOpts, to, err := transportOptions(t)
+	if err != nil {
+		return nil, err
+	}
+	ao, err := amqp.ParseOptions(amqpOpts)
+	if err != nil {
+		return nil, err
+	}
+	ao.Logger = log
+	ao.BrokerName = e.BrokerName()
+	to.Logger = log
+	return transport.Listen(addr, amqp.NewServer(e, ao).Handler, to)
+}
+
+// wsListener serves ActiveMQ's ws:// connector: STOMP and/or MQTT over
+// WebSocket on one port, chosen by the subprotocol the client offers.
+func wsListener(withSTOMP, withMQTT bool) broker.ListenerFactory {
+	return func(e *engine.Engine, t config.Transport, addr string, log *slog.Logger) (broker.Listener, error) {
+		wo, rest, err := ws.ParseOptions(t.Options)
+		if err != nil {
+			return nil, err
+		}
+		wo.Logger = log
+		// Each protocol gets the options it knows; one that neither knows
+		// is an error naming it.
+		stompOpts, mqttOpts := map[string]string{}, map[string]string{}
+		for k, v := range rest {
+			_, serr := stomp.ParseOptions(map[string]string{k: v})
+			_, merr := mqtt.ParseOptions(map[string]string{k: v})
+			if !(withSTOMP && serr == nil) && !(withMQTT && merr == nil) {
+				return nil, errors.Join(serr, merr)
+			}
+			if serr == nil {
+				stompOpts[k] = v
+			}
+			if merr == nil {
+				mqttOpts[k] = v
+			}
+		}
+		protos := map[string]transport.HandlerFactory{}
+		if withSTOMP {
+			so, err := stomp.ParseOptions(stompOpts)
+			if err != nil {
+				return nil, err
+			}
+			so.Logger = log
+			maps.Copy(protos, ws.Subprotocols(stomp.NewServer(e, so).Handler, ws.STOMPSubprotocols...))
+		}
+		if withMQTT {
+			mo, err := mqtt.ParseOptions(mqttOpts)
+			if err != nil {
+				return nil, err
+			}
+			mo.Logger = log
+			maps.Copy(protos, ws.Subprotocols(mqtt.NewServer(e, mo).Handler, ws.MQTTSubprotocols...))
+			if !withSTOMP {
+				wo.DefaultSubprotocol = "mqtt"
+			}
+		}
+		return ws.Listen(addr, protos, wo)
+	}
 }
 
 // transportOptions splits a connector's options into the transport's own

@@ -1,0 +1,470 @@
+package amqp
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"wharf/engine"
+	"wharf/protocols/amqp/wire"
+	"wharf/protocols/transport"
+)
+
+// Connection phases.
+const (
+	phaseHeader     = iota // expecting the first protocol header
+	phaseSASL              // SASL frames
+	phaseAMQPHeader        // expecting the AMQP header after SASL
+	phaseOpen              // expecting Open
+	phaseOpened            // sessions and links
+	phaseClosed            // Close sent or received; nothing more is read
+)
+
+// conn is one AMQP connection: the protocol header exchange, SASL, Open and
+// Close, and its sessions.
+type conn struct {
+	srv *Server
+	tc  transport.Conn
+	log *slog.Logger
+	dec *wire.Decoder
+
+	// mu is held while frames are handled (transport goroutine), by
+	// OnClose and by the timers. Deliveries (shard goroutines) do not take
+	// it: they use outMu, which is never held while calling the engine.
+	mu       sync.Mutex
+	frames   []wire.Frame
+	phase    int
+	creds    engine.Credentials
+	ec       *engine.Conn
+	sessions map[uint16]*session // by the client's channel
+	txSeq    uint64
+	txs      map[string]bool // open transactions, by id
+
+	outMu      sync.Mutex
+	out        []byte
+	maxFrame   uint32        // the client's max-frame-size
+	remoteIdle time.Duration // the client's idle-time-out
+
+	closed   atomic.Bool
+	readSeen atomic.Bool
+	wrote    atomic.Bool
+	timerMu  sync.Mutex
+	timers   []*time.Timer
+}
+
+func newConn(srv *Server, tc transport.Conn) *conn {
+	c := &conn{
+		srv:      srv,
+		tc:       tc,
+		log:      srv.log.With("conn", tc.ID(), "remote", tc.RemoteAddr().String(), "proto", "amqp"),
+		dec:      wire.NewDecoder(srv.opts.Limits),
+		sessions: map[uint16]*session{},
+		maxFrame: wire.MinMaxFrameSize,
+	}
+	c.after(srv.opts.ConnectTimeout, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.phase < phaseOpened && !c.closed.Load() {
+			c.log.Debug("connect timeout")
+			c.tc.Close()
+		}
+	})
+	return c
+}
+
+func (c *conn) after(d time.Duration, fn func()) {
+	c.timerMu.Lock()
+	defer c.timerMu.Unlock()
+	if c.closed.Load() {
+		return
+	}
+	c.timers = append(c.timers, time.AfterFunc(d, fn))
+}
+
+// OnData decodes headers and frames and handles them in order.
+func (c *conn) OnData(b []byte) error {
+	c.readSeen.Store(true)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.phase != phaseClosed {
+		frames, err := c.dec.Feed(b, c.frames[:0])
+		b = nil
+		for i := range frames {
+			if c.phase == phaseClosed {
+				break
+			}
+			c.handle(&frames[i])
+			frames[i] = wire.Frame{}
+		}
+		c.frames = frames[:0]
+		if err != nil {
+			if c.phase != phaseClosed {
+				c.decodeFailed(err)
+			}
+			return nil
+		}
+		// The decoder stops after a header and after each SASL frame,
+		// which decide how the rest is read.
+		if c.dec.Buffered() == 0 {
+			return nil
+		}
+	}
+	return nil
+}
+
+// decodeFailed answers a stream that cannot be decoded: a bad protocol
+// header gets the broker's own header and a close (AMQP 1.0 §2.2), a bad
+// frame a Close with the decoder's condition.
+func (c *conn) decodeFailed(err error) {
+	c.log.Warn("malformed input, closing", "err", err)
+	if errors.Is(err, wire.ErrProtocolHeader) || c.phase == phaseHeader || c.phase == phaseAMQPHeader {
+		h := wire.HeaderSASL
+		if c.phase == phaseAMQPHeader || c.srv.opts.AllowNonSASL {
+			h = wire.HeaderAMQP
+		}
+		c.writeRaw([]byte(h))
+		c.shut()
+		return
+	}
+	cond := wire.ErrCondDecodeError
+	var we *wire.Error
+	if errors.As(err, &we) && we.Condition != "" {
+		cond = we.Condition
+	}
+	c.closeWith(cond, err.Error())
+}
+
+// closeWith sends Close with an error (after an Open of our own when the
+// client's was never answered, as §2.4.2 requires) and closes.
+func (c *conn) closeWith(cond wire.Symbol, desc string) {
+	if c.phase == phaseClosed {
+		return
+	}
+	if c.phase == phaseSASL {
+		c.writeFrame(0, &wire.SASLOutcome{Code: wire.SASLSys})
+		c.shut()
+		return
+	}
+	if c.phase < phaseOpened {
+		open := c.brokerOpen()
+		open.Properties.Set(wire.Symbol("amqp:connection-establishment-failed"), true)
+		c.writeFrame(0, open)
+	}
+	c.log.Info("closing connection", "condition", string(cond), "err", desc)
+	c.writeFrame(0, &wire.Close{Error: &wire.Error{Condition: cond, Description: desc}})
+	c.shut()
+}
+
+// shut stops handling input and closes the socket once the writes are out.
+func (c *conn) shut() {
+	c.phase = phaseClosed
+	c.tc.Close()
+}
+
+// OnClose releases the engine connection and everything on it.
+func (c *conn) OnClose(err error) {
+	c.closed.Store(true)
+	c.timerMu.Lock()
+	for _, t := range c.timers {
+		t.Stop()
+	}
+	c.timers = nil
+	c.timerMu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.phase = phaseClosed
+	c.release()
+	if err != nil {
+		c.log.Debug("connection closed", "err", err)
+	}
+}
+
+// release closes every link and the engine connection. Called with mu held.
+func (c *conn) release() {
+	for ch, s := range c.sessions {
+		s.endLinks(false)
+		delete(c.sessions, ch)
+	}
+	if c.ec != nil {
+		if err := c.ec.Close(); err != nil {
+			c.log.Warn("connection cleanup failed", "err", err)
+		}
+		c.ec = nil
+	}
+}
+
+func (c *conn) writeRaw(b []byte) {
+	c.wrote.Store(true)
+	if err := c.tc.Write(b); err != nil {
+		c.log.Debug("write failed", "err", err)
+	}
+}
+
+// writeFrame encodes and writes one frame. Safe from any goroutine.
+func (c *conn) writeFrame(channel uint16, p wire.Performative) {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	c.writeFrameLocked(channel, p)
+}
+
+func (c *conn) writeFrameLocked(channel uint16, p wire.Performative) {
+	if c.phase == phaseSASL || isSASL(p) {
+		c.out = wire.AppendSASLFrame(c.out[:0], p)
+	} else {
+		c.out = wire.AppendFrame(c.out[:0], channel, p, nil)
+	}
+	c.writeRaw(c.out)
+}
+
+func isSASL(p wire.Performative) bool {
+	switch p.(type) {
+	case *wire.SASLMechanisms, *wire.SASLOutcome, *wire.SASLChallenge:
+		return true
+	}
+	return false
+}
+
+// handle dispatches one header or frame.
+func (c *conn) handle(f *wire.Frame) {
+	if f.Type == wire.FrameHeader {
+		c.onHeader(f.Protocol)
+		return
+	}
+	if f.Body == nil {
+		return // an empty frame: a heartbeat (§2.4.5)
+	}
+	switch c.phase {
+	case phaseSASL:
+		c.onSASL(f.Body)
+	case phaseOpen:
+		o, ok := f.Body.(*wire.Open)
+		if !ok {
+			c.closeWith(wire.ErrCondIllegalState, fmt.Sprintf("%T before Open", f.Body))
+			return
+		}
+		c.onOpen(o)
+	case phaseOpened:
+		c.onFrame(f)
+	}
+}
+
+func (c *conn) onHeader(p wire.ProtocolID) {
+	switch {
+	case c.phase == phaseHeader && p == wire.ProtocolSASL:
+		c.writeRaw([]byte(wire.HeaderSASL))
+		c.phase = phaseSASL
+		c.writeFrame(0, &wire.SASLMechanisms{Mechanisms: []wire.Symbol{"PLAIN", "ANONYMOUS"}})
+	case c.phase == phaseHeader && p == wire.ProtocolAMQP && c.srv.opts.AllowNonSASL:
+		c.writeRaw([]byte(wire.HeaderAMQP))
+		c.creds = engine.Credentials{Remote: c.tc.RemoteAddr(), Protocol: "amqp"}
+		c.phase = phaseOpen
+	case c.phase == phaseAMQPHeader && p == wire.ProtocolAMQP:
+		c.writeRaw([]byte(wire.HeaderAMQP))
+		c.phase = phaseOpen
+	default:
+		// SASL is required (wireFormat.allowNonSaslConnections=false) or
+		// the header is out of place: answer with the header we want and
+		// close (AMQP 1.0 §2.2).
+		want := wire.HeaderSASL
+		if c.phase == phaseAMQPHeader {
+			want = wire.HeaderAMQP
+		}
+		c.log.Info("protocol header refused", "got", p.Header(), "want", want)
+		c.writeRaw([]byte(want))
+		c.shut()
+	}
+}
+
+func (c *conn) onSASL(p wire.Performative) {
+	init, ok := p.(*wire.SASLInit)
+	if !ok {
+		c.log.Warn("unexpected SASL frame", "frame", fmt.Sprintf("%T", p))
+		c.writeFrame(0, &wire.SASLOutcome{Code: wire.SASLSysPerm})
+		c.shut()
+		return
+	}
+	cr := engine.Credentials{Remote: c.tc.RemoteAddr(), Protocol: "amqp"}
+	switch init.Mechanism {
+	case "PLAIN":
+		// authzid NUL authcid NUL passwd (RFC 4616).
+		parts := bytes.SplitN(init.InitialResponse, []byte{0}, 3)
+		if len(parts) != 3 {
+			c.log.Info("SASL PLAIN response malformed")
+			c.writeFrame(0, &wire.SASLOutcome{Code: wire.SASLAuth})
+			c.shut()
+			return
+		}
+		cr.Username, cr.Password = string(parts[1]), string(parts[2])
+	case "ANONYMOUS":
+	default:
+		c.log.Info("SASL mechanism not offered", "mechanism", string(init.Mechanism))
+		c.writeFrame(0, &wire.SASLOutcome{Code: wire.SASLAuth})
+		c.shut()
+		return
+	}
+	if _, err := c.srv.e.Authenticate(cr); err != nil {
+		c.log.Info("authentication failed", "mechanism", string(init.Mechanism), "user", cr.Username, "err", err)
+		c.writeFrame(0, &wire.SASLOutcome{Code: wire.SASLAuth})
+		c.shut()
+		return
+	}
+	c.creds = cr
+	c.writeFrame(0, &wire.SASLOutcome{Code: wire.SASLOK})
+	c.phase = phaseAMQPHeader
+	c.dec.SetExpectHeader()
+}
+
+// brokerOpen is the broker's Open (AmqpConnection's): its capabilities and
+// the address prefixes Qpid JMS reads.
+func (c *conn) brokerOpen() *wire.Open {
+	o := wire.NewOpen(c.srv.opts.BrokerName)
+	o.MaxFrameSize = c.srv.opts.Limits.MaxFrameSize
+	if o.MaxFrameSize == 0 {
+		o.MaxFrameSize = wire.DefaultLimits().MaxFrameSize
+	}
+	o.ChannelMax = math.MaxUint16
+	o.IdleTimeOut = c.srv.opts.IdleTimeout
+	o.OfferedCapabilities = []wire.Symbol{"ANONYMOUS-RELAY", "DELAYED_DELIVERY"}
+	o.Properties = &wire.Map{}
+	o.Properties.Set(wire.Symbol("queue-prefix"), "queue://")
+	o.Properties.Set(wire.Symbol("topic-prefix"), "topic://")
+	o.Properties.Set(wire.Symbol("product"), "Wharf")
+	o.Properties.Set(wire.Symbol("version"), Version)
+	return o
+}
+
+// Version is the broker version announced in Open.
+const Version = "0.1.0"
+
+func (c *conn) onOpen(o *wire.Open) {
+	cr := c.creds
+	cr.ClientID = o.ContainerID
+	ec, err := c.srv.e.Connect(cr)
+	if err != nil {
+		cond := wire.ErrCondInternalError
+		switch {
+		case errors.Is(err, engine.ErrClientIDInUse):
+			// ActiveMQ: InvalidClientIDException ⇒ invalid-field on
+			// container-id.
+			open := c.brokerOpen()
+			open.Properties.Set(wire.Symbol("amqp:connection-establishment-failed"), true)
+			c.writeFrame(0, open)
+			info := &wire.Map{}
+			info.Set(wire.Symbol("invalid-field"), wire.Symbol("container-id"))
+			c.writeFrame(0, &wire.Close{Error: &wire.Error{Condition: wire.ErrCondInvalidField, Description: err.Error(), Info: info}})
+			c.shut()
+			return
+		case errors.Is(err, engine.ErrBadCredentials), errors.Is(err, engine.ErrNotAuthorized):
+			cond = wire.ErrCondUnauthorizedAccess
+		}
+		c.closeWith(cond, err.Error())
+		return
+	}
+	c.ec = ec
+	c.log = c.log.With("client_id", o.ContainerID)
+	c.outMu.Lock()
+	c.maxFrame = max(o.MaxFrameSize, wire.MinMaxFrameSize)
+	c.remoteIdle = o.IdleTimeOut
+	c.outMu.Unlock()
+	c.writeFrame(0, c.brokerOpen())
+	c.phase = phaseOpened
+	c.startIdle(o.IdleTimeOut)
+}
+
+// startIdle arms the read check (the client must send something within
+// our idle-time-out) and the heartbeats (an empty frame at half the
+// client's) (AMQP 1.0 §2.4.5).
+func (c *conn) startIdle(remote time.Duration) {
+	if local := c.srv.opts.IdleTimeout; local > 0 {
+		c.readSeen.Store(false)
+		var check func()
+		check = func() {
+			if c.closed.Load() {
+				return
+			}
+			if !c.readSeen.Swap(false) {
+				c.log.Info("idle timeout, closing", "idle_timeout", local.String())
+				c.mu.Lock()
+				c.closeWith(wire.ErrCondResourceLimitExceeded, "local-idle-timeout expired")
+				c.mu.Unlock()
+				return
+			}
+			c.after(local, check)
+		}
+		c.after(local, check)
+	}
+	if remote > 0 {
+		period := remote / 2
+		var beat func()
+		beat = func() {
+			if c.closed.Load() {
+				return
+			}
+			if !c.wrote.Swap(false) {
+				c.writeRaw(emptyFrame)
+			}
+			c.after(period, beat)
+		}
+		c.after(period, beat)
+	}
+}
+
+// emptyFrame is an AMQP heartbeat: size 8, doff 2, type 0, channel 0.
+var emptyFrame = []byte{0, 0, 0, 8, 2, 0, 0, 0}
+
+// onFrame handles a frame after Open.
+func (c *conn) onFrame(f *wire.Frame) {
+	switch p := f.Body.(type) {
+	case *wire.Close:
+		if p.Error != nil {
+			c.log.Info("client closed with an error", "condition", string(p.Error.Condition), "err", p.Error.Description)
+		}
+		c.release()
+		c.writeFrame(0, &wire.Close{})
+		c.shut()
+	case *wire.Begin:
+		c.onBegin(f.Channel, p)
+	case *wire.Open:
+		c.closeWith(wire.ErrCondIllegalState, "second Open")
+	default:
+		s := c.sessions[f.Channel]
+		if s == nil {
+			c.closeWith(wire.ErrCondIllegalState, fmt.Sprintf("%T on channel %d, which has no session", p, f.Channel))
+			return
+		}
+		s.onFrame(f)
+	}
+}
+
+func (c *conn) onBegin(ch uint16, b *wire.Begin) {
+	if _, dup := c.sessions[ch]; dup || b.RemoteChannel != nil {
+		c.closeWith(wire.ErrCondIllegalState, fmt.Sprintf("Begin on channel %d, which is in use", ch))
+		return
+	}
+	s := newSession(c, ch, b)
+	c.sessions[ch] = s
+	rc := ch
+	c.writeFrame(ch, &wire.Begin{
+		RemoteChannel:  &rc,
+		NextOutgoingID: 1,
+		IncomingWindow: incomingWindow,
+		OutgoingWindow: math.MaxUint32,
+		HandleMax:      math.MaxUint32,
+	})
+}
+
+// nextTxID returns a fresh transaction id: AMQP's txn-id is ActiveMQ's
+// LocalTransactionId value as 8 bytes big-endian.
+func (c *conn) nextTxID() []byte {
+	c.txSeq++
+	var b [8]byte
+	for i := 7; i >= 0; i-- {
+		b[i] = byte(c.txSeq >> (8 * (7 - i)))
+	}
+	return b[:]
+}

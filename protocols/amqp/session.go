@@ -1,0 +1,311 @@
+package amqp
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"wharf/protocols/amqp/wire"
+)
+
+// incomingWindow is the session incoming-window the broker announces
+// (transfers). It is large and refreshed, so that link credit, not the
+// session window, paces producers, as in ActiveMQ (Proton's default).
+const incomingWindow = 1<<31 - 1
+
+// session is one AMQP session (AMQP 1.0 §2.5): a channel's links and the
+// transfer numbering of both directions.
+type session struct {
+	c  *conn
+	ch uint16
+
+	// Transport goroutine (c.mu).
+	links          map[uint32]*link // by the client's handle
+	nextIncomingID uint32           // the client's next transfer id
+	inWindow       uint32           // transfers the client may still send
+	partial        *partialTransfer // a multi-frame delivery being received
+
+	// Outbound state, under c.outMu.
+	nextOutgoingID uint32 // our next transfer id
+	nextDeliveryID uint32
+	remoteNextIn   uint32 // the client's next-incoming-id as of its last flow
+	remoteWindow   uint32 // the client's incoming-window as of its last flow
+	backlog        []pendingTransfer
+	unsettled      map[uint32]*outDelivery // by delivery id
+	ended          bool
+}
+
+// partialTransfer collects the frames of one delivery (§2.6.14).
+type partialTransfer struct {
+	l       *link
+	first   *wire.Transfer
+	payload []byte
+}
+
+func newSession(c *conn, ch uint16, b *wire.Begin) *session {
+	return &session{
+		c:              c,
+		ch:             ch,
+		links:          map[uint32]*link{},
+		nextIncomingID: b.NextOutgoingID,
+		inWindow:       incomingWindow,
+		nextOutgoingID: 1,
+		remoteNextIn:   1,
+		remoteWindow:   b.IncomingWindow,
+	}
+}
+
+// onFrame handles a frame on the session's channel.
+func (s *session) onFrame(f *wire.Frame) {
+	switch p := f.Body.(type) {
+	case *wire.Attach:
+		s.onAttach(p)
+	case *wire.Flow:
+		s.onFlow(p)
+	case *wire.Transfer:
+		s.onTransfer(p, f.Payload)
+	case *wire.Disposition:
+		s.onDisposition(p)
+	case *wire.Detach:
+		s.onDetach(p)
+	case *wire.End:
+		s.endLinks(false)
+		delete(s.c.sessions, s.ch)
+		s.c.writeFrame(s.ch, &wire.End{})
+	default:
+		s.c.closeWith(wire.ErrCondIllegalState, fmt.Sprintf("%T on a session", p))
+	}
+}
+
+// endLinks closes every link of the session (connection or session end);
+// closeDurables is false: ending a session detaches, it does not close
+// durable subscriptions.
+func (s *session) endLinks(closeDurables bool) {
+	for h, l := range s.links {
+		l.detach(closeDurables)
+		delete(s.links, h)
+	}
+	s.c.outMu.Lock()
+	s.ended = true
+	s.backlog = nil
+	s.c.outMu.Unlock()
+}
+
+func (s *session) onFlow(f *wire.Flow) {
+	s.c.outMu.Lock()
+	if f.NextIncomingID != nil {
+		s.remoteNextIn = *f.NextIncomingID
+	} else {
+		s.remoteNextIn = 1
+	}
+	s.remoteWindow = f.IncomingWindow
+	s.c.outMu.Unlock()
+	if f.Handle != nil {
+		l := s.links[*f.Handle]
+		if l == nil {
+			s.c.closeWith(wire.ErrCondUnattachedHandle, fmt.Sprintf("flow for handle %d, which is not attached", *f.Handle))
+			return
+		}
+		l.onFlow(f)
+	}
+	s.c.outMu.Lock()
+	s.flushLocked()
+	s.c.outMu.Unlock()
+	if f.Echo && f.Handle == nil {
+		s.c.writeFrame(s.ch, s.flowFrame(nil))
+	}
+}
+
+// flowFrame is a flow with the session state, and l's link state when l is
+// not nil.
+func (s *session) flowFrame(l *link) *wire.Flow {
+	s.c.outMu.Lock()
+	defer s.c.outMu.Unlock()
+	return s.flowFrameLocked(l)
+}
+
+func (s *session) flowFrameLocked(l *link) *wire.Flow {
+	next := s.nextIncomingID
+	f := &wire.Flow{
+		NextIncomingID: &next,
+		IncomingWindow: s.inWindow,
+		NextOutgoingID: s.nextOutgoingID,
+		OutgoingWindow: 1<<31 - 1,
+	}
+	if l != nil {
+		h, dc, cr := l.handle, l.deliveryCount, l.credit
+		f.Handle, f.DeliveryCount, f.LinkCredit = &h, &dc, &cr
+		f.Drain = l.drain
+	}
+	return f
+}
+
+func (s *session) onTransfer(t *wire.Transfer, payload []byte) {
+	s.nextIncomingID++
+	s.inWindow--
+	if s.inWindow < incomingWindow/2 {
+		s.inWindow = incomingWindow
+		s.c.writeFrame(s.ch, s.flowFrame(nil))
+	}
+	l := s.links[t.Handle]
+	if l == nil {
+		s.c.closeWith(wire.ErrCondUnattachedHandle, fmt.Sprintf("transfer on handle %d, which is not attached", t.Handle))
+		return
+	}
+	if !l.receiving {
+		s.c.closeWith(wire.ErrCondIllegalState, fmt.Sprintf("transfer from the client on its receiving link %q", l.name))
+		return
+	}
+	if s.partial != nil && s.partial.l != l {
+		s.c.closeWith(wire.ErrCondIllegalState, "transfer on another link while a multi-frame delivery is incomplete")
+		return
+	}
+	if s.partial == nil {
+		if t.DeliveryID == nil {
+			s.c.closeWith(wire.ErrCondInvalidField, "first transfer of a delivery without a delivery-id")
+			return
+		}
+		s.partial = &partialTransfer{l: l, first: t}
+	}
+	p := s.partial
+	if t.Aborted {
+		s.partial = nil // §2.6.14: the delivery is discarded
+		l.used()
+		return
+	}
+	if len(p.payload)+len(payload) > s.c.srv.opts.MaxMessageSize {
+		s.partial = nil
+		l.detachWith(wire.ErrCondMessageSizeExceeded, fmt.Sprintf("message over %d bytes", s.c.srv.opts.MaxMessageSize))
+		return
+	}
+	if p.payload == nil && !t.More {
+		p.payload = payload // one frame: no copy
+	} else {
+		p.payload = append(p.payload, payload...)
+	}
+	if t.More {
+		return
+	}
+	s.partial = nil
+	if t.State != nil && p.first.State == nil {
+		p.first.State = t.State
+	}
+	if t.Settled != nil && p.first.Settled == nil {
+		p.first.Settled = t.Settled
+	}
+	l.onDelivery(p.first, p.payload)
+}
+
+// transfer sends one delivery on l, or holds it while the client's
+// incoming window is shut. Called with c.outMu held.
+func (s *session) transferLocked(l *link, d *outDelivery, payload []byte) {
+	if s.ended {
+		return
+	}
+	if len(s.backlog) > 0 || s.windowLeftLocked() == 0 {
+		s.backlog = append(s.backlog, pendingTransfer{l: l, d: d, payload: payload})
+		return
+	}
+	s.sendLocked(l, d, payload)
+}
+
+// pendingTransfer is a delivery held back by the session window.
+type pendingTransfer struct {
+	l       *link
+	d       *outDelivery
+	payload []byte
+}
+
+func (s *session) windowLeftLocked() uint32 {
+	used := s.nextOutgoingID - s.remoteNextIn
+	if used >= s.remoteWindow {
+		return 0
+	}
+	return s.remoteWindow - used
+}
+
+// flushLocked sends what the window held back. Called with c.outMu held.
+func (s *session) flushLocked() {
+	for len(s.backlog) > 0 && s.windowLeftLocked() > 0 && !s.ended {
+		p := s.backlog[0]
+		s.backlog[0] = pendingTransfer{}
+		s.backlog = s.backlog[1:]
+		if p.l.closed.Load() {
+			continue
+		}
+		s.sendLocked(p.l, p.d, p.payload)
+	}
+	if len(s.backlog) == 0 {
+		s.backlog = nil
+	}
+}
+
+// sendLocked writes the transfer frames of d. Called with c.outMu held.
+func (s *session) sendLocked(l *link, d *outDelivery, payload []byte) {
+	c := s.c
+	id := s.nextDeliveryID
+	s.nextDeliveryID++
+	d.deliveryID = id
+	var tag [8]byte
+	binary.BigEndian.PutUint64(tag[:], uint64(id))
+	format := uint32(0)
+	settled := d.presettled
+	t := wire.Transfer{Handle: l.handle, DeliveryID: &id, DeliveryTag: tag[:], MessageFormat: &format, Settled: &settled}
+	start := len(c.out)
+	out, err := wire.AppendTransfer(c.out[:start], s.ch, &t, payload, c.maxFrame)
+	if err != nil {
+		c.log.Warn("delivery cannot be framed", "err", err)
+		return
+	}
+	c.out = out
+	// Count the frames written: each advances the transfer id.
+	for i := start; i+4 <= len(out); {
+		s.nextOutgoingID++
+		i += int(binary.BigEndian.Uint32(out[i:]))
+	}
+	if !d.presettled {
+		if s.unsettled == nil {
+			s.unsettled = map[uint32]*outDelivery{}
+		}
+		s.unsettled[id] = d
+	}
+	c.writeRaw(out[start:])
+	c.out = out[:0]
+}
+
+func (s *session) onDisposition(d *wire.Disposition) {
+	if d.Role == wire.RoleSender {
+		// The client settles deliveries it sent: nothing to do, the broker
+		// settles inbound deliveries itself.
+		return
+	}
+	last := d.First
+	if d.Last != nil {
+		last = *d.Last
+	}
+	if last-d.First > 1<<20 {
+		s.c.closeWith(wire.ErrCondInvalidField, "disposition range too large")
+		return
+	}
+	var done []*outDelivery
+	s.c.outMu.Lock()
+	for id := d.First; ; id++ {
+		if od := s.unsettled[id]; od != nil {
+			if d.Settled || d.State != nil {
+				delete(s.unsettled, id)
+				done = append(done, od)
+			}
+		}
+		if id == last {
+			break
+		}
+	}
+	s.c.outMu.Unlock()
+	for _, od := range done {
+		od.l.settle(od, d.State)
+	}
+	if !d.Settled && len(done) > 0 {
+		// rcv-settle-mode second: the client waits for the broker to
+		// settle after its outcome (§2.6.12).
+		s.c.writeFrame(s.ch, &wire.Disposition{Role: wire.RoleSender, First: d.First, Last: d.Last, Settled: true, State: d.State})
+	}
+}

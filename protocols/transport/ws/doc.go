@@ -1,0 +1,52 @@
+// Package ws serves the broker's protocols over WebSocket (RFC 6455), as
+// ActiveMQ's ws:// connector does: STOMP (subprotocols v12.stomp,
+// v11.stomp, v10.stomp, stomp) and MQTT (mqttv3.1, mqtt) on one port,
+// chosen by the subprotocol the client offers, or mounted on a path of an
+// HTTP server. Each WebSocket connection is a transport.Conn, so the
+// protocol sessions written for TCP run on it unchanged; the framing is in
+// protocols/transport/ws/wire (standard library only, fuzzed).
+//
+// # Goroutines and ownership
+//
+// A connection is served by the net/http goroutine that upgraded it (the
+// reader): it runs the HandlerFactory, reads the socket, decodes frames,
+// calls Handler.OnData with each chunk of message data (text or binary,
+// fragmented or not, in order: a message may hold several protocol frames
+// and a protocol frame may span messages), answers pings, and at the end
+// calls Handler.OnClose, exactly once. Writes are queued, already framed,
+// in one buffer under the connection's mutex; a writer goroutine, started
+// when the queue turns non-empty and gone when it is empty again, hands
+// the whole queue to the socket in one write and then runs the batch's
+// WriteNotify callbacks. So Write never blocks, bursts cost one syscall,
+// and an idle connection costs one goroutine.
+//
+// Handler methods and WriteNotify callbacks run on those two goroutines
+// but never at the same time: a per-connection mutex (conn.cb) is held
+// around each, which keeps the transport contract that a session sees
+// them one at a time. Lock order: conn.cb, then conn.mu (a session calls
+// Write from OnData); conn.mu is never held across socket I/O or a
+// Handler call.
+//
+// # Limits
+//
+// Every incoming message is bounded (Options.MaxTextMessageBytes,
+// MaxBinaryMessageBytes; 64 KiB as in ActiveMQ/Jetty): the frame header
+// that would cross the limit fails the connection with 1009 before its
+// payload is read. Outbound bytes queued and not yet written are capped
+// per connection (Options.MaxOutboundBytes) as for TCP: the Write that
+// crosses it cuts the connection and returns transport.ErrOutboundFull.
+// PauseReading stops the reader, so a producer's sends back up in TCP;
+// at most one read (16 KiB) is held.
+//
+// # Close
+//
+// Conn.Close queues a close frame (1000) after what is queued; the socket
+// closes when the peer answers (within 5 s) or, if the queue cannot be
+// written within 30 s, with transport.ErrDrainTimeout. A peer's close
+// frame is answered with its own code after what is queued. A framing
+// error sends the matching close code (1002, 1007, 1009) and closes at
+// once. OnClose gets nil for an orderly close (1000, 1001, or no code,
+// from either side), a *CloseError for another code from the peer,
+// ErrAbnormalClosure when the TCP connection ended without a close frame,
+// or the transport package's errors.
+package ws
