@@ -91,6 +91,7 @@ func loadActiveMQConfig(t *testing.T) *config.Config {
 		"wharf.stomp.port":       "0",
 		"wharf.stomp.small.port": "0",
 		"wharf.openwire.port":    "0",
+		"wharf.mqtt.port":        "0",
 	})
 	if err != nil {
 		t.Fatalf("load %s: %v", activeMQConfig, err)

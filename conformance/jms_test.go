@@ -31,6 +31,10 @@ import (
 // STOMP cases do when external.
 const envOpenWireAddr = "WHARF_CONFORMANCE_OPENWIRE_ADDR"
 
+// envMQTTAddr is the same external broker's MQTT connector ("host:port")
+// for the mixed MQTT cases; run.sh sets it to ActiveMQ 5.17's.
+const envMQTTAddr = "WHARF_CONFORMANCE_MQTT_ADDR"
+
 // envJMSClasspath replaces the client jars found under jmsJarDir
 // (a list separated by os.PathListSeparator).
 const envJMSClasspath = "WHARF_CONFORMANCE_JMS_CLASSPATH"
@@ -71,15 +75,18 @@ func TestConformanceJMS(t *testing.T) {
 
 	// Every connection goes through a proxy, whose address stays the same
 	// when the in-process broker restarts on new ports (Failover case).
-	owProxy, stompProxy := newRestartProxy(t), newRestartProxy(t)
+	owProxy, stompProxy, mqttProxy := newRestartProxy(t), newRestartProxy(t), newRestartProxy(t)
 	var (
 		restart  func() string
 		activemq bool
+		hasMQTT  bool
 	)
 	if addr := os.Getenv(envOpenWireAddr); addr != "" {
 		activemq = true
 		owProxy.setTarget(addr)
 		stompProxy.setTarget(os.Getenv(envSTOMPAddr))
+		mqttProxy.setTarget(os.Getenv(envMQTTAddr))
+		hasMQTT = os.Getenv(envMQTTAddr) != ""
 		// An external broker cannot be restarted from here: the proxy cuts
 		// every OpenWire connection instead, which the failover transport
 		// sees as the same network failure.
@@ -92,13 +99,15 @@ func TestConformanceJMS(t *testing.T) {
 		if b.Addr("openwire") == nil {
 			t.Skip("the OpenWire connector is not in this build: cmd/wharf/wiring registers no listener for scheme \"tcp\"")
 		}
+		hasMQTT = b.MQTTAddr() != ""
 		retarget := func() {
 			owProxy.setTarget(b.Addr("openwire").String())
 			stompProxy.setTarget(b.STOMPAddr())
+			mqttProxy.setTarget(b.MQTTAddr())
 		}
 		retarget()
 		restart = func() string {
-			for _, p := range []*restartProxy{owProxy, stompProxy} {
+			for _, p := range []*restartProxy{owProxy, stompProxy, mqttProxy} {
 				p.setTarget("")
 				p.drop()
 			}
@@ -116,6 +125,14 @@ func TestConformanceJMS(t *testing.T) {
 		t.Logf("%s not set: the mixed STOMP cases skip", envSTOMPAddr)
 	} else {
 		args = append(args, "--stomp", stompProxy.addr())
+	}
+	switch {
+	case hasMQTT:
+		args = append(args, "--mqtt", mqttProxy.addr())
+	case activemq:
+		t.Logf("%s not set: the mixed MQTT cases skip", envMQTTAddr)
+	default:
+		t.Logf("activemq/activemq.xml has no MQTT connector this build serves: the mixed MQTT cases skip")
 	}
 	if activemq {
 		args = append(args, "--activemq")

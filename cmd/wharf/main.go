@@ -29,7 +29,7 @@ Usage:
   wharf run [flags]     start a broker (Ctrl-C or SIGTERM stops it)
   wharf kahadb dump|check|pins DIR
                         inspect a KahaDB directory (ActiveMQ's or Wharf's)
-  wharf bench [flags]   load-test a broker over STOMP or OpenWire and check
+  wharf bench [flags]   load-test a broker over STOMP, OpenWire or MQTT and check
                         exactly-once delivery (wharf bench --help)
   wharf version         print the version
   wharf help            print this help
@@ -37,15 +37,18 @@ Usage:
 Flags of run:
   --config FILE         activemq.xml or native YAML (.yaml/.yml) configuration;
                         without it: OpenWire on 127.0.0.1:61616, STOMP on
-                        127.0.0.1:61613, store under ./data
+                        127.0.0.1:61613, MQTT on 127.0.0.1:1883, AMQP on
+                        127.0.0.1:5672, store under ./data
   -Dname=value          set a ${name} placeholder of the config (repeatable);
                         the environment is consulted after these
   --log-level LEVEL     debug, info (default), warn or error
   --log-format FORMAT   text (default) or json
 
 Protocols in this build: OpenWire 1-12 (tcp://, nio://: ActiveMQ's JMS client,
-failover: URLs included) and STOMP 1.0/1.1/1.2 (stomp://, stomp+nio://).
-MQTT and AMQP connectors in a config are reported as not supported yet.
+failover: URLs included), STOMP 1.0/1.1/1.2 (stomp://, stomp+nio://), MQTT
+3.1/3.1.1/5 (mqtt://, mqtt+nio://), AMQP 1.0 (amqp://, amqp+nio://), and STOMP
+and MQTT over WebSocket (ws://, stomp+ws://, mqtt+ws://). TLS connectors are
+reported as not supported yet.
 `
 
 func main() {

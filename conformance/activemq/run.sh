@@ -2,14 +2,15 @@
 # Runs the STOMP and JMS conformance tests against Debian's Apache ActiveMQ
 # 5.17 (package "activemq"): starts a standalone broker on loopback with its
 # data in a temporary directory, runs `go test ./conformance -run
-# 'TestConformance(STOMP|JMS)'` with WHARF_CONFORMANCE_STOMP_ADDR and
-# WHARF_CONFORMANCE_OPENWIRE_ADDR pointing at it, and stops it again. Every
-# step is bounded in time.
+# 'TestConformance(STOMP|JMS)'` with WHARF_CONFORMANCE_STOMP_ADDR,
+# WHARF_CONFORMANCE_OPENWIRE_ADDR and WHARF_CONFORMANCE_MQTT_ADDR pointing
+# at it, and stops it again. Every step is bounded in time.
 #
 # Environment:
 #   STOMP_PORT        main STOMP connector port (default 61623)
 #   STOMP_SMALL_PORT  connector with wireFormat.maxFrameSize=4096 (default 61624)
 #   OPENWIRE_PORT     OpenWire connector port (default 61626)
+#   MQTT_PORT         MQTT connector port (default 61627)
 #   TESTS             go test -run pattern (default 'TestConformance(STOMP|JMS)')
 #   GO_TEST_FLAGS     extra flags for go test (default "-count=1")
 #   KEEP_TMP=1        keep the temporary directory (logs, KahaDB)
@@ -20,6 +21,7 @@ repo="$(cd "$here/../.." && pwd)"
 port="${STOMP_PORT:-61623}"
 small_port="${STOMP_SMALL_PORT:-61624}"
 openwire_port="${OPENWIRE_PORT:-61626}"
+mqtt_port="${MQTT_PORT:-61627}"
 amq_home="/usr/share/activemq"
 
 if [ ! -f "$amq_home/bin/activemq.jar" ]; then
@@ -29,9 +31,9 @@ fi
 command -v java >/dev/null || { echo "java not found (apt-get install -y default-jre-headless)" >&2; exit 1; }
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-for p in "$port" "$small_port" "$openwire_port"; do
+for p in "$port" "$small_port" "$openwire_port" "$mqtt_port"; do
 	if port_open "$p"; then
-		echo "port $p is already in use; set STOMP_PORT/STOMP_SMALL_PORT/OPENWIRE_PORT" >&2
+		echo "port $p is already in use; set STOMP_PORT/STOMP_SMALL_PORT/OPENWIRE_PORT/MQTT_PORT" >&2
 		exit 1
 	fi
 done
@@ -53,6 +55,17 @@ for jar in xstream jettison xpp3; do
 	else
 		echo "warning: /usr/share/java/$jar.jar missing (apt-get install -y libxstream-java libjettison-java libxpp3-java); STOMP advisory tests will fail" >&2
 	fi
+done
+# ActiveMQ's MQTT transport (activemq-mqtt.jar, in Debian's lib/) decodes
+# with the FuseSource MQTT codec, which Debian ships in libmqtt-client-java
+# (with HawtDispatch) and leaves off the broker's classpath; without it the
+# mqtt:// connector cannot start and neither can the broker.
+for jar in mqtt-client hawtdispatch hawtdispatch-transport; do
+	if [ ! -f "/usr/share/java/$jar.jar" ]; then
+		echo "/usr/share/java/$jar.jar missing; installing libmqtt-client-java" >&2
+		apt-get install -y libmqtt-client-java >&2 || { apt-get update >&2 && apt-get install -y libmqtt-client-java >&2; }
+	fi
+	ln -s "/usr/share/java/$jar.jar" "$tmp/lib/$jar.jar"
 done
 log="$tmp/activemq.log"
 pid=""
@@ -98,13 +111,14 @@ java -Xms128M -Xmx512M \
 	-Dwharf.stomp.port="$port" \
 	-Dwharf.stomp.small.port="$small_port" \
 	-Dwharf.openwire.port="$openwire_port" \
+	-Dwharf.mqtt.port="$mqtt_port" \
 	-jar "$amq_home/bin/activemq.jar" start "xbean:file:$tmp/conf/activemq.xml" \
 	>"$log" 2>&1 &
 pid=$!
 
 echo "waiting for ActiveMQ (pid $pid) on 127.0.0.1:$port" >&2
 for i in $(seq 1 120); do
-	if port_open "$port" && port_open "$small_port" && port_open "$openwire_port"; then
+	if port_open "$port" && port_open "$small_port" && port_open "$openwire_port" && port_open "$mqtt_port"; then
 		break
 	fi
 	if ! kill -0 "$pid" 2>/dev/null || [ "$i" = 120 ]; then
@@ -121,6 +135,7 @@ status=0
 export WHARF_CONFORMANCE_STOMP_ADDR="127.0.0.1:$port"
 export WHARF_CONFORMANCE_STOMP_SMALL_FRAME_ADDR="127.0.0.1:$small_port"
 export WHARF_CONFORMANCE_OPENWIRE_ADDR="127.0.0.1:$openwire_port"
+export WHARF_CONFORMANCE_MQTT_ADDR="127.0.0.1:$mqtt_port"
 if [ -n "${AMQ_RUN:-}" ]; then
 	# Any other command against the running ActiveMQ, e.g. the STOMP
 	# benchmark: AMQ_RUN='WHARF_BENCH_STOMP_ADDR=$WHARF_CONFORMANCE_STOMP_ADDR go test -bench . ./bench'

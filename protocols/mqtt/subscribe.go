@@ -2,9 +2,12 @@ package mqtt
 
 import (
 	"errors"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf16"
 
 	"wharf/engine"
 	"wharf/engine/message"
@@ -458,8 +461,17 @@ func (s *session) publishProps(sub *subscription, m *message.Message) *wire.Prop
 // 0 and non-persistent ones at QoS 1; Wharf maps persistence the way the
 // inbound side does.
 func messageQoS(m *message.Message) byte {
-	if v, ok := m.Props.Get(QoSProperty); ok && v.IsInteger() {
-		return byte(min(max(v.Int(), 0), 2))
+	if v, ok := m.Props.Get(QoSProperty); ok {
+		switch {
+		case v.IsInteger():
+			return byte(min(max(v.Int(), 0), 2))
+		case v.Kind == message.String:
+			// ActiveMQ reads it with getIntProperty, which converts a
+			// string (what a STOMP header becomes).
+			if n, err := strconv.ParseInt(strings.TrimSpace(v.Str()), 10, 32); err == nil {
+				return byte(min(max(n, 0), 2))
+			}
+		}
 	}
 	if m.Persistent {
 		return 1
@@ -473,20 +485,68 @@ func messageQoS(m *message.Message) byte {
 func payloadOf(m *message.Message) []byte {
 	switch m.BodyType {
 	case message.MapBody:
-		var b []byte
-		b = append(b, '{')
-		for i, e := range m.Map {
-			if i > 0 {
-				b = append(b, ", "...)
-			}
-			b = append(b, e.Name...)
-			b = append(b, '=')
-			b = append(b, e.Value.Text()...)
-		}
-		return append(b, '}')
+		return javaMapString(m.Map)
 	default:
 		return m.Body
 	}
+}
+
+// javaMapString renders a map body as ActiveMQ's MQTT converter does:
+// toString of the java.util.HashMap that MarshallingSupport unmarshals it
+// into (new HashMap(size)), in that table's bucket order. Entries of one
+// bucket come in wire order, which is the iteration order of the sender's
+// map (ActiveMQMapMessage's new HashMap(), 16 buckets and growing): that
+// order is rebuilt first, from the entries as given.
+func javaMapString(entries message.Properties) []byte {
+	n := len(entries)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	hashes := make([]int32, n)
+	for i := range entries {
+		h := javaStringHash(entries[i].Name)
+		hashes[i] = h ^ int32(uint32(h)>>16)
+	}
+	byBuckets := func(capacity int) {
+		slices.SortStableFunc(order, func(a, b int) int {
+			return int(hashes[a]&int32(capacity-1)) - int(hashes[b]&int32(capacity-1))
+		})
+	}
+	byBuckets(javaTableSize(16, n)) // the sender's new HashMap()
+	receiver := 1
+	for receiver < n {
+		receiver <<= 1 // HashMap.tableSizeFor(n)
+	}
+	byBuckets(javaTableSize(receiver, n)) // the broker's new HashMap(n)
+	b := []byte{'{'}
+	for i, j := range order {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, entries[j].Name...)
+		b = append(b, '=')
+		b = append(b, entries[j].Value.Text()...)
+	}
+	return append(b, '}')
+}
+
+// javaTableSize is the table size of a java.util.HashMap created with
+// capacity after n puts: doubled whenever n passes 0.75 of it.
+func javaTableSize(capacity, n int) int {
+	for float64(n) > 0.75*float64(capacity) {
+		capacity <<= 1
+	}
+	return capacity
+}
+
+// javaStringHash is java.lang.String.hashCode: over UTF-16 code units.
+func javaStringHash(s string) int32 {
+	var h int32
+	for _, u := range utf16.Encode([]rune(s)) {
+		h = 31*h + int32(u)
+	}
+	return h
 }
 
 func (s *session) onPubAck(p *wire.Packet) {

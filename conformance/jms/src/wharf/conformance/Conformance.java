@@ -46,6 +46,7 @@ import javax.jms.Message;
  * <pre>
  *   --url URL            OpenWire broker URL, e.g. tcp://127.0.0.1:61616 (required)
  *   --stomp HOST:PORT    the same broker's STOMP connector (mixed cases; skipped without)
+ *   --mqtt HOST:PORT     the same broker's MQTT connector (mixed MQTT cases; skipped without)
  *   --failover-url URL   failover URL whose broker the driver restarts (failover case; skipped without)
  *   --run REGEX          only cases whose name matches (find, as go test -run)
  *   --timeout SECONDS    per case (default 60)
@@ -104,6 +105,7 @@ public final class Conformance {
     public static void main(String[] args) throws Exception {
         String url = null;
         String stomp = null;
+        String mqtt = null;
         String failover = null;
         Pattern run = null;
         long timeout = 60;
@@ -114,6 +116,7 @@ public final class Conformance {
             switch (a) {
                 case "--url": url = args[++i]; break;
                 case "--stomp": stomp = args[++i]; break;
+                case "--mqtt": mqtt = args[++i]; break;
                 case "--failover-url": failover = args[++i]; break;
                 case "--run": run = Pattern.compile(args[++i]); break;
                 case "--timeout": timeout = Long.parseLong(args[++i]); break;
@@ -133,7 +136,7 @@ public final class Conformance {
             return;
         }
         if (url == null) {
-            System.err.println("usage: Conformance --url tcp://host:port [--stomp host:port] [--failover-url URL] [--run REGEX] [--timeout S] [--list] [--activemq]");
+            System.err.println("usage: Conformance --url tcp://host:port [--stomp host:port] [--mqtt host:port] [--failover-url URL] [--run REGEX] [--timeout S] [--list] [--activemq]");
             System.exit(2);
         }
         String runID = UUID.randomUUID().toString().substring(0, 8);
@@ -148,7 +151,7 @@ public final class Conformance {
             if (run != null && !run.matcher(name).find()) {
                 continue;
             }
-            Ctx ctx = new Ctx(conf, name, url, stomp, failover, activemq, "conf_" + runID + "_" + name);
+            Ctx ctx = new Ctx(conf, name, url, stomp, mqtt, failover, activemq, "conf_" + runID + "_" + name);
             Future<?> f = pool.submit(() -> {
                 e.getValue().run(ctx);
                 return null;

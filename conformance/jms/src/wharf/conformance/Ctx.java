@@ -36,6 +36,8 @@ final class Ctx {
     final String name;
     final String url;
     final String stomp;
+    /** mqtt is the same broker's MQTT connector ("host:port"), or null. */
+    final String mqtt;
     final String failoverURL;
     /**
      * activemq is true when the broker is ActiveMQ 5.17 (the reference run):
@@ -48,11 +50,12 @@ final class Ctx {
     private volatile String step = "";
     private int markers;
 
-    Ctx(Conformance conf, String name, String url, String stomp, String failoverURL, boolean activemq, String base) {
+    Ctx(Conformance conf, String name, String url, String stomp, String mqtt, String failoverURL, boolean activemq, String base) {
         this.conf = conf;
         this.name = name;
         this.url = url;
         this.stomp = stomp;
+        this.mqtt = mqtt;
         this.failoverURL = failoverURL;
         this.activemq = activemq;
         this.base = base;
