@@ -22,9 +22,9 @@ test: test-deps fmt vet race fuzz
 # broker. Installed with apt-get when missing and possible (CI runs as root);
 # without them those tests skip, saying what to install.
 # The MQTT tests also use Debian's mosquitto-clients (mosquitto_pub/sub).
-JMS_PKGS := default-jdk-headless libactivemq-java activemq libmqtt-client-java mosquitto-clients
+JMS_PKGS := default-jdk-headless libactivemq-java activemq libmqtt-client-java mosquitto-clients mosquitto
 test-deps:
-	@if command -v javac >/dev/null && [ -f /usr/share/java/activemq-client.jar ] && [ -f /usr/share/activemq/bin/activemq.jar ] && command -v mosquitto_pub >/dev/null; then :; \
+	@if command -v javac >/dev/null && [ -f /usr/share/java/activemq-client.jar ] && [ -f /usr/share/activemq/bin/activemq.jar ] && command -v mosquitto_pub >/dev/null && [ -x /usr/sbin/mosquitto ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		echo "installing $(JMS_PKGS)"; \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(JMS_PKGS) >/dev/null || \

@@ -40,6 +40,7 @@ type Protocol string
 const (
 	ProtocolSTOMP    Protocol = "stomp"
 	ProtocolOpenWire Protocol = "openwire"
+	ProtocolMQTT     Protocol = "mqtt"
 )
 
 // StampBytes is the size of the stamp at the head of every body, the
@@ -49,8 +50,9 @@ const StampBytes = stampBytes
 // Config describes one run. Start from DefaultConfig; Validate before Run.
 type Config struct {
 	// URL is the broker: stomp://host:port (also stomp+nio, stomp+ssl is
-	// not supported) or tcp://host:port, nio://host:port, openwire://
-	// host:port for OpenWire. user:password@ in the URL logs in.
+	// not supported), tcp://host:port, nio://host:port, openwire://
+	// host:port for OpenWire, or mqtt://host:port (also mqtt+nio) for
+	// MQTT 3.1.1. user:password@ in the URL logs in.
 	URL      string
 	Scenario Scenario
 
@@ -101,6 +103,13 @@ type Config struct {
 	Connections int
 	Hold        time.Duration
 
+	// QoS is the MQTT quality of service of publications and
+	// subscriptions (0, 1 or 2); other protocols ignore it.
+	QoS int
+	// CleanSession is the MQTT clean-session flag of every connection
+	// [MQTT-3.1.2-6]: true discards the session when the connection ends.
+	CleanSession bool
+
 	// ConnectTimeout bounds each connection's setup.
 	ConnectTimeout time.Duration
 	// BrokerPID, when > 0, is sampled (RSS, CPU) during the run (Linux).
@@ -123,6 +132,8 @@ func DefaultConfig() Config {
 		Size:           1024,
 		Drain:          5 * time.Second,
 		Ack:            AckAuto,
+		QoS:            1,
+		CleanSession:   true,
 		Connections:    1000,
 		Hold:           10 * time.Second,
 		ConnectTimeout: 5 * time.Second,
@@ -157,10 +168,12 @@ func ParseURL(s string) (Target, error) {
 		t.Protocol = ProtocolSTOMP
 	case "tcp", "nio", "openwire":
 		t.Protocol = ProtocolOpenWire
+	case "mqtt", "mqtt+nio":
+		t.Protocol = ProtocolMQTT
 	case "":
-		return Target{}, fmt.Errorf("%w: %q has no scheme (stomp:// or tcp://)", ErrBadURL, s)
+		return Target{}, fmt.Errorf("%w: %q has no scheme (stomp://, tcp:// or mqtt://)", ErrBadURL, s)
 	default:
-		return Target{}, fmt.Errorf("%w: %q: scheme %q is not stomp, stomp+nio, tcp, nio or openwire", ErrBadURL, s, u.Scheme)
+		return Target{}, fmt.Errorf("%w: %q: scheme %q is not stomp, stomp+nio, tcp, nio, openwire, mqtt or mqtt+nio", ErrBadURL, s, u.Scheme)
 	}
 	host, port, err := net.SplitHostPort(u.Host)
 	if err != nil || host == "" || port == "" {
@@ -179,7 +192,8 @@ func ParseURL(s string) (Target, error) {
 func (c *Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if _, err := ParseURL(c.URL); err != nil {
+	t, err := ParseURL(c.URL)
+	if err != nil {
 		errs = append(errs, err)
 	}
 	switch c.Scenario {
@@ -240,6 +254,12 @@ func (c *Config) Validate() error {
 	if c.BrokerPID < 0 {
 		bad("--broker-pid %d: want a process id", c.BrokerPID)
 	}
+	if c.QoS < 0 || c.QoS > 2 {
+		bad("--qos %d: want 0, 1 or 2", c.QoS)
+	}
+	if t.Protocol == ProtocolMQTT {
+		errs = append(errs, c.mqttProblems()...)
+	}
 	if len(errs) > 0 {
 		return &configError{errs}
 	}
@@ -247,6 +267,33 @@ func (c *Config) Validate() error {
 		c.Duration = DefaultMaxDuration
 	}
 	return nil
+}
+
+// mqttProblems are the settings MQTT 3.1.1 has no counterpart for.
+func (c *Config) mqttProblems() []error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	switch {
+	case c.Scenario == ScenarioQueue:
+		// MQTT 3.1.1 has no shared subscriptions: every subscriber of a
+		// topic gets every message, so there is nothing that competing
+		// consumers could share.
+		bad("--scenario queue: MQTT has only topics, no queues; use --scenario topic (fan-out), reqreply or connections")
+	case c.Scenario == ScenarioReqReply && c.Consumers > 1:
+		bad("--consumers %d: over MQTT every responder would get (and answer) every request; use --consumers 1", c.Consumers)
+	}
+	if c.TxSize > 0 {
+		bad("--tx %d: MQTT has no transactions", c.TxSize)
+	}
+	if c.Prefetch > 0 {
+		bad("--prefetch %d: MQTT 3.1.1 has no prefetch (the broker's in-flight window applies)", c.Prefetch)
+	}
+	if c.Persistent {
+		// ActiveMQ stores QoS 1 and 2 publications as persistent
+		// messages and QoS 0 ones as non-persistent.
+		bad("--persistent: MQTT has no persistent flag; --qos 1 or 2 is what a broker keeps")
+	}
+	return errs
 }
 
 // configError lists every problem Validate found, one per line.

@@ -61,6 +61,7 @@ func (r *run) connections(ctx context.Context) error {
 			opened.Add(1)
 			r.rec.mu.Lock()
 			r.rec.hist.RecordValue(min(max(int64(took), histLowest), histHighest))
+			r.rec.tl.add(seriesSent, r.clk.now(), 1)
 			r.rec.mu.Unlock()
 		})
 		return true
@@ -99,6 +100,9 @@ func (r *run) connections(ctx context.Context) error {
 	r.rec.mu.Lock()
 	defer r.rec.mu.Unlock()
 	res.Latency = latencyOf(r.rec.hist)
+	res.hist = r.rec.hist
+	openEnd := time.Duration(cs.OpenSeconds * float64(time.Second))
+	res.Timeline = r.rec.tl.result(openEnd, openEnd)
 	res.Errors = r.rec.errs
 	res.ErrorSamples = r.rec.samples
 	return nil

@@ -1,6 +1,8 @@
 // Package bench holds Wharf's end-to-end benchmarks (real brokers on
 // loopback, real sockets) and the engine of `wharf bench`, a load generator
-// for any broker that speaks STOMP or OpenWire (Wharf, ActiveMQ Classic).
+// for any broker that speaks STOMP, OpenWire or MQTT 3.1.1 (Wharf, ActiveMQ
+// Classic, Mosquitto). bench/compare runs it against Wharf and reference
+// brokers side by side (`make bench-compare`).
 //
 // # Runs
 //
@@ -12,6 +14,11 @@
 // close them). Every run is bounded: sends stop at Config.Count or
 // Config.Duration, whichever comes first, and receivers stop when every
 // message has arrived or nothing arrived for Config.Drain.
+//
+// Over MQTT every destination is a topic (mqtt.go): the queue scenario is
+// refused, since MQTT 3.1.1 has no shared subscriptions, and a request's
+// reply goes to a fixed topic per requester found from the stamp, since
+// MQTT 3.1.1 messages carry no reply-to.
 //
 // # What a message carries
 //
@@ -31,5 +38,9 @@
 // histogram, the exactly-once checkers and the counters. Its critical
 // section is a few arithmetic operations per message; per-goroutine state
 // would have to be merged to find duplicates that two consumers of a queue
-// both received, and the progress line reads it once a second.
+// both received, and the progress line reads it once a second. The
+// recorder also keeps per-second counts of sends and deliveries
+// (timeline.go) for --plot (plot.go): bounded, whatever the run's length,
+// by doubling the bucket width past an hour; producers count their sends
+// locally and take the lock once a second.
 package bench

@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// dest is a queue or topic by name, as both protocols know it.
+// dest is a queue or topic by name, as STOMP and OpenWire know it; MQTT
+// knows only topics and takes both kinds as one.
 type dest struct {
 	name  string
 	topic bool
@@ -62,6 +63,12 @@ func newDialer(t Target, cfg *Config) dialer {
 	case ProtocolSTOMP:
 		return func(ctx context.Context, transacted bool) (session, error) {
 			return dialSTOMP(ctx, t, timeout, persistent, transacted)
+		}
+	case ProtocolMQTT:
+		// Config.Validate refuses transactions over MQTT.
+		o := mqttOptions{timeout: timeout, qos: byte(cfg.QoS), cleanSession: cfg.CleanSession, manualAck: cfg.Ack != AckAuto}
+		return func(ctx context.Context, _ bool) (session, error) {
+			return dialMQTT(ctx, t, o)
 		}
 	default:
 		return func(ctx context.Context, transacted bool) (session, error) {

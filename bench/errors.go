@@ -18,6 +18,8 @@ var (
 	errSTOMPFrame = errors.New("bench: malformed stomp frame")
 	// errClosed is an operation on a closed connection.
 	errClosed = errors.New("bench: connection closed")
+	// errMQTTRefused is a SUBACK that refuses the subscription.
+	errMQTTRefused = errors.New("bench: mqtt subscription refused")
 	// errBadStamp is a body without the stamp Wharf bench writes.
 	errBadStamp = errors.New("bench: message without a bench stamp")
 )

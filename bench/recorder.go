@@ -43,6 +43,7 @@ type recorder struct {
 	lastRecv  time.Duration // time of the last delivery, for the idle drain
 	errs      int64
 	samples   []string
+	tl        timeline // per-second counts, for --plot
 	// want is the number of unique deliveries that completes the run,
 	// known once sending has ended; -1 before.
 	want int64
@@ -50,7 +51,7 @@ type recorder struct {
 }
 
 func newRecorder(clk clock, copies, producers int, ordered bool) *recorder {
-	r := &recorder{clk: clk, hist: newHistogram(), want: -1, done: make(chan struct{})}
+	r := &recorder{clk: clk, hist: newHistogram(), tl: newTimeline(), want: -1, done: make(chan struct{})}
 	for range copies {
 		r.checkers = append(r.checkers, newChecker(producers, ordered))
 	}
@@ -70,6 +71,7 @@ func (r *recorder) deliver(stream, consumer int, body []byte) {
 		r.firstRecv = now
 	}
 	r.lastRecv = now
+	r.tl.add(seriesReceived, now, 1)
 	if err != nil {
 		r.checkers[stream].foreign++
 		return

@@ -61,6 +61,12 @@ type Result struct {
 
 	Connections *ConnectionStats `json:"connections,omitempty"`
 	Broker      *BrokerStats     `json:"broker,omitempty"`
+
+	// Timeline counts sends and deliveries (connections opened) per
+	// second of the run.
+	Timeline *Timeline `json:"timeline,omitempty"`
+	// hist is the latency histogram, for the plot's percentile curve.
+	hist *hdrhistogram.Histogram
 }
 
 // ResultConfig is the configuration a Result was measured with.
@@ -79,6 +85,9 @@ type ResultConfig struct {
 	Prefetch        int     `json:"prefetch"`
 	Connections     int     `json:"connections,omitempty"`
 	HoldSeconds     float64 `json:"hold_s,omitempty"`
+	// QoS and CleanSession are set for MQTT runs only.
+	QoS          *int  `json:"qos,omitempty"`
+	CleanSession *bool `json:"clean_session,omitempty"`
 }
 
 // Latency holds percentiles of a latency distribution, in microseconds.
@@ -142,6 +151,12 @@ func (r *Result) WriteText(w io.Writer) error {
 	dur := "non-persistent"
 	if c.Persistent {
 		dur = "persistent"
+	}
+	if c.QoS != nil {
+		dur = fmt.Sprintf("QoS %d", *c.QoS)
+		if c.CleanSession != nil && !*c.CleanSession {
+			dur += ", persistent session"
+		}
 	}
 	if c.Sync {
 		dur += ", sync sends"

@@ -50,6 +50,10 @@ func Run(ctx context.Context, cfg Config, o RunOptions) (*Result, error) {
 	case ScenarioConnections:
 		r.res.Config = ResultConfig{Connections: cfg.Connections, HoldSeconds: cfg.Hold.Seconds()}
 	}
+	if t.Protocol == ProtocolMQTT {
+		qos, clean := cfg.QoS, cfg.CleanSession
+		r.res.Config.QoS, r.res.Config.CleanSession = &qos, &clean
+	}
 	// The first connection tells a missing broker from a slow one, and
 	// fails the run within the connect timeout.
 	probe, err := r.dial(ctx, false)
@@ -220,13 +224,14 @@ func (r *run) messaging(ctx context.Context) error {
 			// A responder's unit of work is one request and its reply:
 			// transacted, it commits after each.
 			r.consume(recvCtx, e, 1, func(d delivery) {
-				if d.replyTo == nil {
+				rt := replyTarget(d, replyTo, r.target.Protocol == ProtocolMQTT)
+				if rt == nil {
 					r.rec.fail(errors.New("request without reply-to"))
 					return
 				}
 				// The reply echoes the request: its stamp measures the
 				// round trip.
-				if err := e.s.send(recvCtx, *d.replyTo, d.body, nil, cfg.SyncSends()); err != nil && recvCtx.Err() == nil {
+				if err := e.s.send(recvCtx, *rt, d.body, nil, cfg.SyncSends()); err != nil && recvCtx.Err() == nil {
 					r.rec.fail(fmt.Errorf("reply: %w", err))
 				}
 			})
@@ -291,6 +296,8 @@ func (r *run) messaging(ctx context.Context) error {
 	res.SendBytesPerSec = res.SendRate * float64(cfg.Size)
 	res.RecvBytesPerSec = res.ReceiveRate * float64(cfg.Size)
 	res.Latency = latencyOf(rec.hist)
+	res.hist = rec.hist
+	res.Timeline = rec.tl.result(sendDone-t0, end-t0)
 	switch {
 	case cfg.Scenario == ScenarioReqReply:
 		res.LatencyMeasures = "round trip, request send to reply receipt"
@@ -324,6 +331,8 @@ func (r *run) produce(ctx context.Context, s session, idx int, to dest, replyTo 
 	body := newBody(cfg.Size)
 	sync := cfg.SyncSends()
 	var seq uint64
+	perSec := tally{series: seriesSent}
+	defer perSec.flush(r.rec)
 	inTx := 0
 	commit := func() {
 		if err := s.commit(ctx); err != nil {
@@ -342,6 +351,7 @@ func (r *run) produce(ctx context.Context, s session, idx int, to dest, replyTo 
 		}
 		seq++
 		r.rec.sent.Add(1)
+		perSec.add(r.rec, r.clk.now())
 		if cfg.TxSize > 0 {
 			if inTx++; inTx == cfg.TxSize {
 				commit()
@@ -356,6 +366,21 @@ func (r *run) produce(ctx context.Context, s session, idx int, to dest, replyTo 
 		commit()
 	}
 	return int64(seq)
+}
+
+// replyTarget is where the reply to request d goes: its reply-to, or,
+// with byStamp for a protocol without one (MQTT 3.1.1 has no message
+// headers), the fixed reply topic of the requester whose index the stamp
+// carries. nil is a request a STOMP or OpenWire broker lost the reply-to of.
+func replyTarget(d delivery, replyTo []*dest, byStamp bool) *dest {
+	if d.replyTo != nil || !byStamp {
+		return d.replyTo
+	}
+	st, err := readStamp(d.body)
+	if err != nil || st.producer < 0 || st.producer >= len(replyTo) {
+		return nil
+	}
+	return replyTo[st.producer]
 }
 
 // replyGate counts the replies a requester received; its own goroutine

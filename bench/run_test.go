@@ -19,10 +19,14 @@ import (
 func benchURLs(t *testing.T) map[Protocol]string {
 	t.Helper()
 	b := brokertest.Start(t, wiring.Factories())
-	return map[Protocol]string{
+	urls := map[Protocol]string{
 		ProtocolSTOMP:    "stomp://" + b.STOMPAddr(),
 		ProtocolOpenWire: "tcp://" + b.Addr("openwire").String(),
 	}
+	if a := b.MQTTAddr(); a != "" {
+		urls[ProtocolMQTT] = "mqtt://" + a
+	}
+	return urls
 }
 
 // TestBenchScenarios runs every scenario for a few hundred messages over
@@ -169,9 +173,12 @@ func TestBenchNoBroker(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	for _, url := range []string{"stomp://" + addr, "tcp://" + addr} {
+	for _, url := range []string{"stomp://" + addr, "tcp://" + addr, "mqtt://" + addr} {
 		cfg := DefaultConfig()
 		cfg.URL, cfg.Count = url, 10
+		if strings.HasPrefix(url, "mqtt") {
+			cfg.Scenario = ScenarioTopic
+		}
 		start := time.Now()
 		_, err := Run(context.Background(), cfg, RunOptions{})
 		if !errors.Is(err, ErrConnect) || !strings.Contains(err.Error(), url) {

@@ -18,11 +18,12 @@ import (
 const benchUsage = `Usage:
   wharf bench [flags]
 
-Load-test a broker (Wharf or ActiveMQ Classic) over STOMP or OpenWire and
-check that every message arrived exactly once. Each message carries its
-producer, a sequence number and its send time; consumers record latency in
-an HdrHistogram. Every run ends by itself: at --count messages or after
---duration, then receivers wait at most --drain for stragglers.
+Load-test a broker (Wharf, ActiveMQ Classic, Mosquitto, ...) over STOMP,
+OpenWire or MQTT 3.1.1 and check that every message arrived exactly once.
+Each message carries its producer, a sequence number and its send time;
+consumers record latency in an HdrHistogram. Every run ends by itself: at
+--count messages or after --duration, then receivers wait at most --drain
+for stragglers.
 
 Examples:
   wharf bench --url tcp://127.0.0.1:61616 --count 100000
@@ -33,10 +34,14 @@ Examples:
   wharf bench --scenario connections --connections 10000 --hold 30s \
       --broker-pid $(pgrep -f 'wharf run')
   wharf bench --count 50000 --json --broker-pid 1234 >> results.jsonl
+  wharf bench --url mqtt://127.0.0.1:1883 --scenario topic --subscribers 10 \
+      --qos 1 --count 20000 --plot topic.svg
 
 Broker and scenario:
-  --url URL             broker: stomp://host:port or tcp://host:port
-                        (OpenWire; also nio://); user:pass@host logs in
+  --url URL             broker: stomp://host:port, tcp://host:port
+                        (OpenWire; also nio://) or mqtt://host:port (MQTT
+                        3.1.1); user:pass@host logs in, e.g.
+                        --url stomp://admin:secret@127.0.0.1:61613
                         (default tcp://127.0.0.1:61616)
   --scenario NAME       queue: --producers send to one queue, --consumers
                         share it; topic: --producers publish, each of
@@ -45,56 +50,96 @@ Broker and scenario:
                         reply-to, --consumers responders echo the body back,
                         latency is the round trip; connections: open
                         --connections connections, hold them --hold, close
-                        them, report failures and time to open (default queue)
-  --destination NAME    queue or topic name (default: a fresh
-                        wharf.bench.<scenario>.<pid>.<time> per run)
+                        them, report failures and time to open. Over MQTT
+                        every destination is a topic: queue is refused (MQTT
+                        has no queues), reqreply replies on a topic per
+                        requester and takes one responder. E.g.
+                        --scenario topic (default queue)
+  --destination NAME    queue or topic name, e.g. --destination orders
+                        (default: a fresh wharf.bench.<scenario>.<pid>.<time>
+                        per run)
   --producers N         producers / publishers / requesters, one connection
-                        each (default 1)
-  --consumers N         queue consumers / responders (default 1)
-  --subscribers N       topic subscribers, the fan-out (default 4)
+                        each, e.g. --producers 4 (default 1)
+  --consumers N         queue consumers / responders, one connection each,
+                        e.g. --consumers 4 (default 1)
+  --subscribers N       topic subscribers, the fan-out, e.g.
+                        --subscribers 10 (default 4)
 
 Load:
-  --size BYTES          body size, at least 24 (default 1024)
-  --count N             messages to send in total, shared by the producers
-                        (default 10000 when --duration is not given)
-  --duration D          stop sending after D (e.g. 30s); with --count alone
-                        the run is still capped at 10m
+  --size BYTES          body size, at least 24, e.g. --size 100
+                        (default 1024)
+  --count N             messages to send in total, shared by the producers,
+                        e.g. --count 50000 (default 10000 when --duration is
+                        not given)
+  --duration D          stop sending after D, e.g. --duration 30s; with
+                        --count alone the run is still capped at 10m
   --rate R              open loop: R messages/s in total, latency counted
                         from when each message was due, so a stalled broker
                         shows as latency (coordinated omission); without it,
                         closed loop: each producer sends as fast as the
                         broker takes it. In the connections scenario: R
-                        connections/s
+                        connections/s. E.g. --rate 5000
   --drain D             after the last send, wait until everything arrived
-                        or nothing arrived for D; the rest is lost
-                        (default 5s)
+                        or nothing arrived for D; the rest is lost, e.g.
+                        --drain 10s (default 5s)
 
 Delivery:
-  --persistent          send persistent messages
+  --persistent          send persistent messages (STOMP, OpenWire), e.g.
+                        --persistent --producers 4
   --sync                wait for the broker's confirmation of each send
-                        (OpenWire response, STOMP receipt); --sync=false
-                        turns it off (default: on for persistent sends
-                        outside transactions, as the JMS client does)
+                        (OpenWire response, STOMP receipt, MQTT PUBACK or
+                        PUBCOMP); --sync=false turns it off, e.g.
+                        --persistent --sync=false (default: on for
+                        persistent sends outside transactions, as the JMS
+                        client does; off over MQTT)
   --ack MODE            auto, client or individual (ActiveMQ's
                         INDIVIDUAL_ACKNOWLEDGE, STOMP client-individual);
-                        client and individual acknowledge every message
+                        client and individual acknowledge every message; over
+                        MQTT they send the PUBACK once the message is
+                        recorded instead of on arrival. E.g. --ack client
                         (default auto)
   --tx N                transacted producers and consumers, committing
-                        every N messages (default 0: no transactions)
-  --prefetch N          consumer prefetch (default 0: the client's default,
-                        1000 for OpenWire queues, the broker's for STOMP)
+                        every N messages, e.g. --tx 100 (default 0: no
+                        transactions; refused over MQTT)
+  --prefetch N          consumer prefetch, e.g. --prefetch 1 (default 0: the
+                        client's default, 1000 for OpenWire queues, the
+                        broker's for STOMP; refused over MQTT)
+
+MQTT (mqtt:// URLs):
+  --qos N               quality of service of publications and subscriptions:
+                        0 at most once, 1 at least once, 2 exactly once,
+                        e.g. --qos 0 (default 1). Sends are asynchronous,
+                        at most 1000 unconfirmed per connection, unless
+                        --sync. Messages are never retained; --persistent,
+                        --tx and --prefetch have no MQTT meaning and are
+                        refused
+  --clean-session       the clean-session flag of every connection;
+                        --clean-session=false keeps each client's session
+                        (and its QoS 1 and 2 subscriptions) on the broker
+                        after the run, e.g. --qos 1 --clean-session=false
+                        (default true)
 
 Connections scenario:
-  --connections N       connections to open (default 1000)
-  --hold D              how long to keep them open (default 10s)
-  --connect-timeout D   bound on each connection's setup (default 5s)
+  --connections N       connections to open, e.g. --connections 10000
+                        (default 1000)
+  --hold D              how long to keep them open, e.g. --hold 30s
+                        (default 10s)
+  --connect-timeout D   bound on each connection's setup, e.g.
+                        --connect-timeout 2s (default 5s)
 
 Output:
   --json                print one JSON object for the run instead of the
                         table (sent/received rates, latency_us p50 p90 p99
-                        p99_9 max, errors, lost, duplicates, broker)
+                        p99_9 max, errors, lost, duplicates, broker,
+                        timeline), e.g. --json >> results.jsonl
   --broker-pid PID      sample the broker's RSS and CPU from /proc/PID
-                        during the run (Linux)
+                        during the run (Linux), e.g.
+                        --broker-pid $(pgrep -f 'wharf run')
+  --plot FILE.svg       also draw the run as an SVG: messages sent and
+                        received per second over time (connections opened,
+                        in the connections scenario) and the latency by
+                        percentile on a log scale of nines (0%, 90%, 99%,
+                        99.9%, ...), e.g. --plot run.svg
 
 A live progress line is shown while stdout is a terminal. The exit status
 is 1 when a message was lost, duplicated or reordered, or an error occurred.
@@ -121,15 +166,25 @@ func (o *optionalBool) Set(s string) error {
 
 func (o *optionalBool) IsBoolFlag() bool { return true }
 
-func runBench(args []string, stdout, stderr io.Writer) error {
-	cfg := bench.DefaultConfig()
+// benchFlags are the flags of wharf bench and the values they set.
+type benchFlags struct {
+	fs                  *flag.FlagSet
+	cfg                 bench.Config
+	scenario, ack, plot *string
+	sync                optionalBool
+	asJSON              *bool
+}
+
+func newBenchFlags() *benchFlags {
+	f := &benchFlags{cfg: bench.DefaultConfig()}
+	cfg := &f.cfg
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	// A bad flag comes back as the error; the help goes to stdout, and
 	// only when asked for.
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	fs.StringVar(&cfg.URL, "url", cfg.URL, "")
-	scenario := fs.String("scenario", string(cfg.Scenario), "")
+	f.scenario = fs.String("scenario", string(cfg.Scenario), "")
 	fs.StringVar(&cfg.Destination, "destination", "", "")
 	fs.IntVar(&cfg.Producers, "producers", cfg.Producers, "")
 	fs.IntVar(&cfg.Consumers, "consumers", cfg.Consumers, "")
@@ -140,16 +195,25 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&cfg.Rate, "rate", 0, "")
 	fs.DurationVar(&cfg.Drain, "drain", cfg.Drain, "")
 	fs.BoolVar(&cfg.Persistent, "persistent", false, "")
-	var sync optionalBool
-	fs.Var(&sync, "sync", "")
-	ack := fs.String("ack", string(cfg.Ack), "")
+	fs.Var(&f.sync, "sync", "")
+	f.ack = fs.String("ack", string(cfg.Ack), "")
 	fs.IntVar(&cfg.TxSize, "tx", 0, "")
 	fs.IntVar(&cfg.Prefetch, "prefetch", 0, "")
+	fs.IntVar(&cfg.QoS, "qos", cfg.QoS, "")
+	fs.BoolVar(&cfg.CleanSession, "clean-session", cfg.CleanSession, "")
 	fs.IntVar(&cfg.Connections, "connections", cfg.Connections, "")
 	fs.DurationVar(&cfg.Hold, "hold", cfg.Hold, "")
 	fs.DurationVar(&cfg.ConnectTimeout, "connect-timeout", cfg.ConnectTimeout, "")
-	asJSON := fs.Bool("json", false, "")
+	f.asJSON = fs.Bool("json", false, "")
 	fs.IntVar(&cfg.BrokerPID, "broker-pid", 0, "")
+	f.plot = fs.String("plot", "", "")
+	f.fs = fs
+	return f
+}
+
+func runBench(args []string, stdout, stderr io.Writer) error {
+	f := newBenchFlags()
+	fs, plot, asJSON := f.fs, f.plot, f.asJSON
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, benchUsage)
@@ -160,7 +224,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("bench takes no arguments, got %q", fs.Args())
 	}
-	cfg.Scenario, cfg.Ack, cfg.Sync = bench.Scenario(*scenario), bench.AckMode(*ack), sync.v
+	cfg := f.cfg
+	cfg.Scenario, cfg.Ack, cfg.Sync = bench.Scenario(*f.scenario), bench.AckMode(*f.ack), f.sync.v
 	if cfg.Scenario != bench.ScenarioConnections && cfg.Count == 0 && cfg.Duration == 0 {
 		cfg.Count = 10000
 	}
@@ -168,15 +233,39 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
+	// The plot file is created before the run, so that a path that
+	// cannot be written fails at once and not after a long run.
+	var plotFile *os.File
+	if *plot != "" {
+		pf, err := os.Create(*plot)
+		if err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+		defer pf.Close()
+		plotFile = pf
+	}
+
 	var o bench.RunOptions
-	if f, ok := stdout.(*os.File); ok && isTerminal(f) {
+	if tty, ok := stdout.(*os.File); ok && isTerminal(tty) {
 		o.Progress = stdout
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := bench.Run(ctx, cfg, o)
 	if err != nil {
+		if plotFile != nil {
+			plotFile.Close()
+			os.Remove(*plot)
+		}
 		return err
+	}
+	if plotFile != nil {
+		if err := res.WritePlot(plotFile); err != nil {
+			return fmt.Errorf("--plot %s: %w", *plot, err)
+		}
+		if err := plotFile.Close(); err != nil {
+			return fmt.Errorf("--plot %s: %w", *plot, err)
+		}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

@@ -1,0 +1,402 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"wharf/bench"
+	"wharf/cmd/wharf/wiring"
+	"wharf/engine/brokertest"
+	"wharf/engine/config"
+)
+
+func TestCompareMedianAndRatios(t *testing.T) {
+	check := func(vs []float64, want float64) {
+		t.Helper()
+		if got := median(vs); got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Errorf("median(%v) = %v, want %v", vs, got, want)
+		}
+	}
+	check(nil, math.NaN())
+	check([]float64{3}, 3)
+	check([]float64{5, 1, 3}, 3)
+	check([]float64{4, 1, 3, 2}, 2.5)
+
+	// Rounds pair the subject with the reference run next to it; a failed
+	// run takes its round out of the ratios, not the other rounds.
+	samples := []Sample{
+		{Round: 1, Broker: "a", Value: 200}, {Round: 1, Broker: "b", Value: 100},
+		{Round: 2, Broker: "a", Value: 300}, {Round: 2, Broker: "b", Value: 100},
+		{Round: 3, Broker: "a", Value: 100}, {Round: 3, Broker: "b", Value: 100},
+		{Round: 4, Broker: "a", Value: 999}, {Round: 4, Broker: "b", Error: "connect refused"},
+		{Round: 5, Broker: "a", Error: "lost"}, {Round: 5, Broker: "b", Value: 1},
+	}
+	c := compare(samples, "a", "b")
+	if c.Rounds != 3 || c.Ratio != 2 || c.Min != 1 || c.Max != 3 {
+		t.Errorf("compare = %+v, want 3 rounds, ratio 2 (median of 2, 3, 1), range 1–3", c)
+	}
+	if m := medianOf(samples, "a"); m != 250 {
+		t.Errorf("median of a's valid runs = %v, want 250 (of 200, 300, 100, 999)", m)
+	}
+	if c := compare(samples, "a", "nobody"); c.Rounds != 0 || !math.IsNaN(c.Ratio) {
+		t.Errorf("compare with no reference runs = %+v, want no rounds and NaN", c)
+	}
+}
+
+func TestCompareLineup(t *testing.T) {
+	withMQTT := &broker{name: nameWharf, urls: map[string]string{connOpenWire: "tcp://x", connMQTT: "mqtt://x"}}
+	withoutMQTT := &broker{name: nameWharf, urls: map[string]string{connOpenWire: "tcp://x"}}
+	amq := &broker{name: nameActiveMQ, urls: map[string]string{connOpenWire: "tcp://y", connMQTT: "mqtt://y"}}
+	mosq := &broker{name: nameMosquitto, urls: map[string]string{connMQTT: "mqtt://z"}}
+	mqtt := scenario{ID: "m", conn: connMQTT, refs: []string{nameMosquitto, nameActiveMQ}}
+	ow := scenario{ID: "o", conn: connOpenWire, refs: []string{nameActiveMQ}}
+	cases := []struct {
+		name      string
+		wharf     *broker
+		sc        scenario
+		order     []string
+		pairs     [][2]string
+		noteHasNA bool
+	}{
+		{"Wharf with MQTT against both references", withMQTT, mqtt,
+			[]string{nameWharf, nameMosquitto, nameActiveMQ}, [][2]string{{nameWharf, nameMosquitto}, {nameWharf, nameActiveMQ}}, false},
+		{"Wharf without MQTT: ActiveMQ against Mosquitto", withoutMQTT, mqtt,
+			[]string{nameMosquitto, nameActiveMQ}, [][2]string{{nameActiveMQ, nameMosquitto}}, true},
+		{"OpenWire: Wharf then ActiveMQ", withoutMQTT, ow,
+			[]string{nameWharf, nameActiveMQ}, [][2]string{{nameWharf, nameActiveMQ}}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &runner{brokers: map[string]*broker{nameWharf: tc.wharf, nameActiveMQ: amq, nameMosquitto: mosq}}
+			order, pairs, note := r.lineup(tc.sc)
+			if !slices.Equal(order, tc.order) || fmt.Sprint(pairs) != fmt.Sprint(tc.pairs) {
+				t.Errorf("lineup = %v %v, want %v %v", order, pairs, tc.order, tc.pairs)
+			}
+			if got := strings.Contains(note, "wharf: n/a (no MQTT listener)"); got != tc.noteHasNA {
+				t.Errorf("note %q; want the n/a note: %v", note, tc.noteHasNA)
+			}
+		})
+	}
+}
+
+// inProcess is an in-process Wharf posing as a broker of the comparison.
+func inProcess(t *testing.T, name string) *broker {
+	t.Helper()
+	b := brokertest.Start(t, wiring.Factories())
+	ow := b.Addr("openwire").String()
+	return &broker{
+		name: name, pid: os.Getpid(), exited: make(chan struct{}), stop: func() error { return nil },
+		urls: map[string]string{connOpenWire: "tcp://" + ow, connNIO: "tcp://" + ow, connSTOMP: "stomp://" + b.STOMPAddr()},
+	}
+}
+
+// TestCompareRounds runs two message scenarios and a fresh-broker one for
+// two rounds against two in-process brokers and checks the alternation
+// (A B per scenario, round after round), the statistics and the three
+// outputs: the table, the JSON and the SVG.
+func TestCompareRounds(t *testing.T) {
+	brokers := map[string]*broker{nameWharf: inProcess(t, nameWharf), nameActiveMQ: inProcess(t, nameActiveMQ)}
+	var freshStarts []string
+	var log bytes.Buffer
+	r := &runner{
+		brokers: brokers, rounds: 2, log: &log, scale: 1,
+		fresh: func(_ context.Context, name string, round int) (*broker, error) {
+			freshStarts = append(freshStarts, fmt.Sprintf("%s/%d", name, round))
+			return inProcess(t, name), nil
+		},
+	}
+	amq := []string{nameActiveMQ}
+	scs := []scenario{
+		{ID: "q", Title: "queue over STOMP", conn: connSTOMP, refs: amq, metric: throughput,
+			set: func(c *bench.Config) { c.Count = 300 }},
+		{ID: "t", Title: "topic over OpenWire", conn: connOpenWire, refs: amq, metric: throughput,
+			set: func(c *bench.Config) { c.Scenario, c.Subscribers, c.Count = bench.ScenarioTopic, 3, 200 }},
+		// The RSS growth of 20 connections in this process could be 0: a
+		// stand-in metric with the same unit and direction.
+		{ID: "c", Title: "idle connections", conn: connNIO, refs: amq, metric: openedMetric, fresh: true,
+			set: func(c *bench.Config) {
+				c.Scenario, c.Connections, c.Hold = bench.ScenarioConnections, 20, time.Millisecond
+			}},
+	}
+	samples, done := r.run(context.Background(), scs)
+	if done != 2 {
+		t.Fatalf("%d rounds done, want 2; log:\n%s", done, log.String())
+	}
+	want := []string{"q wharf", "q activemq", "t wharf", "t activemq", "c wharf", "c activemq",
+		"q wharf", "q activemq", "t wharf", "t activemq", "c wharf", "c activemq"}
+	if !slices.Equal(r.ran, want) {
+		t.Errorf("runs in order %v, want %v", r.ran, want)
+	}
+	if want := []string{"wharf/1", "activemq/1", "wharf/2", "activemq/2"}; !slices.Equal(freshStarts, want) {
+		t.Errorf("fresh brokers started %v, want %v", freshStarts, want)
+	}
+	rep := &Report{Date: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Rounds: done, RoundsPlanned: 2, Scale: 1,
+		Machine: Machine{Cores: 2, FsyncPerSec: 123, DataFS: "ext4"}}
+	for _, sc := range scs {
+		ss := samples[sc.ID]
+		if len(ss) != 4 {
+			t.Fatalf("%s: %d samples, want 4", sc.ID, len(ss))
+		}
+		for _, s := range ss {
+			if !s.valid() || s.Value <= 0 && sc.metric.higherIsBetter {
+				t.Errorf("%s: sample %+v, want a valid positive value", sc.ID, s)
+			}
+			if sc.ID == "t" && s.Received != 3*s.Sent {
+				t.Errorf("topic sample received %d of %d sent to 3 subscribers", s.Received, s.Sent)
+			}
+		}
+		order, pairs, note := r.lineup(sc)
+		sr := summarize(sc, order, pairs, note, ss)
+		if len(sr.Comparisons) != 1 || sr.Comparisons[0].Rounds != 2 {
+			t.Fatalf("%s: comparisons %+v, want one over 2 rounds", sc.ID, sr.Comparisons)
+		}
+		c := sr.Comparisons[0]
+		if c.Min > c.Ratio || c.Ratio > c.Max {
+			t.Errorf("%s: ratio %v outside its range %v–%v", sc.ID, c.Ratio, c.Min, c.Max)
+		}
+		rep.Scenarios = append(rep.Scenarios, sr)
+	}
+
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"queue over STOMP", "topic over OpenWire", "idle connections", "msg/s ↑", "B/conn ↓",
+		"Wharf ", "ActiveMQ ", "123 fsync/s", fmtRatio(float64(rep.Scenarios[0].Comparisons[0].Ratio))} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, table.String())
+		}
+	}
+
+	var js bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
+		t.Fatalf("the JSON does not read back: %v", err)
+	}
+	if len(back.Scenarios) != 3 || len(back.Scenarios[1].Samples) != 4 || back.Scenarios[0].Medians[nameWharf] != rep.Scenarios[0].Medians[nameWharf] {
+		t.Errorf("JSON round trip lost data: %+v", back.Scenarios)
+	}
+
+	var svg bytes.Buffer
+	if err := rep.WriteSVG(&svg); err != nil {
+		t.Fatal(err)
+	}
+	bars := checkSVG(t, svg.Bytes())
+	if len(bars) != 3 {
+		t.Errorf("%d bars, want one per comparison (3)", len(bars))
+	}
+	for i, b := range bars {
+		if got, want := b, float64(rep.Scenarios[i].Comparisons[0].Ratio); math.Abs(got-want) > 1e-3 {
+			t.Errorf("bar %d ratio %v, want %v", i, got, want)
+		}
+	}
+}
+
+// openedMetric counts the connections opened, as memory is counted:
+// lower is better.
+var openedMetric = metric{name: "connections", unit: "B/conn", of: func(r *bench.Result) (float64, bool) {
+	if r.Connections == nil {
+		return 0, false
+	}
+	return float64(r.Connections.Opened), r.Connections.Opened > 0
+}}
+
+// checkSVG parses doc with encoding/xml and returns the data-ratio of its
+// bars.
+func checkSVG(t *testing.T, doc []byte) []float64 {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(doc))
+	var ratios []float64
+	sawSVG := false
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("the SVG is not well-formed XML: %v\n%s", err, doc)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			sawSVG = sawSVG || se.Name.Local == "svg"
+			for _, a := range se.Attr {
+				if a.Name.Local == "data-ratio" {
+					v, err := strconv.ParseFloat(a.Value, 64)
+					if err != nil {
+						t.Fatalf("data-ratio %q", a.Value)
+					}
+					ratios = append(ratios, v)
+				}
+			}
+		}
+	}
+	if !sawSVG {
+		t.Fatal("no <svg> element")
+	}
+	return ratios
+}
+
+// TestCompareNAInReport: a comparison without rounds (a broker that never
+// ran) is null in the JSON and n/a in the table, not a NaN that breaks
+// either.
+func TestCompareNAInReport(t *testing.T) {
+	sc := scenario{ID: "m", Title: "MQTT fan-out", metric: throughput}
+	sr := summarize(sc, []string{nameMosquitto, nameActiveMQ}, [][2]string{{nameActiveMQ, nameMosquitto}}, "wharf: n/a (no MQTT listener)",
+		[]Sample{{Round: 1, Broker: nameMosquitto, Value: 10}, {Round: 1, Broker: nameActiveMQ, Error: "refused"}})
+	rep := &Report{Scenarios: []ScenarioReport{sr}}
+	var js, table, svg bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(js.String(), `"ratio": null`) {
+		t.Errorf("JSON without a ratio:\n%s", js.String())
+	}
+	rep.WriteTable(&table)
+	for _, want := range []string{"n/a", "wharf: n/a (no MQTT listener)", "activemq: 1 run(s) failed (refused)"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, table.String())
+		}
+	}
+	if err := rep.WriteSVG(&svg); err != nil {
+		t.Fatal(err)
+	}
+	if bars := checkSVG(t, svg.Bytes()); len(bars) != 0 {
+		t.Errorf("bars %v for a comparison without rounds, want none", bars)
+	}
+}
+
+// TestCompareBrokerConfig: the shared activemq.xml loads in Wharf, with
+// and without its MQTT connector, with a disk sync per persistent send
+// and every connector on loopback.
+func TestCompareBrokerConfig(t *testing.T) {
+	xmlText, err := os.ReadFile("activemq.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp := brokerPorts{openwire: 1001, nio: 1002, stomp: 1003, mqtt: 1004}
+	vars := map[string]string{}
+	for _, p := range bp.props(t.TempDir()) {
+		k, v, _ := strings.Cut(p, "=")
+		vars[k] = v
+	}
+	for _, tc := range []struct {
+		name    string
+		text    string
+		schemes []string
+	}{
+		{"as ActiveMQ loads it", string(xmlText), []string{"tcp", "nio", "stomp", "mqtt"}},
+		{"without MQTT", withoutMQTT(string(xmlText)), []string{"tcp", "nio", "stomp"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "activemq.xml")
+			if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := config.LoadFile(path, vars)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var schemes []string
+			for _, tr := range cfg.Transports {
+				schemes = append(schemes, tr.Scheme)
+				if tr.Host != "127.0.0.1" {
+					t.Errorf("connector %s on %q, want loopback", tr.Name, tr.Host)
+				}
+			}
+			if !slices.Equal(schemes, tc.schemes) {
+				t.Errorf("connectors %v, want %v", schemes, tc.schemes)
+			}
+			if kd := cfg.Persistence.KahaDB; cfg.Persistence.Kind != config.KindKahaDB || kd.JournalDiskSyncStrategy != config.SyncAlways {
+				t.Errorf("store %q with sync strategy %q, want KahaDB syncing always", cfg.Persistence.Kind, kd.JournalDiskSyncStrategy)
+			}
+		})
+	}
+}
+
+// TestCompareRender: a saved report prints the same table again and gets
+// its chart redrawn next to it.
+func TestCompareRender(t *testing.T) {
+	sc := scenario{ID: "q", Title: "queue", metric: throughput}
+	rep := &Report{Rounds: 2, Machine: Machine{Cores: 2, FsyncPerSec: 42}, Scenarios: []ScenarioReport{
+		summarize(sc, []string{nameWharf, nameActiveMQ}, [][2]string{{nameWharf, nameActiveMQ}}, "", []Sample{
+			{Round: 1, Broker: nameWharf, Value: 300, P99us: 1500}, {Round: 1, Broker: nameActiveMQ, Value: 100, P99us: 900},
+			{Round: 2, Broker: nameWharf, Value: 200, P99us: 1700}, {Round: 2, Broker: nameActiveMQ, Value: 100, P99us: 800},
+		}),
+	}}
+	var want bytes.Buffer
+	rep.WriteTable(&want)
+	if !strings.Contains(want.String(), "Wharf 250") || !strings.Contains(want.String(), "2.50  2.00–3.00") {
+		t.Errorf("table does not show the median 250 and the ratio 2.50 (2.00–3.00):\n%s", want.String())
+	}
+	for line := range strings.Lines(want.String()) {
+		if strings.HasSuffix(strings.TrimSuffix(line, "\n"), " ") {
+			t.Errorf("line ends in blanks: %q", line)
+		}
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "2026-01-02.json")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteJSON(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var got bytes.Buffer
+	if err := render(path, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Errorf("rendered table:\n%s\nwant the original:\n%s", got.String(), want.String())
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "2026-01-02.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bars := checkSVG(t, svg); len(bars) != 1 || bars[0] != 2.5 {
+		t.Errorf("redrawn chart bars %v, want [2.5]", bars)
+	}
+}
+
+func TestCompareFsyncRate(t *testing.T) {
+	rate, err := fsyncRate(t.TempDir(), 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rate <= 0 {
+		t.Errorf("fsync rate %v, want a positive rate", rate)
+	}
+}
+
+// TestCompareScenariosBounded: every scenario of the real comparison
+// stops by count and by time, and validates.
+func TestCompareScenariosBounded(t *testing.T) {
+	for _, sc := range scenarios() {
+		cfg := sc.config("tcp://127.0.0.1:1", 0, 1)
+		if sc.conn == connMQTT {
+			cfg.URL = "mqtt://127.0.0.1:1"
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("%s: %v", sc.ID, err)
+		}
+		if cfg.Scenario != bench.ScenarioConnections && (cfg.Count == 0 || cfg.Duration <= 0 || cfg.Duration > 10*time.Second) {
+			t.Errorf("%s: count %d, duration %s; want both, the duration at most 10s", sc.ID, cfg.Count, cfg.Duration)
+		}
+	}
+}
