@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/Azure/go-amqp"
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/go-stomp/stomp/v3"
+	"github.com/gorilla/websocket"
 
 	"wharf/cmd/wharf/wiring"
 	"wharf/engine"
@@ -388,4 +390,72 @@ func TestConformanceAMQPSASL(t *testing.T) {
 	}
 	c := amqpDial(t, b.AMQPAddr(), &amqp.ConnOptions{SASLType: amqp.SASLTypePlain("app", "secret")})
 	amqpSession(t, c)
+}
+
+// wsConn adapts a WebSocket connection to net.Conn: each Write is one
+// binary message, Read reads the messages' bytes in order.
+type wsConn struct {
+	*websocket.Conn
+	r io.Reader
+}
+
+func (c *wsConn) Read(p []byte) (int, error) {
+	for {
+		if c.r == nil {
+			_, r, err := c.NextReader()
+			if err != nil {
+				return 0, err
+			}
+			c.r = r
+		}
+		n, err := c.r.Read(p)
+		if err == io.EOF {
+			c.r = nil
+			if n > 0 {
+				return n, nil
+			}
+			continue
+		}
+		return n, err
+	}
+}
+
+func (c *wsConn) Write(p []byte) (int, error) {
+	if err := c.WriteMessage(websocket.BinaryMessage, p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (c *wsConn) SetDeadline(t time.Time) error {
+	c.SetReadDeadline(t)
+	return c.SetWriteDeadline(t)
+}
+
+func TestConformanceAMQPOverWebSocket(t *testing.T) {
+	b := brokertest.Start(t, wiring.Factories(), brokertest.WithConfig(func(c *config.Config) {
+		c.Transports = append(c.Transports, config.Transport{Name: "amqp+ws", URI: "amqp+ws://127.0.0.1:0", Scheme: "amqp+ws",
+			Host: "127.0.0.1", Options: map[string]string{}})
+	}))
+	d := websocket.Dialer{Subprotocols: []string{"amqp"}, HandshakeTimeout: wait}
+	ws, resp, err := d.Dial("ws://"+b.Addr("amqp+ws").String()+"/", nil)
+	if err != nil {
+		t.Fatalf("WebSocket dial: %v", err)
+	}
+	if got := resp.Header.Get("Sec-WebSocket-Protocol"); got != "amqp" {
+		t.Fatalf("subprotocol %q, want amqp", got)
+	}
+	c, err := amqp.NewConn(amqpCtx(t), &wsConn{Conn: ws}, &amqp.ConnOptions{SASLType: amqp.SASLTypeAnonymous()})
+	if err != nil {
+		t.Fatalf("AMQP over WebSocket: %v", err)
+	}
+	defer c.Close()
+	s := amqpSession(t, c)
+	q := "queue://" + uniq(t)
+	amqpSend(t, amqpSender(t, s, q, nil), amqp.NewMessage([]byte("over websocket")))
+	// Read it back over plain TCP: one engine behind both.
+	r := amqpReceiver(t, amqpSession(t, amqpDial(t, b.AMQPAddr(), nil)), q, nil)
+	if m := amqpRecv(t, r); string(m.GetData()) != "over websocket" {
+		t.Fatalf("got %q", m.GetData())
+	}
 }

@@ -106,7 +106,7 @@ var transportSchemes = map[string]string{
 	"stomp": "stomp", "stomp+nio": "stomp",
 	"mqtt": "mqtt", "mqtt+nio": "mqtt",
 	"amqp": "amqp", "amqp+nio": "amqp",
-	"ws": "websocket", "ws+nio": "websocket", "stomp+ws": "websocket", "mqtt+ws": "websocket",
+	"ws": "websocket", "ws+nio": "websocket", "stomp+ws": "websocket", "mqtt+ws": "websocket", "amqp+ws": "websocket",
 }
 
 // transportOptions are the connector URI options Wharf honours, each with

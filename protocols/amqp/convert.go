@@ -431,16 +431,18 @@ func (in *inbound) body() error {
 		}
 	case wire.BodyData:
 		m.Body = in.data()
-		charset, textual := textualCharset(ct)
 		switch {
 		case ct == contentTypeSerialized:
 			m.BodyType = message.ObjectBody
 		case ct == contentTypeOctetStream:
 			m.BodyType = message.BytesBody
-		case textual && isUTF8(charset) && utf8.Valid(m.Body):
-			m.BodyType = message.TextBody
 		default:
+			// Text when the type is textual, the charset UTF-8 and the
+			// bytes decode (a CharacterCodingException makes bytes).
 			m.BodyType = message.BytesBody
+			if charset, textual := textualCharset(ct); textual && isUTF8(charset) && utf8.Valid(m.Body) {
+				m.BodyType = message.TextBody
+			}
 		}
 	case wire.BodySequence:
 		m.BodyType = message.StreamBody
@@ -473,13 +475,15 @@ func (in *inbound) body() error {
 func (in *inbound) typedBody() (bool, error) {
 	am, m := in.am, in.m
 	none := am.BodyKind == wire.BodyNone || am.BodyKind == wire.BodyValue && am.Value == nil
-	var bin []byte
+	var bin []byte // the bytes of a data or binary body, for the byte-bodied types
 	isBin := false
-	switch am.BodyKind {
-	case wire.BodyData:
-		bin, isBin = in.data(), true
-	case wire.BodyValue:
-		bin, isBin = am.Value.([]byte)
+	if in.msgType == msgTypeObject || in.msgType == msgTypeBytes || in.msgType == msgTypeText {
+		switch am.BodyKind {
+		case wire.BodyData:
+			bin, isBin = in.data(), true
+		case wire.BodyValue:
+			bin, isBin = am.Value.([]byte)
+		}
 	}
 	switch in.msgType {
 	case msgTypeMessage:
@@ -757,7 +761,7 @@ func (in *inbound) annotation(e *wire.MapEntry) error {
 				// DEVIATION: ActiveMQ's (String) cast refuses a symbol.
 				in.props.set(engine.ScheduledCron, message.StringValue(string(s)))
 			default:
-				return fmt.Errorf("%w: a %s is not a string", ErrPropertyType, typeName(e.Value))
+				return fmt.Errorf("%w: %s is not a string", ErrPropertyType, typeName(e.Value))
 			}
 		}
 	}
@@ -800,7 +804,7 @@ func scheduleNumber(v any) (int64, error) {
 	if n, ok := annotationInt(v); ok {
 		return n, nil
 	}
-	return 0, fmt.Errorf("%w: a %s is not a number", ErrPropertyType, typeName(v))
+	return 0, fmt.Errorf("%w: %s is not a number", ErrPropertyType, typeName(v))
 }
 
 // maName is JMS_AMQP_MA_<key>, without allocating for the annotations
@@ -994,6 +998,9 @@ func propertyValue(v any) (message.Value, error) {
 	if mv, ok := bodyValue(v); ok {
 		return mv, nil
 	}
+	if c, ok := v.(wire.Char); ok {
+		return message.Value{}, fmt.Errorf("%w: char %U is outside Java's 16-bit char", ErrPropertyType, rune(c))
+	}
 	return message.Value{}, fmt.Errorf("%w: %s", ErrPropertyType, typeName(v))
 }
 
@@ -1099,7 +1106,7 @@ func valueString(v message.Value) (string, error) {
 	case message.Bool, message.Byte, message.Short, message.Int, message.Long, message.Float, message.Double, message.String:
 		return v.Text(), nil
 	}
-	return "", fmt.Errorf("%w: a %s is not a string", ErrPropertyType, v.Kind)
+	return "", fmt.Errorf("%w: %s is not a string", ErrPropertyType, v.Kind)
 }
 
 func valueInt(v message.Value) (int32, error) {
@@ -1113,7 +1120,7 @@ func valueInt(v message.Value) (int32, error) {
 		}
 		return int32(n), nil
 	}
-	return 0, fmt.Errorf("%w: a %s is not an int", ErrPropertyType, v.Kind)
+	return 0, fmt.Errorf("%w: %s is not an int", ErrPropertyType, v.Kind)
 }
 
 func valueLong(v message.Value) (int64, error) {
@@ -1127,7 +1134,7 @@ func valueLong(v message.Value) (int64, error) {
 		}
 		return n, nil
 	}
-	return 0, fmt.Errorf("%w: a %s is not a long", ErrPropertyType, v.Kind)
+	return 0, fmt.Errorf("%w: %s is not a long", ErrPropertyType, v.Kind)
 }
 
 func valueBool(v message.Value) (bool, error) {
@@ -1137,7 +1144,7 @@ func valueBool(v message.Value) (bool, error) {
 	case message.String:
 		return strings.EqualFold(v.Str(), "true"), nil // Boolean.valueOf
 	}
-	return false, fmt.Errorf("%w: a %s is not a boolean", ErrPropertyType, v.Kind)
+	return false, fmt.Errorf("%w: %s is not a boolean", ErrPropertyType, v.Kind)
 }
 
 // valueDeliveryMode is the JMSDeliveryMode setter: an int (2 persistent),

@@ -632,6 +632,7 @@ func TestAMQPConvertInboundErrors(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.names) {
 				t.Errorf("error %q does not name %q", err, tc.names)
 			}
+			t.Log(err)
 		})
 	}
 	if _, err := ToMessage(nil, testQueue, testNow); err == nil {
@@ -933,6 +934,41 @@ func TestAMQPConvertOutboundLeavesMessage(t *testing.T) {
 	FromMessage(m, 3, testNow)
 	if d := diffMessage(m, &before); d != "" {
 		t.Errorf("FromMessage changed the message:%s", d)
+	}
+}
+
+// FromMessage runs on every shard goroutine that delivers a shared
+// message (topic fan-out): it only reads it.
+func TestAMQPConvertOutboundConcurrent(t *testing.T) {
+	text, err := ToMessage(reencode(t, &wire.Message{Header: &wire.Header{Priority: 4},
+		MessageAnnotations: wire.NewMap(wire.Symbol("x-opt-a"), int32(1)), ApplicationProperties: wire.NewMap("k", "v"),
+		BodyKind: wire.BodyValue, Value: "x"}), testQueue, testNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	native, err := ToMessage(reencode(t, &wire.Message{BodyKind: wire.BodyValue, Value: int32(1)}), testQueue, testNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [2][]byte{wire.AppendMessage(nil, FromMessage(text, 1, testNow)), wire.AppendMessage(nil, FromMessage(native, 1, testNow))}
+	done := make(chan error)
+	for g := 0; g < 4; g++ {
+		go func() {
+			var err error
+			for i := 0; i < 200 && err == nil; i++ {
+				for j, m := range []*message.Message{text, native} {
+					if got := wire.AppendMessage(nil, FromMessage(m, 1, testNow)); !bytes.Equal(got, want[j]) {
+						err = fmt.Errorf("message %d encoded differently", j)
+					}
+				}
+			}
+			done <- err
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}
 }
 

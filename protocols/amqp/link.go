@@ -55,6 +55,7 @@ type outDelivery struct {
 	id         uint64 // the engine's delivery id
 	deliveryID uint32
 	presettled bool
+	format     uint32 // the transfer's message-format
 }
 
 func (s *session) onAttach(a *wire.Attach) {
@@ -375,7 +376,7 @@ func (l *link) Deliver(d engine.Delivery) {
 	if l.credit > 0 {
 		l.credit--
 	}
-	od := &outDelivery{l: l, es: d.Sub, id: d.ID, presettled: l.presettled || d.Sub.Spec().Browser}
+	od := &outDelivery{l: l, es: d.Sub, id: d.ID, presettled: l.presettled || d.Sub.Spec().Browser, format: MessageFormat(d.Msg)}
 	l.s.transferLocked(l, od, payload)
 }
 
@@ -460,6 +461,9 @@ func (l *link) onDelivery(t *wire.Transfer, payload []byte) {
 	if err != nil {
 		l.dispose(id, &wire.Rejected{Error: &wire.Error{Condition: wire.ErrCondInvalidField, Description: err.Error()}})
 		return
+	}
+	if t.MessageFormat != nil && *t.MessageFormat != 0 {
+		SetMessageFormat(m, *t.MessageFormat)
 	}
 	if m.Destination.IsZero() {
 		l.dispose(id, &wire.Rejected{Error: &wire.Error{Condition: wire.ErrCondInvalidField, Description: "no destination: the anonymous relay needs properties.to"}})

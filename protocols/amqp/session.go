@@ -247,7 +247,7 @@ func (s *session) sendLocked(l *link, d *outDelivery, payload []byte) {
 	d.deliveryID = id
 	var tag [8]byte
 	binary.BigEndian.PutUint64(tag[:], uint64(id))
-	format := uint32(0)
+	format := d.format
 	settled := d.presettled
 	t := wire.Transfer{Handle: l.handle, DeliveryID: &id, DeliveryTag: tag[:], MessageFormat: &format, Settled: &settled}
 	start := len(c.out)

@@ -40,6 +40,7 @@ func Factories() broker.Factories {
 			"ws+nio":    wsListener(true, true),
 			"stomp+ws":  wsListener(true, false),
 			"mqtt+ws":   wsListener(false, true),
+			"amqp+ws":   amqpWSListener,
 			"tcp":       openwireListener,
 			"nio":       openwireListener,
 		},
@@ -140,6 +141,23 @@ func wsListener(withSTOMP, withMQTT bool) broker.ListenerFactory {
 		}
 		return ws.Listen(addr, protos, wo)
 	}
+}
+
+// amqpWSListener serves AMQP 1.0 over WebSocket (amqp+ws://, subprotocol
+// "amqp", binary frames), as ActiveMQ's amqp+ws connector does.
+func amqpWSListener(e *engine.Engine, t config.Transport, addr string, log *slog.Logger) (broker.Listener, error) {
+	wo, rest, err := ws.ParseOptions(t.Options)
+	if err != nil {
+		return nil, err
+	}
+	ao, err := amqp.ParseOptions(rest)
+	if err != nil {
+		return nil, err
+	}
+	ao.Logger, ao.BrokerName = log, e.BrokerName()
+	wo.Logger = log
+	wo.DefaultSubprotocol = "amqp"
+	return ws.Listen(addr, ws.Subprotocols(amqp.NewServer(e, ao).Handler, "amqp"), wo)
 }
 
 // transportOptions splits a connector's options into the transport's own
