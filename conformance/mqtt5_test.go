@@ -98,8 +98,8 @@ func TestConformanceMQTT5ConnackAndAssignedClientID(t *testing.T) {
 	if p == nil || p.AssignedClientID == "" {
 		t.Fatalf("no Assigned Client Identifier for an empty client id: %+v", p)
 	}
-	if p.TopicAliasMaximum == nil || *p.TopicAliasMaximum == 0 || p.ReceiveMaximum == nil || p.SharedSubAvailable {
-		t.Fatalf("CONNACK properties %+v: want topic aliases, a receive maximum, no shared subscriptions", p)
+	if p.TopicAliasMaximum == nil || *p.TopicAliasMaximum == 0 || p.ReceiveMaximum == nil || !p.SharedSubAvailable {
+		t.Fatalf("CONNACK properties %+v: want topic aliases, a receive maximum, shared subscriptions", p)
 	}
 	if c.ack.ReasonCode != 0 {
 		t.Fatalf("reason %#x", c.ack.ReasonCode)

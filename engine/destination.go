@@ -177,6 +177,9 @@ func (s *shard) sendTo(m *message.Message, target *Subscription) error {
 		for _, q := range s.e.virtualCopies(d.d) {
 			s.forward(m, q)
 		}
+		for _, q := range s.e.shareCopies(d.d) {
+			s.forward(m, q)
+		}
 	}
 	if d.policy.SendAdvisoryIfNoConsumers && m.Advisory == nil && !m.Persistent && len(d.consumers) == 0 && len(d.subs) == 0 {
 		// ActiveMQ (BaseDestination.onMessageWithNoConsumers) does this for

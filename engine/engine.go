@@ -83,6 +83,8 @@ type Engine struct {
 	vtMu     sync.Mutex
 	vtQueues map[string]map[message.Destination]struct{}
 
+	shares shares // shared subscriptions' copies (shared.go)
+
 	// mu guards the connection and durable-subscription registries. They are
 	// broker-wide bookkeeping read at connect and subscribe time, never on
 	// the message path, and not destination state, which only shards touch.

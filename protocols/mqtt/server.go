@@ -136,6 +136,9 @@ type Server struct {
 	// mu guards clients. Lock order: a session's mu before mu.
 	mu      sync.Mutex
 	clients map[string]*clientState
+	// shareMembers counts the members of each shared subscription queue;
+	// the share ends with its last member.
+	shareMembers map[message.Destination]int
 }
 
 // clientState is what the server keeps per client id.
@@ -149,6 +152,9 @@ type clientState struct {
 	// with PUBREC and that await its PUBCOMP; they are re-sent as PUBREL
 	// when a persistent session resumes [MQTT-4.4.0-1].
 	released map[uint16]bool
+	// shared are the shared subscriptions (full filter -> QoS) of a
+	// persistent session, kept as group memberships while it is away.
+	shared map[string]byte
 	// willTimer publishes a delayed will (MQTT 5 Will Delay Interval);
 	// expiryTimer ends an offline MQTT 5 session.
 	willTimer, expiryTimer *time.Timer
@@ -165,7 +171,55 @@ func NewServer(e *engine.Engine, o Options) *Server {
 	if o.ReceiveMaximum == 0 {
 		o.ReceiveMaximum = maxOutstandingSends
 	}
-	return &Server{e: e, opts: o, log: o.Logger, clients: map[string]*clientState{}}
+	s := &Server{e: e, opts: o, log: o.Logger, clients: map[string]*clientState{}, shareMembers: map[message.Destination]int{}}
+	s.restoreShares()
+	return s
+}
+
+// restoreShares re-registers the copies to the shared subscription queues
+// a restarted broker recovered, so that their messages keep coming until
+// the members are back. Their names hold the group and the filter.
+func (s *Server) restoreShares() {
+	for _, d := range s.e.Destinations() {
+		if d.Type != message.Queue || !strings.HasPrefix(d.Name, sharePrefix) {
+			continue
+		}
+		_, filter, ok := strings.Cut(strings.TrimPrefix(d.Name, sharePrefix), "/")
+		if !ok {
+			continue
+		}
+		name := convertName(filter)
+		if s.opts.VirtualTopics && !strings.HasPrefix(name, virtualTopicPrefix) {
+			name = virtualTopicPrefix + name
+		}
+		s.e.AddShare(message.TopicDest(name), d)
+	}
+}
+
+// shareJoin adds a member to the shared subscription queue fed from pattern.
+func (s *Server) shareJoin(pattern, queue message.Destination) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.shareMembers[queue]++
+	s.e.AddShare(pattern, queue)
+}
+
+// shareLeave removes a member; the last one ends the share and deletes its
+// queue, with the messages no member took.
+func (s *Server) shareLeave(queue message.Destination) {
+	s.mu.Lock()
+	s.shareMembers[queue]--
+	last := s.shareMembers[queue] <= 0
+	if last {
+		delete(s.shareMembers, queue)
+		s.e.RemoveShare(queue)
+	}
+	s.mu.Unlock()
+	if last {
+		if err := s.e.RemoveDestination(queue); err != nil {
+			s.log.Warn("shared subscription queue not removed", "dest", queue.String(), "err", err)
+		}
+	}
 }
 
 // Handler is the transport.HandlerFactory of the server.
@@ -239,12 +293,13 @@ func (s *Server) offline(ss *session) {
 	switch {
 	case !ss.persistent:
 		delete(s.clients, id)
+		shared := cs.shared
 		s.mu.Unlock()
 		if ss.version == wire.Version5 {
 			// MQTT 5 ends a session with expiry 0 at disconnect; a 3.x
 			// clean session's durable subscriptions cannot exist (they
 			// are deleted at CONNECT, as ActiveMQ does).
-			s.dropSession(id)
+			s.dropSession(id, shared)
 		}
 		return
 	case ss.version == wire.Version5 && ss.expiry != 0xFFFFFFFF:
@@ -257,9 +312,10 @@ func (s *Server) offline(ss *session) {
 				return
 			}
 			delete(s.clients, id)
+			shared := cur.shared
 			s.mu.Unlock()
 			s.log.Info("session expired", "client_id", id)
-			s.dropSession(id)
+			s.dropSession(id, shared)
 		})
 		cs.expiryTimer = t
 	}
@@ -267,8 +323,14 @@ func (s *Server) offline(ss *session) {
 }
 
 // dropSession deletes what the engine keeps for an MQTT session: its
-// durable subscriptions (and, with virtual topics, its consumer queues).
-func (s *Server) dropSession(clientID string) {
+// durable subscriptions (and, with virtual topics, its consumer queues),
+// and its memberships of shared subscriptions.
+func (s *Server) dropSession(clientID string, shared map[string]byte) {
+	for full := range shared {
+		if group, f, ok, _ := wire.ParseShared(full); ok {
+			s.shareLeave(shareQueue(group, f))
+		}
+	}
 	for _, ds := range s.e.DurableSubs(clientID) {
 		if _, _, ok := parseDurableName(ds.Key.Name); !ok {
 			continue // not an MQTT subscription: leave a JMS client's alone

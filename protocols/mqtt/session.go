@@ -204,6 +204,15 @@ func (s *session) release(publishWill bool) {
 	if err := s.conn.Close(); err != nil {
 		s.log.Warn("connection cleanup failed", "err", err)
 	}
+	if !s.persistent {
+		// A session that ends leaves its shared subscriptions; a
+		// persistent one stays a member while away (clientState.shared).
+		for _, sub := range s.subs {
+			if !sub.share.IsZero() {
+				s.srv.shareLeave(sub.share)
+			}
+		}
+	}
 	if s.clientID != "" {
 		s.srv.offline(s)
 	}
@@ -414,9 +423,6 @@ func (s *session) connackProps(assigned bool) *wire.Properties {
 	pr := &wire.Properties{
 		TopicAliasMaximum: s.srv.opts.TopicAliasMaximum, HasTopicAliasMaximum: s.srv.opts.TopicAliasMaximum > 0,
 		ReceiveMaximum: s.srv.opts.ReceiveMaximum, HasReceiveMaximum: true,
-		// Shared subscriptions are not offered yet: SUBSCRIBE to
-		// $share/... is answered with 0x9E.
-		SharedSubAvailable: 0, HasSharedSubAvailable: true,
 	}
 	if n := s.srv.opts.Limits.MaxPacketBytes; n > 0 {
 		pr.MaximumPacketSize, pr.HasMaximumPacketSize = uint32(n), true

@@ -2,6 +2,7 @@ package mqtt
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,7 +29,8 @@ type subscription struct {
 	qos     byte   // granted
 	durable string // durable subscription name, "" when not durable
 	queue   message.Destination
-	rap     bool   // MQTT 5 retain-as-published
+	share   message.Destination // the group's queue of a shared subscription
+	rap     bool                // MQTT 5 retain-as-published
 	subID   uint32 // MQTT 5 subscription identifier, 0 none
 	// skipDollar: a filter starting with a wildcard matches no topic
 	// starting with '$' [MQTT-4.7.2-1].
@@ -90,12 +92,21 @@ func (s *session) subscribe(r wire.Subscription, subID uint32) (byte, *engine.Su
 		s.log.Info("subscription refused", "filter", filter, "err", err)
 		return fail(wire.ReasonTopicFilterInvalid), nil
 	}
+	qos := min(r.QoS, 2)
 	if s.version == wire.Version5 {
-		if _, _, ok, _ := wire.ParseShared(filter); ok {
-			return wire.ReasonSharedSubNotSupported, nil
+		group, f, ok, err := wire.ParseShared(filter)
+		if err != nil {
+			return wire.ReasonTopicFilterInvalid, nil
+		}
+		if ok {
+			if r.NoLocal {
+				// [MQTT-3.8.3-4]: a protocol error.
+				s.protocolError(wire.ReasonProtocolError, "no-local on a shared subscription")
+				return wire.ReasonProtocolError, nil
+			}
+			return s.subscribeShared(filter, group, f, qos, subID)
 		}
 	}
-	qos := min(r.QoS, 2)
 	old := s.subs[filter]
 	isNew := old == nil
 	if old != nil {
@@ -160,6 +171,62 @@ func (s *session) newSubscription(filter string, qos byte) (*subscription, engin
 	return sub, spec
 }
 
+// shareQueue is the queue of shared subscription group on filter:
+// "$share/<group>/<filter>", with the characters that would make it a
+// composite (',') or a pattern ('.', which would let "*" and ">" become
+// wildcard elements) replaced.
+func shareQueue(group, filter string) message.Destination {
+	r := strings.NewReplacer(",", "_", ".", "_")
+	return message.QueueDest(sharePrefix + r.Replace(group) + "/" + r.Replace(filter))
+}
+
+// sharePrefix starts the names of shared subscription queues.
+const sharePrefix = "$share/"
+
+// subscribeShared joins the shared subscription group on filter
+// (full is "$share/<group>/<filter>"): the group's members consume from one
+// queue that every matching topic message is copied to, so each message
+// goes to one of them [MQTT 5 §4.8.2]. Retained messages are not sent.
+func (s *session) subscribeShared(full, group, filter string, qos byte, subID uint32) (byte, *engine.Subscription) {
+	queue := shareQueue(group, filter)
+	if old := s.subs[full]; old != nil {
+		s.closeSub(old, false)
+		delete(s.subs, full)
+		s.srv.shareLeave(old.share)
+	}
+	s.srv.shareJoin(s.topicFor(filter), queue)
+	sub := &subscription{s: s, filter: full, qos: qos, share: queue, subID: subID}
+	sub.giveBack = func(error) {
+		if es := sub.es.Load(); es != nil {
+			es.AddCredit(1)
+		}
+	}
+	spec := engine.SubSpec{Destination: queue, Prefetch: durablePrefetch, AckMode: engine.AckAuto, Paused: true}
+	if qos > 0 {
+		spec.AckMode = engine.AckIndividual
+	}
+	es, err := s.conn.Subscribe(spec, sub)
+	if err != nil {
+		s.srv.shareLeave(queue)
+		s.log.Info("shared subscription refused", "filter", full, "err", err)
+		if errors.Is(err, engine.ErrNotAuthorized) {
+			return wire.ReasonNotAuthorized, nil
+		}
+		return wire.ReasonUnspecifiedError, nil
+	}
+	sub.es.Store(es)
+	s.subs[full] = sub
+	if s.persistent {
+		s.srv.mu.Lock()
+		if s.cs.shared == nil {
+			s.cs.shared = map[string]byte{}
+		}
+		s.cs.shared[full] = qos
+		s.srv.mu.Unlock()
+	}
+	return qos, es
+}
+
 // virtualQueuePrefix starts the names of the consumer queues of clientID
 // under the virtual-topic strategy: Consumer.<client id>:<QoS>.VirtualTopic.<filter>.
 func virtualQueuePrefix(clientID string) string {
@@ -201,6 +268,12 @@ func (s *session) onUnsubscribe(p *wire.Packet) {
 		delete(s.subs, f)
 		s.closeSub(sub, true)
 		s.dropDurable(sub)
+		if !sub.share.IsZero() {
+			s.srv.shareLeave(sub.share)
+			s.srv.mu.Lock()
+			delete(s.cs.shared, f)
+			s.srv.mu.Unlock()
+		}
 	}
 	ack := wire.Packet{Type: wire.UNSUBACK, PacketID: p.PacketID}
 	if s.version == wire.Version5 {
@@ -232,7 +305,11 @@ func (s *session) hasStoredSession() bool {
 // with clean session deletes its durable subscriptions (ActiveMQ does).
 func (s *session) dropStoredSession() {
 	if s.clientID != "" {
-		s.srv.dropSession(s.clientID)
+		s.srv.mu.Lock()
+		shared := s.cs.shared
+		s.cs.shared = nil
+		s.srv.mu.Unlock()
+		s.srv.dropSession(s.clientID, shared)
 	}
 }
 
@@ -260,6 +337,17 @@ func (s *session) resumeSession() {
 					s.resume(convertName(strings.TrimPrefix(topic, virtualTopicPrefix)), byte(i))
 				}
 			}
+		}
+	}
+	s.srv.mu.Lock()
+	shared := maps.Clone(s.cs.shared)
+	s.srv.mu.Unlock()
+	for full, qos := range shared {
+		if group, f, ok, _ := wire.ParseShared(full); ok {
+			// The membership held while away: the share is joined again,
+			// then left once, so the count stays one for this client.
+			s.subscribeShared(full, group, f, qos, 0)
+			s.srv.shareLeave(shareQueue(group, f))
 		}
 	}
 	s.srv.mu.Lock()
