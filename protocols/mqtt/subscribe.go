@@ -31,7 +31,7 @@ type subscription struct {
 	queue   message.Destination
 	share   message.Destination // the group's queue of a shared subscription
 	rap     bool                // MQTT 5 retain-as-published
-	subID   uint32 // MQTT 5 subscription identifier, 0 none
+	subID   uint32              // MQTT 5 subscription identifier, 0 none
 	// skipDollar: a filter starting with a wildcard matches no topic
 	// starting with '$' [MQTT-4.7.2-1].
 	skipDollar bool
