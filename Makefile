@@ -23,6 +23,13 @@ test: test-deps fmt vet race fuzz
 # without them those tests skip, saying what to install.
 # The MQTT tests also use Debian's mosquitto-clients (mosquitto_pub/sub).
 JMS_PKGS := default-jdk-headless libactivemq-java activemq libmqtt-client-java mosquitto-clients mosquitto
+# The AMQP client tests (conformance/amqp_clients_test.go) use Debian's
+# python3-qpid-proton (under /usr/bin/python3) and Node.js with the rhea
+# package that $(AMQP_CLIENTS)/package-lock.json pins, which `npm ci` puts in
+# $(AMQP_CLIENTS)/node_modules when it is missing or older than the lock.
+# Only what is missing is installed: a machine's Node.js may come with its
+# own npm.
+AMQP_CLIENTS := conformance/amqpclients
 test-deps:
 	@if command -v javac >/dev/null && [ -f /usr/share/java/activemq-client.jar ] && [ -f /usr/share/activemq/bin/activemq.jar ] && command -v mosquitto_pub >/dev/null && [ -x /usr/sbin/mosquitto ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -31,6 +38,22 @@ test-deps:
 		{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(JMS_PKGS) >/dev/null; } || \
 		echo "could not install $(JMS_PKGS): the JMS tests will skip"; \
 	else echo "missing Java or ActiveMQ jars ($(JMS_PKGS)): the JMS tests will skip"; fi
+	@pkgs=""; \
+	/usr/bin/python3 -c 'import proton.reactor' 2>/dev/null || pkgs="$$pkgs python3-qpid-proton"; \
+	command -v node >/dev/null || pkgs="$$pkgs nodejs"; \
+	command -v npm >/dev/null || pkgs="$$pkgs npm"; \
+	if [ -z "$$pkgs" ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing$$pkgs"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$pkgs >/dev/null || \
+		{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$pkgs >/dev/null; } || \
+		echo "could not install$$pkgs: the AMQP client tests will skip"; \
+	else echo "missing$$pkgs: the AMQP client tests will skip"; fi
+	@if command -v npm >/dev/null && ! [ $(AMQP_CLIENTS)/node_modules/.package-lock.json -nt $(AMQP_CLIENTS)/package-lock.json ]; then \
+		echo "npm ci --prefix $(AMQP_CLIENTS)"; \
+		npm ci --prefix $(AMQP_CLIENTS) --no-audit --no-fund >/dev/null || \
+		echo "npm ci failed: the rhea AMQP client test will skip"; \
+	fi
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -239,12 +239,12 @@ func TestBenchConfigValidate(t *testing.T) {
 		t.Errorf("count-only run: duration %v, want the cap %v", c.Duration, DefaultMaxDuration)
 	}
 	c = DefaultConfig()
-	c.URL, c.Size, c.Ack = "amqp://x:1", 10, "sometimes"
+	c.URL, c.Size, c.Ack = "xmpp://x:1", 10, "sometimes"
 	err := c.Validate()
 	if err == nil {
 		t.Fatal("bad config accepted")
 	}
-	for _, want := range []string{"amqp", "--size 10", `--ack "sometimes"`, "--count or --duration"} {
+	for _, want := range []string{"xmpp", "--size 10", `--ack "sometimes"`, "--count or --duration"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"strings"
@@ -41,6 +42,24 @@ const (
 	ProtocolSTOMP    Protocol = "stomp"
 	ProtocolOpenWire Protocol = "openwire"
 	ProtocolMQTT     Protocol = "mqtt"
+	ProtocolAMQP     Protocol = "amqp"
+)
+
+// Settlement is how AMQP 1.0 deliveries are settled (AMQP 1.0 §2.6.12,
+// §3.4): the sender settle mode of the run's producer links, and the one
+// its consumer links ask the broker for.
+type Settlement string
+
+// The settlement modes of `wharf bench --settle`.
+const (
+	// SettleUnsettled sends unsettled: the broker answers each message
+	// with an outcome (Accepted), which a sync send waits for; consumers
+	// accept each message they receive.
+	SettleUnsettled Settlement = "unsettled"
+	// SettlePresettled sends settled (fire and forget: no outcome comes
+	// back) and asks the broker to send to consumers settled, so that
+	// nothing is acknowledged either way: at most once.
+	SettlePresettled Settlement = "presettled"
 )
 
 // StampBytes is the size of the stamp at the head of every body, the
@@ -51,8 +70,10 @@ const StampBytes = stampBytes
 type Config struct {
 	// URL is the broker: stomp://host:port (also stomp+nio, stomp+ssl is
 	// not supported), tcp://host:port, nio://host:port, openwire://
-	// host:port for OpenWire, or mqtt://host:port (also mqtt+nio) for
-	// MQTT 3.1.1. user:password@ in the URL logs in.
+	// host:port for OpenWire, mqtt://host:port (also mqtt+nio) for
+	// MQTT 3.1.1, or amqp://host:port (also amqp+nio) for AMQP 1.0.
+	// user:password@ in the URL logs in (over AMQP with SASL PLAIN;
+	// without it AMQP uses SASL ANONYMOUS).
 	URL      string
 	Scenario Scenario
 
@@ -82,7 +103,8 @@ type Config struct {
 	// Persistent sends persistent messages.
 	Persistent bool
 	// Sync waits for the broker to confirm each send (OpenWire
-	// ResponseRequired, STOMP receipt); nil means persistent sends outside
+	// ResponseRequired, STOMP receipt, MQTT PUBACK or PUBCOMP, AMQP
+	// Accepted outcome); nil means persistent sends outside
 	// transactions, as the JMS client does (the commit is what waits in a
 	// transaction).
 	Sync *bool
@@ -90,8 +112,9 @@ type Config struct {
 	// TxSize > 0 makes producers and consumers transacted, committing
 	// every TxSize messages (and what remains at the end).
 	TxSize int
-	// Prefetch is the consumers' prefetch in messages; 0 leaves the
-	// client's default (OpenWire: the Java defaults; STOMP: the broker's).
+	// Prefetch is the consumers' prefetch in messages (over AMQP, the
+	// link credit); 0 leaves the client's default (OpenWire: the Java
+	// defaults; STOMP: the broker's; AMQP: amqpDefaultCredit).
 	Prefetch int
 	// Destination names the queue or topic; empty makes a fresh name per
 	// run (wharf.bench.<scenario>.<pid>.<time>), so that runs against a
@@ -109,6 +132,10 @@ type Config struct {
 	// CleanSession is the MQTT clean-session flag of every connection
 	// [MQTT-3.1.2-6]: true discards the session when the connection ends.
 	CleanSession bool
+
+	// Settle is the AMQP settlement mode; other protocols accept only
+	// SettleUnsettled, which is how they work anyway.
+	Settle Settlement
 
 	// ConnectTimeout bounds each connection's setup.
 	ConnectTimeout time.Duration
@@ -134,6 +161,7 @@ func DefaultConfig() Config {
 		Ack:            AckAuto,
 		QoS:            1,
 		CleanSession:   true,
+		Settle:         SettleUnsettled,
 		Connections:    1000,
 		Hold:           10 * time.Second,
 		ConnectTimeout: 5 * time.Second,
@@ -141,7 +169,11 @@ func DefaultConfig() Config {
 }
 
 // SyncSends reports whether sends wait for the broker's confirmation.
+// A presettled AMQP send has none to wait for.
 func (c *Config) SyncSends() bool {
+	if c.Settle == SettlePresettled {
+		return false
+	}
 	if c.Sync != nil {
 		return *c.Sync
 	}
@@ -170,10 +202,12 @@ func ParseURL(s string) (Target, error) {
 		t.Protocol = ProtocolOpenWire
 	case "mqtt", "mqtt+nio":
 		t.Protocol = ProtocolMQTT
+	case "amqp", "amqp+nio":
+		t.Protocol = ProtocolAMQP
 	case "":
-		return Target{}, fmt.Errorf("%w: %q has no scheme (stomp://, tcp:// or mqtt://)", ErrBadURL, s)
+		return Target{}, fmt.Errorf("%w: %q has no scheme (stomp://, tcp://, mqtt:// or amqp://)", ErrBadURL, s)
 	default:
-		return Target{}, fmt.Errorf("%w: %q: scheme %q is not stomp, stomp+nio, tcp, nio, openwire, mqtt or mqtt+nio", ErrBadURL, s, u.Scheme)
+		return Target{}, fmt.Errorf("%w: %q: scheme %q is not stomp, stomp+nio, tcp, nio, openwire, mqtt, mqtt+nio, amqp or amqp+nio", ErrBadURL, s, u.Scheme)
 	}
 	host, port, err := net.SplitHostPort(u.Host)
 	if err != nil || host == "" || port == "" {
@@ -257,8 +291,20 @@ func (c *Config) Validate() error {
 	if c.QoS < 0 || c.QoS > 2 {
 		bad("--qos %d: want 0, 1 or 2", c.QoS)
 	}
-	if t.Protocol == ProtocolMQTT {
+	switch c.Settle {
+	case SettleUnsettled:
+	case SettlePresettled:
+		if err == nil && t.Protocol != ProtocolAMQP {
+			bad("--settle presettled: only AMQP has settlement modes (%s acknowledges as --ack says)", t.Protocol)
+		}
+	default:
+		bad("--settle %q: want unsettled or presettled", c.Settle)
+	}
+	switch t.Protocol {
+	case ProtocolMQTT:
 		errs = append(errs, c.mqttProblems()...)
+	case ProtocolAMQP:
+		errs = append(errs, c.amqpProblems()...)
 	}
 	if len(errs) > 0 {
 		return &configError{errs}
@@ -292,6 +338,30 @@ func (c *Config) mqttProblems() []error {
 		// ActiveMQ stores QoS 1 and 2 publications as persistent
 		// messages and QoS 0 ones as non-persistent.
 		bad("--persistent: MQTT has no persistent flag; --qos 1 or 2 is what a broker keeps")
+	}
+	return errs
+}
+
+// amqpProblems are the settings the AMQP driver has no counterpart for.
+func (c *Config) amqpProblems() []error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if c.TxSize > 0 {
+		// AMQP 1.0 transactions (§4) need a link to the broker's
+		// coordinator and transactional delivery states; go-amqp can
+		// attach neither.
+		bad("--tx %d: the AMQP client (go-amqp) has no transactions; run without --tx, or use OpenWire or STOMP for transacted runs", c.TxSize)
+	}
+	if c.Prefetch > math.MaxInt32 {
+		bad("--prefetch %d: AMQP link credit is at most %d", c.Prefetch, math.MaxInt32)
+	}
+	if c.Settle == SettlePresettled {
+		if c.Ack != AckAuto {
+			bad("--ack %s: presettled messages are settled when the broker sends them, there is nothing to acknowledge; use --settle unsettled", c.Ack)
+		}
+		if c.Sync != nil && *c.Sync {
+			bad("--sync: a presettled send has no outcome to wait for; use --settle unsettled")
+		}
 	}
 	return errs
 }

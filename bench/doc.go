@@ -1,6 +1,6 @@
 // Package bench holds Wharf's end-to-end benchmarks (real brokers on
 // loopback, real sockets) and the engine of `wharf bench`, a load generator
-// for any broker that speaks STOMP, OpenWire or MQTT 3.1.1 (Wharf, ActiveMQ
+// for any broker that speaks STOMP, OpenWire, MQTT 3.1.1 or AMQP 1.0 (Wharf, ActiveMQ
 // Classic, Mosquitto). bench/compare runs it against Wharf and reference
 // brokers side by side (`make bench-compare`).
 //

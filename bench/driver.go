@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// dest is a queue or topic by name, as STOMP and OpenWire know it; MQTT
-// knows only topics and takes both kinds as one.
+// dest is a queue or topic by name, as STOMP, OpenWire and AMQP (as
+// ActiveMQ maps its addresses) know it; MQTT knows only topics and takes
+// both kinds as one.
 type dest struct {
 	name  string
 	topic bool
@@ -69,6 +70,17 @@ func newDialer(t Target, cfg *Config) dialer {
 		o := mqttOptions{timeout: timeout, qos: byte(cfg.QoS), cleanSession: cfg.CleanSession, manualAck: cfg.Ack != AckAuto}
 		return func(ctx context.Context, _ bool) (session, error) {
 			return dialMQTT(ctx, t, o)
+		}
+	case ProtocolAMQP:
+		// Config.Validate refuses transactions over AMQP.
+		o := amqpOptions{
+			timeout:    timeout,
+			persistent: persistent,
+			presettled: cfg.Settle == SettlePresettled,
+			autoAccept: cfg.Ack == AckAuto,
+		}
+		return func(ctx context.Context, _ bool) (session, error) {
+			return dialAMQP(ctx, t, o)
 		}
 	default:
 		return func(ctx context.Context, transacted bool) (session, error) {

@@ -19,11 +19,11 @@ const benchUsage = `Usage:
   wharf bench [flags]
 
 Load-test a broker (Wharf, ActiveMQ Classic, Mosquitto, ...) over STOMP,
-OpenWire or MQTT 3.1.1 and check that every message arrived exactly once.
-Each message carries its producer, a sequence number and its send time;
-consumers record latency in an HdrHistogram. Every run ends by itself: at
---count messages or after --duration, then receivers wait at most --drain
-for stragglers.
+OpenWire, MQTT 3.1.1 or AMQP 1.0 and check that every message arrived
+exactly once. Each message carries its producer, a sequence number and its
+send time; consumers record latency in an HdrHistogram. Every run ends by
+itself: at --count messages or after --duration, then receivers wait at
+most --drain for stragglers.
 
 Examples:
   wharf bench --url tcp://127.0.0.1:61616 --count 100000
@@ -36,11 +36,14 @@ Examples:
   wharf bench --count 50000 --json --broker-pid 1234 >> results.jsonl
   wharf bench --url mqtt://127.0.0.1:1883 --scenario topic --subscribers 10 \
       --qos 1 --count 20000 --plot topic.svg
+  wharf bench --url amqp://127.0.0.1:5672 --settle presettled --count 50000
 
 Broker and scenario:
   --url URL             broker: stomp://host:port, tcp://host:port
-                        (OpenWire; also nio://) or mqtt://host:port (MQTT
-                        3.1.1); user:pass@host logs in, e.g.
+                        (OpenWire; also nio://), mqtt://host:port (MQTT
+                        3.1.1) or amqp://host:port (AMQP 1.0);
+                        user:pass@host logs in (over AMQP with SASL PLAIN,
+                        ANONYMOUS without), e.g.
                         --url stomp://admin:secret@127.0.0.1:61613
                         (default tcp://127.0.0.1:61616)
   --scenario NAME       queue: --producers send to one queue, --consumers
@@ -53,7 +56,9 @@ Broker and scenario:
                         them, report failures and time to open. Over MQTT
                         every destination is a topic: queue is refused (MQTT
                         has no queues), reqreply replies on a topic per
-                        requester and takes one responder. E.g.
+                        requester and takes one responder. Over AMQP the
+                        addresses are queue://NAME and topic://NAME, and
+                        replies go to a queue per requester. E.g.
                         --scenario topic (default queue)
   --destination NAME    queue or topic name, e.g. --destination orders
                         (default: a fresh wharf.bench.<scenario>.<pid>.<time>
@@ -84,26 +89,28 @@ Load:
                         --drain 10s (default 5s)
 
 Delivery:
-  --persistent          send persistent messages (STOMP, OpenWire), e.g.
-                        --persistent --producers 4
+  --persistent          send persistent messages (STOMP, OpenWire; over
+                        AMQP header.durable), e.g. --persistent --producers 4
   --sync                wait for the broker's confirmation of each send
                         (OpenWire response, STOMP receipt, MQTT PUBACK or
-                        PUBCOMP); --sync=false turns it off, e.g.
-                        --persistent --sync=false (default: on for
-                        persistent sends outside transactions, as the JMS
-                        client does; off over MQTT)
+                        PUBCOMP, AMQP Accepted outcome); --sync=false turns
+                        it off, e.g. --persistent --sync=false (default: on
+                        for persistent sends outside transactions, as the
+                        JMS client does; off over MQTT; never with AMQP
+                        --settle presettled, which has nothing to wait for)
   --ack MODE            auto, client or individual (ActiveMQ's
                         INDIVIDUAL_ACKNOWLEDGE, STOMP client-individual);
                         client and individual acknowledge every message; over
-                        MQTT they send the PUBACK once the message is
-                        recorded instead of on arrival. E.g. --ack client
-                        (default auto)
+                        MQTT they send the PUBACK, over AMQP the Accepted
+                        disposition, once the message is recorded instead
+                        of on arrival. E.g. --ack client (default auto)
   --tx N                transacted producers and consumers, committing
                         every N messages, e.g. --tx 100 (default 0: no
-                        transactions; refused over MQTT)
+                        transactions; refused over MQTT and AMQP)
   --prefetch N          consumer prefetch, e.g. --prefetch 1 (default 0: the
                         client's default, 1000 for OpenWire queues, the
-                        broker's for STOMP; refused over MQTT)
+                        broker's for STOMP, a link credit of 1000 over AMQP;
+                        refused over MQTT)
 
 MQTT (mqtt:// URLs):
   --qos N               quality of service of publications and subscriptions:
@@ -118,6 +125,19 @@ MQTT (mqtt:// URLs):
                         (and its QoS 1 and 2 subscriptions) on the broker
                         after the run, e.g. --qos 1 --clean-session=false
                         (default true)
+
+AMQP (amqp:// URLs):
+  --settle MODE         unsettled: producers send unsettled and the broker
+                        answers each message with an outcome; with --sync
+                        each send waits for Accepted, without it at most
+                        1000 outcomes are outstanding per connection;
+                        consumers accept each message (on arrival with
+                        --ack auto). presettled: producers send settled
+                        (fire and forget, nothing comes back) and consumers
+                        ask for settled deliveries (at most once; --ack
+                        client/individual and --sync are refused). Other
+                        protocols take only unsettled. E.g.
+                        --settle presettled (default unsettled)
 
 Connections scenario:
   --connections N       connections to open, e.g. --connections 10000
@@ -171,6 +191,7 @@ type benchFlags struct {
 	fs                  *flag.FlagSet
 	cfg                 bench.Config
 	scenario, ack, plot *string
+	settle              *string
 	sync                optionalBool
 	asJSON              *bool
 }
@@ -201,6 +222,7 @@ func newBenchFlags() *benchFlags {
 	fs.IntVar(&cfg.Prefetch, "prefetch", 0, "")
 	fs.IntVar(&cfg.QoS, "qos", cfg.QoS, "")
 	fs.BoolVar(&cfg.CleanSession, "clean-session", cfg.CleanSession, "")
+	f.settle = fs.String("settle", string(cfg.Settle), "")
 	fs.IntVar(&cfg.Connections, "connections", cfg.Connections, "")
 	fs.DurationVar(&cfg.Hold, "hold", cfg.Hold, "")
 	fs.DurationVar(&cfg.ConnectTimeout, "connect-timeout", cfg.ConnectTimeout, "")
@@ -226,6 +248,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg := f.cfg
 	cfg.Scenario, cfg.Ack, cfg.Sync = bench.Scenario(*f.scenario), bench.AckMode(*f.ack), f.sync.v
+	cfg.Settle = bench.Settlement(*f.settle)
 	if cfg.Scenario != bench.ScenarioConnections && cfg.Count == 0 && cfg.Duration == 0 {
 		cfg.Count = 10000
 	}

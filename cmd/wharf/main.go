@@ -29,7 +29,7 @@ Usage:
   wharf run [flags]     start a broker (Ctrl-C or SIGTERM stops it)
   wharf kahadb dump|check|pins DIR
                         inspect a KahaDB directory (ActiveMQ's or Wharf's)
-  wharf bench [flags]   load-test a broker over STOMP, OpenWire or MQTT and check
+  wharf bench [flags]   load-test a broker over STOMP, OpenWire, MQTT or AMQP and check
                         exactly-once delivery (wharf bench --help)
   wharf version         print the version
   wharf help            print this help
