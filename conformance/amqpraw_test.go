@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -277,4 +278,139 @@ func TestConformanceAMQPRawTransactions(t *testing.T) {
 		t.Fatalf("got %#v, want the committed message only", m.Value)
 	}
 	amqpNone(t, rc, 200*time.Millisecond)
+}
+
+// attachSender attaches a client sender link to address and waits for its
+// credit.
+func (r *rawAMQP) attachSender(handle uint32, name, address string) {
+	r.t.Helper()
+	a := wire.NewAttach(name, handle, wire.RoleSender)
+	a.Source = &wire.Source{}
+	a.Target = &wire.Target{Address: address}
+	r.send(0, a, nil)
+	for {
+		if fl, ok := r.next().Body.(*wire.Flow); ok && fl.Handle != nil && *fl.Handle == handle && fl.LinkCredit != nil && *fl.LinkCredit > 0 {
+			return
+		}
+	}
+}
+
+func TestConformanceAMQPRawMultiFrameAndAbortedTransfers(t *testing.T) {
+	b := amqpBroker(t, nil)
+	q := "queue://" + uniq(t)
+	r := rawAMQPDial(t, b.AMQPAddr())
+	r.open(uniq(t))
+	r.attachSender(0, "snd", q)
+	msg := func(body string) []byte {
+		return wire.AppendMessage(nil, &wire.Message{Header: &wire.Header{Durable: true, Priority: 4}, BodyKind: wire.BodyValue, Value: body})
+	}
+	// An aborted delivery is discarded (§2.6.14).
+	id0 := uint32(0)
+	r.send(0, &wire.Transfer{Handle: 0, DeliveryID: &id0, DeliveryTag: []byte{0}, More: true}, msg("aborted")[:5])
+	r.send(0, &wire.Transfer{Handle: 0, Aborted: true}, nil)
+	// A delivery in three frames is one message.
+	whole := msg("in three frames")
+	id1 := uint32(1)
+	r.send(0, &wire.Transfer{Handle: 0, DeliveryID: &id1, DeliveryTag: []byte{1}, More: true}, whole[:4])
+	r.send(0, &wire.Transfer{Handle: 0, More: true}, whole[4:9])
+	r.send(0, &wire.Transfer{Handle: 0}, whole[9:])
+	for {
+		if d, ok := r.next().Body.(*wire.Disposition); ok {
+			if d.First != 1 {
+				t.Fatalf("disposition for delivery %d; the aborted one must get none", d.First)
+			}
+			if _, ok := d.State.(*wire.Accepted); !ok || !d.Settled {
+				t.Fatalf("multi-frame delivery: %+v", d)
+			}
+			break
+		}
+	}
+	// A receiver with a small max-frame-size gets a large message in
+	// several frames (go-amqp joins them).
+	c := amqpDial(t, b.AMQPAddr(), &amqp.ConnOptions{SASLType: amqp.SASLTypeAnonymous(), MaxFrameSize: 512})
+	rc := amqpReceiver(t, amqpSession(t, c), q, nil)
+	m := amqpRecv(t, rc)
+	if m.Value != "in three frames" {
+		t.Fatalf("got %#v", m.Value)
+	}
+	rc.AcceptMessage(amqpCtx(t), m) // go-amqp gives its one credit back on settling
+	big := strings.Repeat("x", 5000)
+	amqpSend(t, amqpSender(t, amqpSession(t, amqpDial(t, b.AMQPAddr(), nil)), q, nil), amqp.NewMessage([]byte(big)))
+	if m := amqpRecv(t, rc); string(m.GetData()) != big {
+		t.Fatalf("large message through 512-byte frames: %d bytes", len(m.GetData()))
+	}
+	amqpNone(t, rc, 200*time.Millisecond)
+}
+
+func TestConformanceAMQPRawIdleTimeout(t *testing.T) {
+	b := amqpBroker(t, map[string]string{"wireFormat.idleTimeout": "500"})
+	r := rawAMQPDial(t, b.AMQPAddr())
+	r.write([]byte(wire.HeaderSASL))
+	r.next()
+	r.next()
+	r.write(wire.AppendSASLFrame(nil, &wire.SASLInit{Mechanism: "ANONYMOUS"}))
+	r.next()
+	r.dec.SetExpectHeader()
+	r.write([]byte(wire.HeaderAMQP))
+	r.next()
+	open := wire.NewOpen(uniq(t))
+	open.IdleTimeOut = 200 * time.Millisecond // we want to hear from the broker every 100 ms
+	r.send(0, open, nil)
+	o, ok := r.next().Body.(*wire.Open)
+	if !ok || o.IdleTimeOut != 500*time.Millisecond {
+		t.Fatalf("broker Open %+v, want idle-time-out 500 ms", o)
+	}
+	// The broker heart-beats (empty frames) at half our idle-time-out,
+	// then closes us for our silence.
+	beats := 0
+	for {
+		f, err := r.tryRead(wait)
+		if err != nil {
+			t.Fatalf("read: %v (after %d heartbeats)", err, beats)
+		}
+		if f.Body == nil {
+			beats++
+			continue
+		}
+		c, ok := f.Body.(*wire.Close)
+		if !ok {
+			t.Fatalf("got %T", f.Body)
+		}
+		if c.Error == nil || c.Error.Condition != wire.ErrCondResourceLimitExceeded {
+			t.Fatalf("Close %+v, want resource-limit-exceeded (local-idle-timeout expired)", c.Error)
+		}
+		break
+	}
+	if beats == 0 {
+		t.Fatal("no heartbeat before the idle close")
+	}
+}
+
+func TestConformanceAMQPBrowseAndNoLocal(t *testing.T) {
+	b := amqpBroker(t, nil)
+	q := "queue://" + uniq(t)
+	c := amqpDial(t, b.AMQPAddr(), nil)
+	s := amqpSession(t, c)
+	snd := amqpSender(t, s, q, nil)
+	for _, body := range []string{"a", "b"} {
+		amqpSend(t, snd, amqp.NewMessage([]byte(body)))
+	}
+	// distribution-mode copy on a queue browses: nothing is consumed.
+	br := amqpReceiver(t, s, q, &amqp.ReceiverOptions{SourceDistributionMode: amqp.SourceDistributionModeCopy, Credit: 10})
+	for _, want := range []string{"a", "b"} {
+		if m := amqpRecv(t, br); string(m.GetData()) != want {
+			t.Fatalf("browse got %q, want %q", m.GetData(), want)
+		}
+	}
+	if st := b.Engine().Stats(queueDest(q)); st.QueueSize != 2 {
+		t.Fatalf("queue size %d after browsing, want 2", st.QueueSize)
+	}
+	// The no-local filter drops the connection's own topic messages.
+	topic := "topic://" + uniq(t)
+	nl := amqpReceiver(t, s, topic, &amqp.ReceiverOptions{Filters: []amqp.LinkFilter{amqp.NewLinkFilter("apache.org:no-local-filter:list", 0x0000468C00000003, []any{})}})
+	amqpSend(t, amqpSender(t, s, topic, nil), amqp.NewMessage([]byte("mine")))
+	amqpSend(t, amqpSender(t, amqpSession(t, amqpDial(t, b.AMQPAddr(), nil)), topic, nil), amqp.NewMessage([]byte("theirs")))
+	if m := amqpRecv(t, nl); string(m.GetData()) != "theirs" {
+		t.Fatalf("no-local receiver got %q", m.GetData())
+	}
 }
