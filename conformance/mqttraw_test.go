@@ -388,3 +388,64 @@ func TestConformanceMQTTRawBrokenV5ConnectGetsConnack(t *testing.T) {
 	}
 	r.closed()
 }
+
+func TestConformanceMQTT5WillDelayAndMaximumPacketSize(t *testing.T) {
+	b := mqttBroker(t, nil)
+	base := uniq(t)
+	watch := rawMQTTDial(t, b.MQTTAddr())
+	watch.connect(base+"-w", true, 0, nil)
+	watch.send(&wire.Packet{Type: wire.SUBSCRIBE, PacketID: 1, Subscriptions: []wire.Subscription{{Filter: base + "/will/+"}}})
+	watch.read()
+
+	connectWithWill := func(id, which string) *rawMQTT {
+		r := rawMQTTDial(t, b.MQTTAddr())
+		r.version = wire.Version5
+		r.send(&wire.Packet{Type: wire.CONNECT, Props: &wire.Properties{SessionExpiry: 60, HasSessionExpiry: true}, Connect: &wire.Connect{
+			ProtocolName: "MQTT", ProtocolLevel: 5, CleanSession: true, ClientID: id,
+			WillFlag: true, WillTopic: base + "/will/" + which, WillPayload: []byte(which),
+			WillProps: &wire.Properties{WillDelay: 1, HasWillDelay: true},
+		}})
+		r.dec.SetVersion(wire.Version5)
+		if p := r.read(); p.Type != wire.CONNACK || p.ReasonCode != 0 {
+			t.Fatalf("CONNACK %s %#x", p.Type, p.ReasonCode)
+		}
+		return r
+	}
+	// Dropped and not back: the will comes after its delay.
+	gone := connectWithWill(base+"-gone", "gone")
+	start := time.Now()
+	gone.nc.Close()
+	p := watch.read()
+	if p.Type != wire.PUBLISH || string(p.Payload) != "gone" {
+		t.Fatalf("got %s %q, want the delayed will", p.Type, p.Payload)
+	}
+	if d := time.Since(start); d < 900*time.Millisecond {
+		t.Fatalf("will published after %v, before its 1 s delay", d)
+	}
+	// Dropped and back within the delay: no will [MQTT-3.1.3-9].
+	back := connectWithWill(base+"-back", "back")
+	back.nc.Close()
+	again := rawMQTTDial(t, b.MQTTAddr())
+	again.version = wire.Version5
+	again.connect(base+"-back", false, 0, &wire.Properties{SessionExpiry: 60, HasSessionExpiry: true})
+	if p, err := watch.tryRead(1500 * time.Millisecond); err == nil {
+		t.Fatalf("will of a client that came back was published: %s %q", p.Type, p.Payload)
+	}
+
+	// A client's Maximum Packet Size: a message over it is not sent
+	// [MQTT-3.1.2-25]; smaller ones are.
+	small := rawMQTTDial(t, b.MQTTAddr())
+	small.version = wire.Version5
+	small.connect(base+"-small", true, 0, &wire.Properties{MaximumPacketSize: 100, HasMaximumPacketSize: true})
+	small.send(&wire.Packet{Type: wire.SUBSCRIBE, PacketID: 1, Subscriptions: []wire.Subscription{{Filter: base + "/size", QoS: 1}}})
+	small.read()
+	pub := rawMQTTDial(t, b.MQTTAddr())
+	pub.connect(base+"-pub", true, 0, nil)
+	for i, n := range []int{500, 10} {
+		pub.send(&wire.Packet{Type: wire.PUBLISH, QoS: 1, PacketID: uint16(i + 1), Topic: base + "/size", Payload: make([]byte, n)})
+		pub.read()
+	}
+	if p := small.read(); p.Type != wire.PUBLISH || len(p.Payload) != 10 {
+		t.Fatalf("got %s with %d bytes, want only the 10-byte message", p.Type, len(p.Payload))
+	}
+}
