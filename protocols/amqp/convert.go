@@ -1420,6 +1420,9 @@ func FromMessage(m *message.Message, redeliveries int32, now int64) *wire.Messag
 			if strings.HasPrefix(name, "AMQ_SCHEDULED_") {
 				continue // ActiveMQ strips them
 			}
+			if name == "JMSXGroupFirstForConsumer" {
+				continue // a message field in ActiveMQ, not a property: never sent
+			}
 			o.ap.Entries = append(o.ap.Entries, wire.MapEntry{Key: name, Value: wireValue(pr.Value)})
 			continue
 		}
