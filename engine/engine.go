@@ -20,6 +20,11 @@ type Options struct {
 	BrokerName string
 	// Shards is the number of shard loops; 0 means GOMAXPROCS.
 	Shards int
+	// ConcurrentStoreAndDispatchQueues: a queue message consumed before its
+	// write reaches a syncing store is not written at all; its add and
+	// remove cancel out in the writer's batch (shard.go cancelConsumed).
+	// ActiveMQ's KahaDB default is true.
+	ConcurrentStoreAndDispatchQueues bool
 	// InboxSize bounds each shard's inbox of commands from connections
 	// (4096). A full inbox blocks the sender: that is back-pressure.
 	InboxSize int

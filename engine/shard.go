@@ -256,6 +256,9 @@ func (s *shard) write() {
 				break more
 			}
 		}
+		if s.e.opts.ConcurrentStoreAndDispatchQueues {
+			ops = cancelConsumed(ops)
+		}
 		var storeErr error
 		if len(ops) > 0 {
 			if storeErr = s.store.Apply(ops); storeErr != nil {
@@ -273,6 +276,54 @@ func (s *shard) write() {
 		clear(ops)
 		clear(comps)
 	}
+}
+
+// cancelConsumed drops, from one merged batch, the writes of queue
+// messages that were consumed before the batch reached the disk: an add and
+// the remove of the same message cancel out, with any redelivery-count
+// update between them (ActiveMQ's concurrentStoreAndDispatchQueues: a
+// message acknowledged before its journal write is never written). The
+// batch is applied atomically either way, so a crash recovers the same
+// state. The producers are still answered after the Apply of the batch.
+func cancelConsumed(ops []StoreOp) []StoreOp {
+	type key struct {
+		d   message.Destination
+		seq uint64
+	}
+	var adds map[key]int
+	var cancelled map[key]bool
+	for i := range ops {
+		op := &ops[i]
+		switch {
+		case op.Kind == OpAdd && !op.Dest.Type.IsTopic():
+			if adds == nil {
+				adds = map[key]int{}
+			}
+			adds[key{op.Dest, op.Seq}] = i
+		case op.Kind == OpRemove && adds != nil:
+			k := key{op.Dest, op.Seq}
+			if j, ok := adds[k]; ok {
+				ops[j].Kind, op.Kind = 0, 0
+				delete(adds, k)
+				if cancelled == nil {
+					cancelled = map[key]bool{}
+				}
+				cancelled[k] = true
+			}
+		}
+	}
+	if cancelled == nil {
+		return ops
+	}
+	out := ops[:0]
+	for _, op := range ops {
+		if op.Kind == 0 || op.Kind == OpUpdate && cancelled[key{op.Dest, op.Seq}] {
+			continue // consumed before it was written: nothing to write
+		}
+		out = append(out, op)
+	}
+	clear(ops[len(out):])
+	return out
 }
 
 func (s *shard) complete(comp Completion, token uint64, err error) {

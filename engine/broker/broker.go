@@ -110,6 +110,7 @@ func (b *Broker) start(o Options) (err error) {
 		BrokerName:                           cfg.BrokerName,
 		Shards:                               cfg.Shards,
 		Store:                                b.store,
+		ConcurrentStoreAndDispatchQueues:     kind == config.KindKahaDB && cfg.Persistence.KahaDB.ConcurrentStoreAndDispatchQueues,
 		PolicyFor:                            func(d message.Destination) engine.Policy { return Policy(cfg.PolicyFor(d)) },
 		Logger:                               log,
 		Limits:                               limits(cfg, log),
