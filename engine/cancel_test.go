@@ -19,9 +19,9 @@ type gateStore struct {
 	entered chan struct{}
 }
 
-func (g *gateStore) OpenShard(int, int) (engine.ShardStore, error) { return g, nil }
-func (g *gateStore) Close() error                                  { return nil }
-func (g *gateStore) Syncs() bool                                   { return true }
+func (g *gateStore) OpenShard(int, int) (engine.ShardStore, error)  { return g, nil }
+func (g *gateStore) Close() error                                   { return nil }
+func (g *gateStore) Syncs() bool                                    { return true }
 func (g *gateStore) Recover(func(engine.RecoveredItem) error) error { return nil }
 func (g *gateStore) Apply(ops []engine.StoreOp) error {
 	g.first.Do(func() {
