@@ -160,12 +160,15 @@ func runBroker(args []string, stderr io.Writer) error {
 		}
 		cfg = &c
 	}
-	b, err := broker.Start(cfg, broker.Options{Factories: wiring.Factories(), Logger: log})
-	if err != nil {
-		return err
-	}
+	// The handler is in place before the listeners accept: a SIGTERM that
+	// comes as soon as a client could connect stops the broker cleanly.
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	b, err := broker.Start(cfg, broker.Options{Factories: wiring.Factories(), Logger: log})
+	if err != nil {
+		signal.Stop(sig)
+		return err
+	}
 	s := <-sig
 	log.Info("stopping", "signal", s.String())
 	signal.Stop(sig)

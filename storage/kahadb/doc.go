@@ -17,12 +17,19 @@
 // neither is written (concurrentStoreAndDispatchQueues: the consumer acked
 // first).
 //
-// Index. The pending state is kept in memory (a storage/memory shard) and
-// rebuilt at start-up by replaying the journal, as ActiveMQ rebuilds its
-// index when db.data is absent: Wharf writes no db.data. Cleanup deletes
-// (or archives) the oldest journal files once nothing they hold is still
-// needed; a durable subscription record that pins an old file is rewritten
-// forward first.
+// Index. The pending state is kept in memory (a storage/memory shard). Every
+// checkpointInterval and at Close, a shard writes it as of a journal
+// location to its own checkpoint index, wharf-index.bin (checkpoint.go:
+// locations of the pending messages, subscriptions, jobs, counters; never
+// the messages themselves). At start-up a valid index is loaded, each
+// message read from the journal at its location, and only the records
+// after the checkpoint are replayed; without a usable index the state is
+// rebuilt by replaying the whole journal, as ActiveMQ rebuilds its index
+// when db.data is absent. Wharf writes no db.data: ActiveMQ must rebuild
+// its own index from a Wharf journal. Cleanup deletes (or archives) the
+// oldest journal files once nothing they hold is still needed, after a
+// checkpoint so that the index never refers to a removed file; a durable
+// subscription record that pins an old file is rewritten forward first.
 //
 // Messages are stored as OpenWire v11 loose frames, exactly as KahaDB
 // stores them; a message that arrived over OpenWire is stored in the form

@@ -83,7 +83,7 @@ func Inspect(dir string, dump func(l journal.Location, c command.Command, err er
 		return r, err
 	}
 	ss := newShardStore(&Store{log: log}, j, dir, log)
-	if err := ss.replay(); err != nil {
+	if _, err := ss.replay(journal.Location{}); err != nil {
 		return r, err
 	}
 	r.Messages, r.Subscriptions, r.Jobs = len(ss.msgs), len(ss.subs), len(ss.jobs)

@@ -22,13 +22,17 @@ func (ss *shardStore) Recover(fn func(engine.RecoveredItem) error) error {
 	return ss.idx.Recover(fn)
 }
 
-// replay rebuilds the index from the journal (reference/kahadb.md §5), as
-// ActiveMQ rebuilds its own when db.data is absent.
-func (ss *shardStore) replay() error {
+// replay rebuilds the index from the journal records at or after from
+// (reference/kahadb.md §5), as ActiveMQ rebuilds its own when db.data is
+// absent. From the zero Location it replays everything; from a checkpoint's
+// location it applies the tail on top of the state the index loaded. It
+// returns the number of records read.
+func (ss *shardStore) replay(from journal.Location) (int, error) {
 	r := replayer{ss: ss, txs: map[string][]replayed{}}
 	records, skipped := 0, 0
-	err := ss.j.Replay(journal.Location{}, func(l journal.Location, payload []byte) error {
+	err := ss.j.Replay(from, func(l journal.Location, payload []byte) error {
 		records++
+		ss.cp.lastRec = l
 		c, err := command.Decode(payload)
 		if err != nil {
 			// A record that cannot be decoded is reported and skipped, as
@@ -38,24 +42,34 @@ func (ss *shardStore) replay() error {
 			ss.log.Warn("journal record skipped", "file", l.File, "offset", l.Offset, "err", err)
 			return nil
 		}
-		return r.apply(l.File, c)
+		return r.apply(l, c)
 	})
 	if err != nil {
-		return fmt.Errorf("kahadb: replay %s: %w", ss.dir, err)
+		return records, fmt.Errorf("kahadb: replay %s: %w", ss.dir, err)
 	}
 	if len(r.txs) > 0 {
 		ss.log.Info("uncommitted transactions in the journal rolled back", "count", len(r.txs))
+		// Their records stay in the journal, and a commit written later
+		// (by ActiveMQ, which keeps prepared XA work in doubt) would need
+		// them: no checkpoint may be taken past them while they are there.
+		for _, recs := range r.txs {
+			for _, rc := range recs {
+				if ss.cp.txFile == 0 || rc.loc.File < ss.cp.txFile {
+					ss.cp.txFile = rc.loc.File
+				}
+			}
+		}
 	}
 	if records > 0 {
-		ss.log.Info("journal replayed", "dir", ss.dir, "records", records, "skipped", skipped,
+		ss.log.Info("journal replayed", "dir", ss.dir, "from", from.String(), "records", records, "skipped", skipped,
 			"messages", len(ss.msgs), "subscriptions", len(ss.subs), "jobs", len(ss.jobs))
 	}
-	return nil
+	return records, nil
 }
 
 type replayed struct {
-	file int
-	cmd  command.Command
+	loc journal.Location
+	cmd command.Command
 }
 
 // replayer turns KahaDB commands back into store operations on the index.
@@ -78,7 +92,7 @@ func txKey(t *command.TransactionInfo) string {
 	return ""
 }
 
-func (r *replayer) apply(file int, c command.Command) error {
+func (r *replayer) apply(l journal.Location, c command.Command) error {
 	switch c := c.(type) {
 	case *command.AddMessage:
 		if k := txKey(c.Transaction); k != "" {
@@ -87,25 +101,25 @@ func (r *replayer) apply(file int, c command.Command) error {
 			// next batch overwrites.
 			held := *c
 			held.Message = bytes.Clone(c.Message)
-			r.txs[k] = append(r.txs[k], replayed{file, &held})
+			r.txs[k] = append(r.txs[k], replayed{l, &held})
 			return nil
 		}
-		return r.add(file, c)
+		return r.add(l, c)
 	case *command.RemoveMessage:
 		if k := txKey(c.Transaction); k != "" {
-			r.txs[k] = append(r.txs[k], replayed{file, c})
+			r.txs[k] = append(r.txs[k], replayed{l, c})
 			return nil
 		}
 		return r.remove(c)
 	case *command.UpdateMessage:
-		return r.update(file, &c.Message)
+		return r.update(l, &c.Message)
 	case *command.Commit:
 		k := txKey(&c.Transaction)
 		for _, rc := range r.txs[k] {
 			var err error
 			switch x := rc.cmd.(type) {
 			case *command.AddMessage:
-				err = r.add(rc.file, x)
+				err = r.add(rc.loc, x)
 			case *command.RemoveMessage:
 				err = r.remove(x)
 			}
@@ -119,9 +133,9 @@ func (r *replayer) apply(file int, c command.Command) error {
 	case *command.Prepare:
 		// Prepared XA work stays in doubt until a commit or rollback record.
 	case *command.RemoveDestination:
-		return r.op(engine.StoreOp{Kind: engine.OpRemoveDest, Dest: engineDest(c.Destination)}, file)
+		return r.op(engine.StoreOp{Kind: engine.OpRemoveDest, Dest: engineDest(c.Destination)}, l)
 	case *command.Subscription:
-		return r.subscription(file, c)
+		return r.subscription(l, c)
 	case *command.Trace:
 		switch {
 		case strings.HasPrefix(c.Message, seqsPrefix):
@@ -132,9 +146,9 @@ func (r *replayer) apply(file int, c command.Command) error {
 				r.ss.log.Warn("scheduled job record skipped", "err", err)
 				return nil
 			}
-			return r.op(engine.StoreOp{Kind: engine.OpAddJob, Job: j}, file)
+			return r.op(engine.StoreOp{Kind: engine.OpAddJob, Job: j}, l)
 		case strings.HasPrefix(c.Message, jobRemovePrefix):
-			return r.op(engine.StoreOp{Kind: engine.OpRemoveJob, JobID: strings.TrimPrefix(c.Message, jobRemovePrefix)}, file)
+			return r.op(engine.StoreOp{Kind: engine.OpRemoveJob, JobID: strings.TrimPrefix(c.Message, jobRemovePrefix)}, l)
 		}
 	}
 	return nil
@@ -142,8 +156,8 @@ func (r *replayer) apply(file int, c command.Command) error {
 
 // op applies one operation to the index and does the store's bookkeeping
 // (which file holds what) through the same code as Apply, with the record's
-// file already known.
-func (r *replayer) op(op engine.StoreOp, file int) error {
+// location already known.
+func (r *replayer) op(op engine.StoreOp, l journal.Location) error {
 	ss := r.ss
 	if err := ss.idx.Apply([]engine.StoreOp{op}); err != nil {
 		return err
@@ -154,7 +168,7 @@ func (r *replayer) op(op engine.StoreOp, file int) error {
 	}
 	for _, o := range ss.owners {
 		if o != nil {
-			o(file)
+			o(l)
 		}
 	}
 	ss.recs, ss.owners = ss.recs[:0], ss.owners[:0]
@@ -166,7 +180,7 @@ func (r *replayer) seqOf(d message.Destination, id string) (uint64, bool) {
 	return seq, ok
 }
 
-func (r *replayer) add(file int, c *command.AddMessage) error {
+func (r *replayer) add(l journal.Location, c *command.AddMessage) error {
 	ss := r.ss
 	d := engineDest(c.Destination)
 	if _, dup := r.seqOf(d, c.MessageID); dup {
@@ -196,7 +210,7 @@ func (r *replayer) add(file int, c *command.AddMessage) error {
 			return nil
 		}
 	}
-	return r.op(op, file)
+	return r.op(op, l)
 }
 
 func (r *replayer) remove(c *command.RemoveMessage) error {
@@ -206,23 +220,23 @@ func (r *replayer) remove(c *command.RemoveMessage) error {
 		return nil // an ack of an unknown message is a no-op
 	}
 	if c.SubscriptionKey == "" {
-		return r.op(engine.StoreOp{Kind: engine.OpRemove, Dest: d, Seq: seq}, 0)
+		return r.op(engine.StoreOp{Kind: engine.OpRemove, Dest: d, Seq: seq}, journal.Location{})
 	}
 	key := subKey(c.SubscriptionKey)
-	return r.op(engine.StoreOp{Kind: engine.OpAck, Dest: d, Seq: seq, Sub: engine.DurableSub{Key: key}}, 0)
+	return r.op(engine.StoreOp{Kind: engine.OpAck, Dest: d, Seq: seq, Sub: engine.DurableSub{Key: key}}, journal.Location{})
 }
 
-func (r *replayer) update(file int, c *command.AddMessage) error {
+func (r *replayer) update(l journal.Location, c *command.AddMessage) error {
 	d := engineDest(c.Destination)
 	seq, ok := r.seqOf(d, c.MessageID)
 	if !ok {
-		return r.add(file, c)
+		return r.add(l, c)
 	}
 	m, err := unmarshal(c.Message)
 	if err != nil {
 		return nil
 	}
-	return r.op(engine.StoreOp{Kind: engine.OpUpdate, Dest: d, Seq: seq, Count: m.RedeliveryCounter}, file)
+	return r.op(engine.StoreOp{Kind: engine.OpUpdate, Dest: d, Seq: seq, Count: m.RedeliveryCounter}, l)
 }
 
 func subKey(s string) engine.SubKey {
@@ -235,11 +249,11 @@ func subKey(s string) engine.SubKey {
 	return engine.SubKey{ClientID: s[:i], Name: s[i+1:]}
 }
 
-func (r *replayer) subscription(file int, c *command.Subscription) error {
+func (r *replayer) subscription(l journal.Location, c *command.Subscription) error {
 	key := subKey(c.SubscriptionKey)
 	d := engineDest(c.Destination)
 	if len(c.SubscriptionInfo) == 0 {
-		return r.op(engine.StoreOp{Kind: engine.OpRemoveSub, Dest: d, Sub: engine.DurableSub{Key: key}}, file)
+		return r.op(engine.StoreOp{Kind: engine.OpRemoveSub, Dest: d, Sub: engine.DurableSub{Key: key}}, l)
 	}
 	sub := engine.DurableSub{Key: key, Destination: d}
 	if ds, err := wire.Unmarshal(c.SubscriptionInfo, wire.StoreFormat(), wire.DefaultLimits()); err == nil {
@@ -253,5 +267,5 @@ func (r *replayer) subscription(file int, c *command.Subscription) error {
 			}
 		}
 	}
-	return r.op(engine.StoreOp{Kind: engine.OpAddSub, Dest: sub.Destination, Sub: sub}, file)
+	return r.op(engine.StoreOp{Kind: engine.OpAddSub, Dest: sub.Destination, Sub: sub}, l)
 }

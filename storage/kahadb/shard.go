@@ -32,7 +32,8 @@ type msgKey struct {
 // durable subscriptions still owing an ack.
 type stored struct {
 	id      string
-	file    int // 0 until the batch holding it is written
+	file    int              // 0 until the batch holding it is written
+	loc     journal.Location // the record holding its current form (add or update)
 	pending map[engine.SubKey]bool
 	dead    bool // forgotten before its batch was written
 }
@@ -45,6 +46,7 @@ type subRec struct {
 
 type jobRec struct {
 	file int
+	loc  journal.Location // its KahaTraceCommand record
 	dead bool
 }
 
@@ -65,10 +67,13 @@ type shardStore struct {
 	live    map[int]int // journal file → records still needed in it
 
 	recs   [][]byte
-	owners []func(file int) // per record: what to note once its file is known
-	seqs   []uint64         // the engine's sequences of this batch's adds
+	owners []func(l journal.Location) // per record: what to note once its location is known
+	seqs   []uint64                   // the engine's sequences of this batch's adds
 	lastGC time.Time
 	closed bool
+
+	cp    checkpointState // the checkpoint index (checkpoint.go)
+	stats shardStats
 }
 
 func newShardStore(st *Store, j *journal.Journal, dir string, log *slog.Logger) *shardStore {
@@ -130,7 +135,7 @@ func unmarshal(b []byte) (*message.Message, error) {
 	return openwire.ToEngineStored(w, bytes.Clone(b))
 }
 
-func (ss *shardStore) add(rec []byte, owner func(file int)) {
+func (ss *shardStore) add(rec []byte, owner func(l journal.Location)) {
 	ss.recs = append(ss.recs, rec)
 	ss.owners = append(ss.owners, owner)
 }
@@ -171,6 +176,7 @@ func (ss *shardStore) Apply(ops []engine.StoreOp) error {
 	ss.recs, ss.owners, ss.seqs = ss.recs[:0], ss.owners[:0], ss.seqs[:0]
 	for i := range ops {
 		if err := ss.encode(&ops[i], cancelled); err != nil {
+			ss.diverged(err)
 			return fmt.Errorf("kahadb: op %d: %w", i, err)
 		}
 	}
@@ -190,18 +196,29 @@ func (ss *shardStore) Apply(ops []engine.StoreOp) error {
 	}
 	locs, err := ss.appendAll(ss.recs)
 	if err != nil {
+		ss.diverged(err)
 		return fmt.Errorf("kahadb: journal write: %w", err)
 	}
-	for i, l := range locs {
-		if ss.owners[i] != nil {
-			ss.owners[i](l.File)
-		}
-	}
-	clear(ss.owners)
+	ss.wrote(locs)
 	if time.Since(ss.lastGC) >= ss.st.opts.CleanupInterval {
 		ss.cleanup()
 	}
+	ss.maybeCheckpoint()
 	return nil
+}
+
+// wrote hands each record's location to its owner once its batch is
+// written.
+func (ss *shardStore) wrote(locs []journal.Location) {
+	for i, l := range locs {
+		if ss.owners[i] != nil {
+			ss.owners[i](l)
+		}
+	}
+	clear(ss.owners)
+	if len(locs) > 0 {
+		ss.cp.lastRec = locs[len(locs)-1]
+	}
 }
 
 // encode turns one operation into journal records and bookkeeping.
@@ -225,10 +242,10 @@ func (ss *shardStore) encode(op *engine.StoreOp, cancelled map[msgKey]bool) erro
 		ss.index(op.Dest, op.Msg.ID, op.Seq)
 		ss.add(command.Encode(nil, &command.AddMessage{
 			Destination: kahaDest(op.Dest), MessageID: op.Msg.ID, Message: b, Priority: int32(op.Msg.Priority),
-		}), func(f int) {
-			s.file = f
+		}), func(l journal.Location) {
+			s.file, s.loc = l.File, l
 			if !s.dead {
-				ss.live[f]++
+				ss.live[l.File]++
 			}
 		})
 		if op.Dest.Type.IsTopic() {
@@ -286,12 +303,12 @@ func (ss *shardStore) encode(op *engine.StoreOp, cancelled map[msgKey]bool) erro
 		old := s.file
 		ss.add(command.Encode(nil, &command.UpdateMessage{Message: command.AddMessage{
 			Destination: kahaDest(op.Dest), MessageID: s.id, Message: b, Priority: int32(m.Priority),
-		}}), func(f int) {
+		}}), func(l journal.Location) {
 			if s.dead {
 				return
 			}
-			s.file = f
-			ss.live[f]++
+			s.file, s.loc = l.File, l
+			ss.live[l.File]++
 			if old != 0 {
 				ss.release(old)
 			}
@@ -316,10 +333,10 @@ func (ss *shardStore) encode(op *engine.StoreOp, cancelled map[msgKey]bool) erro
 		ss.subs[key] = r
 		ss.add(command.Encode(nil, &command.Subscription{
 			Destination: kahaDest(op.Sub.Destination), SubscriptionKey: key.String(), SubscriptionInfo: info,
-		}), func(f int) {
-			r.file = f
+		}), func(l journal.Location) {
+			r.file = l.File
 			if !r.dead {
-				ss.live[f]++
+				ss.live[l.File]++
 			}
 		})
 	case engine.OpRemoveSub:
@@ -364,10 +381,10 @@ func (ss *shardStore) encode(op *engine.StoreOp, cancelled map[msgKey]bool) erro
 		}
 		r := &jobRec{}
 		ss.jobs[op.Job.ID] = r
-		ss.add(command.Encode(nil, &command.Trace{Message: rec}), func(f int) {
-			r.file = f
+		ss.add(command.Encode(nil, &command.Trace{Message: rec}), func(l journal.Location) {
+			r.file, r.loc = l.File, l
 			if !r.dead {
-				ss.live[f]++
+				ss.live[l.File]++
 			}
 		})
 	case engine.OpRemoveJob:
@@ -475,6 +492,10 @@ func (ss *shardStore) cleanup() {
 			}
 			return
 		}
+		// The index on disk must not refer to a file about to go: write
+		// it first (a no-op when nothing changed since the last one). A
+		// failure only costs a full replay at the next start.
+		ss.checkpoint()
 		var err error
 		if ss.st.opts.ArchiveDataLogs {
 			archive := filepath.Join(ss.dir, "data-archive")
@@ -534,20 +555,17 @@ func (ss *shardStore) rewriteForward(f int) {
 	for i := range ops {
 		if err := ss.encode(&ops[i], nil); err != nil {
 			ss.log.Error("subscription rewrite failed", "err", err)
+			ss.diverged(err)
 			return
 		}
 	}
 	locs, err := ss.appendAll(ss.recs)
 	if err != nil {
 		ss.log.Error("subscription rewrite failed", "err", err)
+		ss.diverged(err)
 		return
 	}
-	for i, l := range locs {
-		if ss.owners[i] != nil {
-			ss.owners[i](l.File)
-		}
-	}
-	clear(ss.owners)
+	ss.wrote(locs)
 	ss.log.Debug("durable subscriptions rewritten forward", "file", f, "count", len(move))
 }
 
@@ -562,6 +580,9 @@ func (ss *shardStore) Close() error {
 	}
 	ss.closed = true
 	ss.cleanup()
+	// A clean stop leaves an index of everything: the next start replays
+	// nothing but what a later writer (ActiveMQ) appended.
+	ss.checkpoint()
 	return ss.j.Close()
 }
 

@@ -216,11 +216,16 @@ func kahaDBStore(c *config.Config, log *slog.Logger) (engine.Store, error) {
 		log.Info("a single KahaDB journal: running one shard", "dir", dir)
 		c.Shards = 1
 	}
+	checkpoint := k.CheckpointInterval
+	if checkpoint == 0 {
+		checkpoint = -1 // checkpointInterval="0": no checkpoint index
+	}
 	return kahadb.Open(context.Background(), kahadb.Options{
 		Dir:                    dir,
 		JournalMaxFileLength:   k.JournalMaxFileLength,
 		EnableJournalDiskSyncs: k.EnableJournalDiskSyncs,
 		CleanupInterval:        k.CleanupInterval,
+		CheckpointInterval:     checkpoint,
 		ArchiveDataLogs:        k.ArchiveDataLogs,
 		Logger:                 log.With("store", "kahadb"),
 	})

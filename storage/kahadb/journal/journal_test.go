@@ -621,3 +621,43 @@ func TestKahaDBJournalEmptyFileIgnored(t *testing.T) {
 	big, _, _ := appendBatch(t, j, payload(2, 5000)) // rotates into the empty db-2.log
 	checkRecords(t, replayAll(t, j, Location{}), slices.Concat(r, big))
 }
+
+// ReadMany returns what Read returns for each location, whether the
+// records are adjacent, apart, in several files, or out of order; a
+// location whose size does not match the record is an error.
+func TestKahaDBJournalReadMany(t *testing.T) {
+	j := mustOpen(t, testOptions(t.TempDir(), true, nil))
+	defer mustClose(t, j)
+	var all []Location
+	var want [][]byte
+	for i := range 40 {
+		recs := [][]byte{payload(i, 100+i), payload(1000+i, 30)}
+		all = append(all, mustAppend(t, j, recs...)...)
+		want = append(want, recs...)
+	}
+	if len(j.Files()) < 2 {
+		t.Fatalf("files %v: the test needs records in several files", j.Files())
+	}
+	pick := []int{0, 1, 2, 5, 9, 10, 11, 39, 40, 41, 79, 3, 0}
+	var locs []Location
+	for _, i := range pick {
+		locs = append(locs, all[i])
+	}
+	got, err := j.ReadMany(locs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, i := range pick {
+		if !bytes.Equal(got[k], want[i]) {
+			t.Errorf("ReadMany[%d] (%v): got %q, want %q", k, all[i], got[k], want[i])
+		}
+	}
+	bad := all[4]
+	bad.Size++
+	if _, err := j.ReadMany([]Location{all[3], bad}); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("ReadMany with a wrong size: got error %v, want ErrCorrupt", err)
+	}
+	if _, err := j.ReadMany([]Location{{File: 99, Offset: 28, Size: 10}}); !errors.Is(err, ErrMissingFile) {
+		t.Errorf("ReadMany in a missing file: got error %v, want ErrMissingFile", err)
+	}
+}

@@ -1,0 +1,746 @@
+package kahadb
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"wharf/engine"
+	"wharf/engine/message"
+	"wharf/storage/kahadb/command"
+	"wharf/storage/kahadb/journal"
+)
+
+// The checkpoint index.
+//
+// Every CheckpointInterval (after an Apply), before cleanup removes a
+// journal file, and at Close, a shard writes its recovered state as of a
+// journal location L (the append position) to wharf-index.bin next to its
+// journal: where each pending message's current record is (add or update),
+// the durable subscriptions and the messages each still owes, where each
+// scheduled job's record is, and the sequence counters. A start that finds a
+// valid index loads it, reading each message from the journal at its
+// location, and replays only the records at or after L; without one it
+// replays the whole journal, as before. Messages stay in the journal: the
+// index holds locations.
+//
+// DEVIATION: ActiveMQ's index is db.data (a B-tree page file). Wharf writes
+// its own, under a name ActiveMQ does not read, and never a db.data: ActiveMQ
+// opening a Wharf journal must rebuild its index from the journal alone
+// (reference kahadb.md §9). Records ActiveMQ appends to the journal later
+// come after L and are replayed; files it removes make the index stale.
+//
+// The file is replaced atomically (temporary file, fsync, rename, fsync of
+// the directory; the fsyncs only with EnableJournalDiskSyncs, whose journal
+// batches are then already on disk, so the index never runs ahead of the
+// journal). An index is used only if it is intact (checksum), of this
+// format version, and still matches the journal: L's file is present and
+// not cut short, the last record before L is the one the index saw (CRC),
+// every file it refers to is present, and every record it names holds the
+// message or job it says. Anything else is logged with the reason, the index
+// is deleted, and the whole journal is replayed: the index is a shortcut,
+// never the only copy of anything.
+//
+// No checkpoint is taken while the journal holds records of a transaction
+// a replay left open (an ActiveMQ journal with in-doubt XA work): a commit
+// appended later would need those records, which lie before L.
+
+const (
+	indexFile    = "wharf-index.bin"
+	indexTmpFile = "wharf-index.bin.tmp"
+	indexMagic   = "WHARFIDX"
+	// indexVersion is the format below; another version is not read.
+	indexVersion = 1
+	// indexHeadSize is magic, version (uint32) and body length (uint64).
+	indexHeadSize = len(indexMagic) + 4 + 8
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// checkpointState is a shard's checkpoint bookkeeping.
+type checkpointState struct {
+	at      journal.Location // location of the last index written or loaded: replay starts here
+	lastRec journal.Location // the last record written or replayed (before Head)
+	last    time.Time        // when a checkpoint was last tried
+	txFile  int              // oldest file holding records of a transaction left open by replay; 0 if none
+	txNoted bool             // the deferral for txFile was logged
+	// stopped: the in-memory state may hold operations the journal does
+	// not (a failed write); no index may record it.
+	stopped bool
+}
+
+// diverged stops checkpoints after an Apply failed once the in-memory
+// state had changed: the journal, not that state, is then the truth, and
+// the next start must get it from the journal (the last index written is
+// still valid: what follows it in the journal is replayed).
+func (ss *shardStore) diverged(err error) {
+	if !ss.cp.stopped {
+		ss.cp.stopped = true
+		ss.log.Error("checkpoints stopped until restart: a journal write failed", "dir", ss.dir, "err", err)
+	}
+}
+
+// shardStats counts how a shard recovered and checkpointed (Store.Recovery).
+type shardStats struct {
+	FromIndex       bool
+	IndexMessages   int
+	RecordsReplayed int
+	Checkpoints     atomic.Int64 // written by the shard's goroutine, read by Recovery
+}
+
+// maybeCheckpoint writes the index when CheckpointInterval has passed since
+// the last one. Called by the shard's goroutine after an Apply.
+func (ss *shardStore) maybeCheckpoint() {
+	iv := ss.st.opts.CheckpointInterval
+	if iv < 0 || time.Since(ss.cp.last) < iv {
+		return
+	}
+	ss.checkpoint()
+}
+
+// checkpoint writes the index for the state as of the journal's append
+// position, unless nothing was written since the last one. A failure is
+// logged: the previous index (or none) still leads to a correct start, at
+// worst a longer replay.
+func (ss *shardStore) checkpoint() {
+	if ss.st.opts.CheckpointInterval < 0 || ss.cp.stopped {
+		return
+	}
+	ss.cp.last = time.Now()
+	head := ss.j.Head()
+	if head == ss.cp.at {
+		return
+	}
+	if ss.cp.txFile != 0 {
+		if slices.Contains(ss.j.Files(), ss.cp.txFile) {
+			if !ss.cp.txNoted {
+				ss.cp.txNoted = true
+				ss.log.Info("checkpoint deferred: the journal holds uncommitted transactions", "dir", ss.dir, "file", ss.cp.txFile)
+			}
+			return
+		}
+		ss.cp.txFile = 0
+	}
+	start := time.Now()
+	n, size, err := ss.writeIndex(head)
+	if err != nil {
+		ss.log.Error("checkpoint failed", "dir", ss.dir, "file", indexFile, "err", err)
+		return
+	}
+	ss.cp.at = head
+	ss.stats.Checkpoints.Add(1)
+	ss.log.Debug("checkpoint written", "dir", ss.dir, "at", head.String(), "messages", n, "bytes", size, "took", time.Since(start))
+}
+
+// indexEntry is one pending message as the index holds it.
+type indexEntry struct {
+	seq     uint64
+	s       *stored
+	counter int32
+	subs    []engine.SubKey
+}
+
+type indexDest struct {
+	d    message.Destination
+	msgs []indexEntry
+}
+
+// writeIndex encodes the state as of head and replaces the index file. It
+// returns the number of messages and the file's size.
+func (ss *shardStore) writeIndex(head journal.Location) (int, int, error) {
+	var lastCRC uint32
+	if ss.cp.lastRec.File != 0 {
+		p, err := ss.j.Read(ss.cp.lastRec)
+		if err != nil {
+			return 0, 0, fmt.Errorf("read the last record: %w", err)
+		}
+		lastCRC = crc32.Checksum(p, castagnoli)
+	}
+	var (
+		subs  []engine.DurableSub
+		dests []indexDest
+		jobs  []string
+	)
+	err := ss.idx.Recover(func(it engine.RecoveredItem) error {
+		switch {
+		case it.Sub != nil:
+			subs = append(subs, *it.Sub)
+		case it.Job != nil:
+			jobs = append(jobs, it.Job.ID)
+		case it.Msg != nil:
+			s := ss.msgs[msgKey{it.Dest, it.Seq}]
+			if s == nil || s.loc.File == 0 {
+				return fmt.Errorf("%s seq %d has no journal location", it.Dest, it.Seq)
+			}
+			if len(dests) == 0 || dests[len(dests)-1].d != it.Dest {
+				dests = append(dests, indexDest{d: it.Dest})
+			}
+			last := &dests[len(dests)-1]
+			last.msgs = append(last.msgs, indexEntry{seq: it.Seq, s: s, counter: it.Msg.RedeliveryCounter, subs: it.Subs})
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+
+	var w indexWriter
+	w.loc(head)
+	w.loc(ss.cp.lastRec)
+	w.uint(uint64(lastCRC))
+	w.uint(uint64(len(ss.nextSeq)))
+	for d, seq := range ss.nextSeq {
+		w.dest(d)
+		w.uint(seq)
+	}
+	w.uint(uint64(len(subs)))
+	for _, sub := range subs {
+		r := ss.subs[sub.Key]
+		if r == nil || r.file == 0 {
+			return 0, 0, fmt.Errorf("subscription %s has no journal location", sub.Key)
+		}
+		w.str(sub.Key.ClientID)
+		w.str(sub.Key.Name)
+		w.dest(sub.Destination)
+		w.str(sub.Selector)
+		w.bool(sub.NoLocal)
+		w.uint(uint64(r.file))
+	}
+	n := 0
+	w.uint(uint64(len(dests)))
+	for _, d := range dests {
+		w.dest(d.d)
+		w.uint(uint64(len(d.msgs)))
+		for _, e := range d.msgs {
+			w.uint(e.seq)
+			w.str(e.s.id)
+			w.loc(e.s.loc)
+			w.int(int64(e.counter))
+			w.uint(uint64(len(e.subs)))
+			for _, k := range e.subs {
+				w.str(k.ClientID)
+				w.str(k.Name)
+			}
+		}
+		n += len(d.msgs)
+	}
+	w.uint(uint64(len(jobs)))
+	for _, id := range jobs {
+		r := ss.jobs[id]
+		if r == nil || r.loc.File == 0 {
+			return 0, 0, fmt.Errorf("scheduled job %s has no journal location", id)
+		}
+		w.str(id)
+		w.loc(r.loc)
+	}
+
+	b := make([]byte, 0, indexHeadSize+len(w.b)+4)
+	b = append(b, indexMagic...)
+	b = binary.BigEndian.AppendUint32(b, indexVersion)
+	b = binary.BigEndian.AppendUint64(b, uint64(len(w.b)))
+	b = append(b, w.b...)
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	if err := writeFileAtomic(ss.dir, indexFile, indexTmpFile, b, ss.st.opts.EnableJournalDiskSyncs); err != nil {
+		return 0, 0, err
+	}
+	return n, len(b), nil
+}
+
+// writeFileAtomic replaces dir/name with b: written to dir/tmp, fsynced,
+// renamed over name, and the directory fsynced (the fsyncs when sync).
+func writeFileAtomic(dir, name, tmp string, b []byte, sync bool) error {
+	tp := filepath.Join(dir, tmp)
+	f, err := os.OpenFile(tp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tp, filepath.Join(dir, name))
+	}
+	if err != nil {
+		os.Remove(tp)
+		return err
+	}
+	if sync {
+		return syncDir(dir)
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("fsync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// removeIndex deletes dir's index (and a leftover temporary file).
+func removeIndex(dir string, sync bool) error {
+	removed := false
+	for _, name := range []string{indexFile, indexTmpFile} {
+		err := os.Remove(filepath.Join(dir, name))
+		switch {
+		case err == nil:
+			removed = true
+		case !errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("kahadb: remove checkpoint index: %w", err)
+		}
+	}
+	if removed && sync {
+		if err := syncDir(dir); err != nil {
+			return fmt.Errorf("kahadb: %w", err)
+		}
+	}
+	return nil
+}
+
+// indexMsg is one pending message read back from the index.
+type indexMsg struct {
+	d       message.Destination
+	seq     uint64
+	id      string
+	loc     journal.Location
+	counter int32
+	subs    []engine.SubKey
+
+	payload []byte
+	msg     *message.Message
+	err     error
+}
+
+type indexSub struct {
+	sub  engine.DurableSub
+	file int
+}
+
+type indexJob struct {
+	id  string
+	loc journal.Location
+}
+
+// decodedIndex is the content of an index file.
+type decodedIndex struct {
+	at, lastRec journal.Location
+	lastCRC     uint32
+	nextSeq     map[message.Destination]uint64
+	subs        []indexSub
+	msgs        []indexMsg
+	jobs        []indexJob
+}
+
+// loadIndex loads the shard's index, if there is a usable one, into the
+// (empty) store and sets cp.at to where replay must continue. Without an
+// index it returns nil and leaves cp.at zero: the whole journal is
+// replayed. An error says why the index it found cannot be used; the store
+// is then half-filled and must be discarded.
+func (ss *shardStore) loadIndex() error {
+	if ss.st.opts.CheckpointInterval < 0 {
+		// Checkpoints disabled: an index from an earlier run would go
+		// stale unseen, drop it.
+		if _, err := os.Stat(filepath.Join(ss.dir, indexFile)); err == nil {
+			ss.log.Info("checkpoint index removed: checkpoints are disabled", "dir", ss.dir, "file", indexFile)
+		}
+		return removeIndex(ss.dir, ss.st.opts.EnableJournalDiskSyncs)
+	}
+	start := time.Now()
+	b, err := os.ReadFile(filepath.Join(ss.dir, indexFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		if h := ss.j.Head(); h.Offset > 0 || len(ss.j.Files()) > 1 {
+			ss.log.Info("no checkpoint index: replaying the whole journal", "dir", ss.dir, "file", indexFile)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrIndexCorrupt, err)
+	}
+	x, err := decodeIndex(b)
+	if err != nil {
+		return err
+	}
+	if err := ss.checkIndex(x); err != nil {
+		return err
+	}
+	for d, seq := range x.nextSeq {
+		ss.nextSeq[d] = seq
+	}
+	if len(x.subs) > 0 {
+		ops := make([]engine.StoreOp, 0, len(x.subs))
+		for _, s := range x.subs {
+			ops = append(ops, engine.StoreOp{Kind: engine.OpAddSub, Dest: s.sub.Destination, Sub: s.sub})
+			ss.subs[s.sub.Key] = &subRec{sub: s.sub, file: s.file}
+			ss.live[s.file]++
+		}
+		if err := ss.idx.Apply(ops); err != nil {
+			return fmt.Errorf("%w: subscriptions: %w", ErrIndexStale, err)
+		}
+	}
+	if err := ss.loadMessages(x.msgs); err != nil {
+		return err
+	}
+	for _, jb := range x.jobs {
+		p, err := ss.j.Read(jb.loc)
+		if err != nil {
+			return fmt.Errorf("%w: scheduled job %s: %w", ErrIndexStale, jb.id, err)
+		}
+		c, err := command.Decode(p)
+		tr, ok := c.(*command.Trace)
+		if err != nil || !ok || !strings.HasPrefix(tr.Message, jobAddPrefix) {
+			return fmt.Errorf("%w: record %v is not scheduled job %s", ErrIndexStale, jb.loc, jb.id)
+		}
+		j, err := decodeJob(tr.Message)
+		if err != nil || j.ID != jb.id {
+			return fmt.Errorf("%w: record %v is not scheduled job %s", ErrIndexStale, jb.loc, jb.id)
+		}
+		if err := ss.idx.Apply([]engine.StoreOp{{Kind: engine.OpAddJob, Job: j}}); err != nil {
+			return fmt.Errorf("%w: scheduled job %s: %w", ErrIndexStale, jb.id, err)
+		}
+		ss.jobs[jb.id] = &jobRec{file: jb.loc.File, loc: jb.loc}
+		ss.live[jb.loc.File]++
+	}
+	ss.cp.at, ss.cp.lastRec = x.at, x.lastRec
+	ss.cp.last = time.Now()
+	ss.stats.FromIndex = true
+	ss.stats.IndexMessages = len(x.msgs)
+	ss.log.Info("checkpoint index loaded", "dir", ss.dir, "at", x.at.String(), "messages", len(x.msgs),
+		"subscriptions", len(x.subs), "jobs", len(x.jobs), "took", time.Since(start))
+	return nil
+}
+
+// checkIndex verifies that the journal still holds what the index was
+// written against.
+func (ss *shardStore) checkIndex(x *decodedIndex) error {
+	files := ss.j.Files()
+	present := func(f int) bool { _, ok := slices.BinarySearch(files, f); return ok }
+	head := ss.j.Head()
+	switch {
+	case !present(x.at.File):
+		return fmt.Errorf("%w: its location %v is in db-%d.log, which is gone", ErrIndexStale, x.at, x.at.File)
+	case x.at.File > head.File || (x.at.File == head.File && x.at.Offset > head.Offset):
+		return fmt.Errorf("%w: its location %v is past the journal's end %v (tail recovery cut it)", ErrIndexStale, x.at, head)
+	case x.lastRec.File == 0 && x.at.Offset != 0:
+		return fmt.Errorf("%w: location %v without a last record", ErrIndexCorrupt, x.at)
+	}
+	if x.lastRec.File != 0 {
+		if x.lastRec.Compare(x.at) >= 0 {
+			return fmt.Errorf("%w: last record %v not before its location %v", ErrIndexCorrupt, x.lastRec, x.at)
+		}
+		p, err := ss.j.Read(x.lastRec)
+		if err != nil {
+			return fmt.Errorf("%w: last record before its location: %w", ErrIndexStale, err)
+		}
+		if crc32.Checksum(p, castagnoli) != x.lastCRC {
+			return fmt.Errorf("%w: the record at %v is not the one the index was written after", ErrIndexStale, x.lastRec)
+		}
+	}
+	check := func(what string, f int) error {
+		if !present(f) || f > x.at.File {
+			return fmt.Errorf("%w: %s is in db-%d.log, which is gone", ErrIndexStale, what, f)
+		}
+		return nil
+	}
+	for _, s := range x.subs {
+		if err := check("subscription "+s.sub.Key.String(), s.file); err != nil {
+			return err
+		}
+	}
+	for i := range x.msgs {
+		if err := check("message "+x.msgs[i].id, x.msgs[i].loc.File); err != nil {
+			return err
+		}
+	}
+	for _, jb := range x.jobs {
+		if err := check("scheduled job "+jb.id, jb.loc.File); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadChunk is how many messages are read and decoded at a time: bounds
+// the raw records held next to the decoded messages.
+const loadChunk = 4096
+
+// loadMessages reads every pending message at its location, in the index's
+// order, decodes them on all CPUs (OpenWire unmarshalling is most of a
+// start's work), and adds them to the store.
+func (ss *shardStore) loadMessages(msgs []indexMsg) error {
+	workers := max(1, runtime.GOMAXPROCS(0))
+	ops := make([]engine.StoreOp, 0, loadChunk)
+	locs := make([]journal.Location, 0, loadChunk)
+	for lo := 0; lo < len(msgs); lo += loadChunk {
+		chunk := msgs[lo:min(lo+loadChunk, len(msgs))]
+		locs = locs[:0]
+		for i := range chunk {
+			locs = append(locs, chunk[i].loc)
+		}
+		payloads, err := ss.j.ReadMany(locs)
+		if err != nil {
+			return fmt.Errorf("%w: messages: %w", ErrIndexStale, err)
+		}
+		for i := range chunk {
+			chunk[i].payload = payloads[i]
+		}
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for i := w; i < len(chunk); i += workers {
+					chunk[i].decode()
+				}
+			})
+		}
+		wg.Wait()
+		ops = ops[:0]
+		for i := range chunk {
+			m := &chunk[i]
+			if m.err != nil {
+				return m.err
+			}
+			ops = append(ops, engine.StoreOp{Kind: engine.OpAdd, Dest: m.d, Seq: m.seq, Msg: m.msg, Subs: m.subs})
+			if m.counter != m.msg.RedeliveryCounter {
+				ops = append(ops, engine.StoreOp{Kind: engine.OpUpdate, Dest: m.d, Seq: m.seq, Count: m.counter})
+			}
+		}
+		if err := ss.idx.Apply(ops); err != nil {
+			return fmt.Errorf("%w: %w", ErrIndexStale, err)
+		}
+		for i := range chunk {
+			m := &chunk[i]
+			s := &stored{id: m.id, file: m.loc.File, loc: m.loc}
+			if m.d.Type.IsTopic() {
+				s.pending = make(map[engine.SubKey]bool, len(m.subs))
+				for _, k := range m.subs {
+					s.pending[k] = true
+				}
+			}
+			ss.msgs[msgKey{m.d, m.seq}] = s
+			ss.index(m.d, m.id, m.seq)
+			ss.live[m.loc.File]++
+			chunk[i] = indexMsg{} // let the decoded message be the store's only copy
+		}
+	}
+	return nil
+}
+
+// decode turns the record read at m.loc into m.msg, checking that it is
+// the add or update of the message the index names. Safe to run for
+// different messages at once.
+func (m *indexMsg) decode() {
+	c, err := command.Decode(m.payload)
+	var add *command.AddMessage
+	switch c := c.(type) {
+	case *command.AddMessage:
+		add = c
+	case *command.UpdateMessage:
+		add = &c.Message
+	}
+	if err != nil || add == nil || add.MessageID != m.id || engineDest(add.Destination) != m.d {
+		m.err = fmt.Errorf("%w: record %v does not hold message %s of %s", ErrIndexStale, m.loc, m.id, m.d)
+		return
+	}
+	msg, err := unmarshal(add.Message)
+	if err != nil {
+		m.err = fmt.Errorf("%w: message %s at %v: %w", ErrIndexStale, m.id, m.loc, err)
+		return
+	}
+	msg.Destination = m.d
+	m.msg, m.payload = msg, nil
+}
+
+// indexWriter appends the index's fields: unsigned varints, zig-zag
+// varints, and length-prefixed strings.
+type indexWriter struct{ b []byte }
+
+func (w *indexWriter) uint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
+func (w *indexWriter) int(v int64)   { w.b = binary.AppendVarint(w.b, v) }
+func (w *indexWriter) str(s string)  { w.uint(uint64(len(s))); w.b = append(w.b, s...) }
+func (w *indexWriter) bool(v bool) {
+	if v {
+		w.uint(1)
+	} else {
+		w.uint(0)
+	}
+}
+func (w *indexWriter) dest(d message.Destination) { w.uint(uint64(d.Type)); w.str(d.Name) }
+func (w *indexWriter) loc(l journal.Location) {
+	w.uint(uint64(l.File))
+	w.uint(uint64(l.Offset))
+	w.uint(uint64(l.Size))
+}
+
+// indexReader reads what indexWriter wrote; the first error sticks. Every
+// count is checked against the bytes left before anything is allocated.
+type indexReader struct {
+	b   []byte
+	err error
+}
+
+func (r *indexReader) fail(what string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: bad %s at %d bytes from the end", ErrIndexCorrupt, what, len(r.b))
+	}
+	r.b = nil
+}
+
+func (r *indexReader) uint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail("number")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *indexReader) int() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail("number")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// count reads a number of entries, each at least min bytes long.
+func (r *indexReader) count(minBytes int) int {
+	v := r.uint()
+	if v > uint64(len(r.b)/minBytes) {
+		r.fail("count")
+		return 0
+	}
+	return int(v)
+}
+
+func (r *indexReader) str() string {
+	n := r.uint()
+	if n > uint64(len(r.b)) {
+		r.fail("string length")
+		return ""
+	}
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s
+}
+
+func (r *indexReader) bool() bool { return r.uint() != 0 }
+
+func (r *indexReader) dest() message.Destination {
+	t := r.uint()
+	if t > uint64(message.TempTopic) {
+		r.fail("destination type")
+	}
+	return message.Destination{Type: message.DestType(t), Name: r.str()}
+}
+
+func (r *indexReader) loc() journal.Location {
+	f, off, size := r.uint(), r.uint(), r.uint()
+	if f > 1<<31-1 || off > 1<<31-1 || size > 1<<31-1 {
+		r.fail("location")
+		return journal.Location{}
+	}
+	return journal.Location{File: int(f), Offset: int64(off), Size: int32(size)}
+}
+
+// decodeIndex checks an index file's framing, version and checksum and
+// decodes its body.
+func decodeIndex(b []byte) (*decodedIndex, error) {
+	if len(b) < indexHeadSize+4 || string(b[:len(indexMagic)]) != indexMagic {
+		return nil, fmt.Errorf("%w: not an index file (%d bytes)", ErrIndexCorrupt, len(b))
+	}
+	if v := binary.BigEndian.Uint32(b[len(indexMagic):]); v != indexVersion {
+		return nil, fmt.Errorf("%w: version %d, this build reads %d", ErrIndexVersion, v, indexVersion)
+	}
+	n := binary.BigEndian.Uint64(b[len(indexMagic)+4:])
+	if n != uint64(len(b)-indexHeadSize-4) {
+		return nil, fmt.Errorf("%w: body of %d bytes in a file of %d", ErrIndexCorrupt, n, len(b))
+	}
+	sum := binary.BigEndian.Uint32(b[len(b)-4:])
+	if crc32.Checksum(b[:len(b)-4], castagnoli) != sum {
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrIndexCorrupt)
+	}
+	r := &indexReader{b: b[indexHeadSize : len(b)-4]}
+	x := &decodedIndex{at: r.loc(), lastRec: r.loc()}
+	crc := r.uint()
+	if crc > 1<<32-1 {
+		r.fail("checksum")
+	}
+	x.lastCRC = uint32(crc)
+	nseq := r.count(3)
+	x.nextSeq = make(map[message.Destination]uint64, nseq)
+	for range nseq {
+		d := r.dest()
+		x.nextSeq[d] = r.uint()
+	}
+	nsubs := r.count(7)
+	x.subs = make([]indexSub, 0, nsubs)
+	for range nsubs {
+		s := indexSub{}
+		s.sub.Key = engine.SubKey{ClientID: r.str(), Name: r.str()}
+		s.sub.Destination = r.dest()
+		s.sub.Selector = r.str()
+		s.sub.NoLocal = r.bool()
+		if f := r.uint(); f <= 1<<31-1 {
+			s.file = int(f)
+		} else {
+			r.fail("file")
+		}
+		x.subs = append(x.subs, s)
+	}
+	ndests := r.count(3)
+	for range ndests {
+		d := r.dest()
+		nmsgs := r.count(8)
+		x.msgs = slices.Grow(x.msgs, nmsgs)
+		for range nmsgs {
+			m := indexMsg{d: d, seq: r.uint(), id: r.str(), loc: r.loc()}
+			c := r.int()
+			if c < 0 || c > 1<<31-1 {
+				r.fail("redelivery counter")
+			}
+			m.counter = int32(c)
+			if np := r.count(2); np > 0 {
+				m.subs = make([]engine.SubKey, 0, np)
+				for range np {
+					m.subs = append(m.subs, engine.SubKey{ClientID: r.str(), Name: r.str()})
+				}
+			}
+			x.msgs = append(x.msgs, m)
+		}
+	}
+	njobs := r.count(5)
+	for range njobs {
+		x.jobs = append(x.jobs, indexJob{id: r.str(), loc: r.loc()})
+	}
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("trailing bytes")
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return x, nil
+}
