@@ -13,9 +13,9 @@
 // RemoveDestination, UpdateMessage) written as ONE journal batch and fsynced
 // once (with enableJournalDiskSyncs) before Apply returns — group commit: a
 // producer is acknowledged only when the batch holding its message is on
-// disk. An add and a remove of the same message in one batch cancel out and
-// neither is written (concurrentStoreAndDispatchQueues: the consumer acked
-// first).
+// disk. With concurrentStoreAndDispatchQueues the engine drops an add and
+// the remove of the same queue message from a batch before it gets here
+// (the consumer acknowledged before the write).
 //
 // Index. The pending state is kept in memory (a storage/memory shard). Every
 // checkpointInterval and at Close, a shard writes it as of a journal

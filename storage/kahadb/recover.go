@@ -163,7 +163,7 @@ func (r *replayer) op(op engine.StoreOp, l journal.Location) error {
 		return err
 	}
 	ss.recs, ss.owners = ss.recs[:0], ss.owners[:0]
-	if err := ss.encode(&op, nil); err != nil {
+	if err := ss.encode(&op); err != nil {
 		return err
 	}
 	for _, o := range ss.owners {

@@ -154,28 +154,16 @@ func (ss *shardStore) Apply(ops []engine.StoreOp) error {
 	if ss.closed {
 		return errors.New("kahadb: shard store is closed")
 	}
-	// An add and a remove of the same queue message in one batch cancel out
-	// on disk: the consumer acknowledged before the write.
-	var cancelled map[msgKey]bool
-	for i := range ops {
-		op := &ops[i]
-		if op.Kind == engine.OpRemove {
-			for k := 0; k < i; k++ {
-				if a := &ops[k]; a.Kind == engine.OpAdd && a.Dest == op.Dest && a.Seq == op.Seq {
-					if cancelled == nil {
-						cancelled = map[msgKey]bool{}
-					}
-					cancelled[msgKey{op.Dest, op.Seq}] = true
-				}
-			}
-		}
-	}
+	// An add and the remove of the same queue message in one batch cancel
+	// out before they get here, when concurrentStoreAndDispatchQueues is on
+	// (engine/shard.go cancelConsumed, in linear time on the merged batch);
+	// with it off both are written, as ActiveMQ writes them.
 	if err := ss.idx.Apply(ops); err != nil {
 		return err
 	}
 	ss.recs, ss.owners, ss.seqs = ss.recs[:0], ss.owners[:0], ss.seqs[:0]
 	for i := range ops {
-		if err := ss.encode(&ops[i], cancelled); err != nil {
+		if err := ss.encode(&ops[i]); err != nil {
 			ss.diverged(err)
 			return fmt.Errorf("kahadb: op %d: %w", i, err)
 		}
@@ -222,13 +210,10 @@ func (ss *shardStore) wrote(locs []journal.Location) {
 }
 
 // encode turns one operation into journal records and bookkeeping.
-func (ss *shardStore) encode(op *engine.StoreOp, cancelled map[msgKey]bool) error {
+func (ss *shardStore) encode(op *engine.StoreOp) error {
 	k := msgKey{op.Dest, op.Seq}
 	switch op.Kind {
 	case engine.OpAdd:
-		if cancelled[k] {
-			return nil
-		}
 		if op.Dest.Type.IsTopic() && len(op.Subs) == 0 {
 			return nil
 		}
@@ -266,9 +251,6 @@ func (ss *shardStore) encode(op *engine.StoreOp, cancelled map[msgKey]bool) erro
 			}
 		}
 	case engine.OpRemove:
-		if cancelled[k] {
-			return nil
-		}
 		s := ss.msgs[k]
 		if s == nil {
 			return nil
@@ -553,7 +535,7 @@ func (ss *shardStore) rewriteForward(f int) {
 	}
 	ss.recs, ss.owners, ss.seqs = ss.recs[:0], ss.owners[:0], ss.seqs[:0]
 	for i := range ops {
-		if err := ss.encode(&ops[i], nil); err != nil {
+		if err := ss.encode(&ops[i]); err != nil {
 			ss.log.Error("subscription rewrite failed", "err", err)
 			ss.diverged(err)
 			return
