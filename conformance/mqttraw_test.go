@@ -422,7 +422,9 @@ func TestConformanceMQTT5WillDelayAndMaximumPacketSize(t *testing.T) {
 	if d := time.Since(start); d < 900*time.Millisecond {
 		t.Fatalf("will published after %v, before its 1 s delay", d)
 	}
-	// Dropped and back within the delay: no will [MQTT-3.1.3-9].
+	// Dropped and back within the delay: no will [MQTT-3.1.3-9]; also when
+	// the new connection comes before the broker noticed the old one is
+	// gone (a takeover), as here.
 	back := connectWithWill(base+"-back", "back")
 	back.nc.Close()
 	again := rawMQTTDial(t, b.MQTTAddr())
@@ -430,6 +432,27 @@ func TestConformanceMQTT5WillDelayAndMaximumPacketSize(t *testing.T) {
 	again.connect(base+"-back", false, 0, &wire.Properties{SessionExpiry: 60, HasSessionExpiry: true})
 	if p, err := watch.tryRead(1500 * time.Millisecond); err == nil {
 		t.Fatalf("will of a client that came back was published: %s %q", p.Type, p.Payload)
+	}
+
+	// Taken over while still connected: a session that goes on sends no
+	// will; one that a clean start ends sends it at once.
+	connectWithWill(base+"-keep", "keep")
+	cont := rawMQTTDial(t, b.MQTTAddr())
+	cont.version = wire.Version5
+	cont.connect(base+"-keep", false, 0, &wire.Properties{SessionExpiry: 60, HasSessionExpiry: true})
+	if p, err := watch.tryRead(1500 * time.Millisecond); err == nil {
+		t.Fatalf("will of a session taken over and continued: %s %q", p.Type, p.Payload)
+	}
+	connectWithWill(base+"-clean", "clean")
+	fresh := rawMQTTDial(t, b.MQTTAddr())
+	fresh.version = wire.Version5
+	start = time.Now()
+	fresh.connect(base+"-clean", true, 0, nil)
+	if p := watch.read(); p.Type != wire.PUBLISH || string(p.Payload) != "clean" {
+		t.Fatalf("got %s %q, want the will of the session the clean start ended", p.Type, p.Payload)
+	}
+	if d := time.Since(start); d > 900*time.Millisecond {
+		t.Fatalf("will of an ended session after %v, want it at once", d)
 	}
 
 	// A client's Maximum Packet Size: a message over it is not sent

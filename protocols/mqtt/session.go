@@ -219,9 +219,9 @@ func (s *session) release(publishWill bool) {
 }
 
 // takeOver ends this session's connection because a new one connected with
-// the same client id [MQTT-3.1.4-3]. Called by the new session, which holds
-// its own mu.
-func (s *session) takeOver() {
+// the same client id [MQTT-3.1.4-3]; newClean is the new connection's clean
+// start. Called by the new session, which holds its own mu.
+func (s *session) takeOver(newClean bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.released {
@@ -232,7 +232,14 @@ func (s *session) takeOver() {
 		s.writePacket(&wire.Packet{Type: wire.DISCONNECT, ReasonCode: wire.ReasonSessionTakenOver}, wire.Version5)
 	}
 	s.dead = true
-	s.release(true)
+	publishWill := true
+	if s.willDelay > 0 && s.persistent {
+		// MQTT 5 §3.1.3.2.2: with a will delay the will is not sent when
+		// the session goes on; a clean start ends it, and the will goes now.
+		publishWill = newClean
+		s.willDelay = 0
+	}
+	s.release(publishWill)
 	s.tc.Close()
 }
 
@@ -365,7 +372,7 @@ func (s *session) onConnect(p *wire.Packet) {
 		var old *session
 		cs, old = s.srv.claim(clientID, s)
 		if old != nil {
-			old.takeOver()
+			old.takeOver(c.CleanSession)
 		}
 	}
 	s.cs = cs
