@@ -12,6 +12,7 @@ import (
 
 	"wharf/engine"
 	"wharf/protocols/amqp/wire"
+	"wharf/protocols/internal/timers"
 	"wharf/protocols/transport"
 )
 
@@ -53,8 +54,7 @@ type conn struct {
 	closed   atomic.Bool
 	readSeen atomic.Bool
 	wrote    atomic.Bool
-	timerMu  sync.Mutex
-	timers   []*time.Timer
+	timers   timers.Set // heart-beat, keep-alive and connect timers
 }
 
 func newConn(srv *Server, tc transport.Conn) *conn {
@@ -66,7 +66,7 @@ func newConn(srv *Server, tc transport.Conn) *conn {
 		sessions: map[uint16]*session{},
 		maxFrame: wire.MinMaxFrameSize,
 	}
-	c.after(srv.opts.ConnectTimeout, func() {
+	c.timers.After(srv.opts.ConnectTimeout, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.phase < phaseOpened && !c.closed.Load() {
@@ -75,15 +75,6 @@ func newConn(srv *Server, tc transport.Conn) *conn {
 		}
 	})
 	return c
-}
-
-func (c *conn) after(d time.Duration, fn func()) {
-	c.timerMu.Lock()
-	defer c.timerMu.Unlock()
-	if c.closed.Load() {
-		return
-	}
-	c.timers = append(c.timers, time.AfterFunc(d, fn))
 }
 
 // OnData decodes headers and frames and handles them in order.
@@ -169,12 +160,7 @@ func (c *conn) shut() {
 // OnClose releases the engine connection and everything on it.
 func (c *conn) OnClose(err error) {
 	c.closed.Store(true)
-	c.timerMu.Lock()
-	for _, t := range c.timers {
-		t.Stop()
-	}
-	c.timers = nil
-	c.timerMu.Unlock()
+	c.timers.Stop()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.phase = phaseClosed
@@ -394,9 +380,9 @@ func (c *conn) startIdle(remote time.Duration) {
 				c.mu.Unlock()
 				return
 			}
-			c.after(local, check)
+			c.timers.After(local, check)
 		}
-		c.after(local, check)
+		c.timers.After(local, check)
 	}
 	if remote > 0 {
 		period := remote / 2
@@ -408,9 +394,9 @@ func (c *conn) startIdle(remote time.Duration) {
 			if !c.wrote.Swap(false) {
 				c.writeRaw(emptyFrame)
 			}
-			c.after(period, beat)
+			c.timers.After(period, beat)
 		}
-		c.after(period, beat)
+		c.timers.After(period, beat)
 	}
 }
 

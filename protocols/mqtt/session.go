@@ -12,6 +12,7 @@ import (
 
 	"wharf/engine"
 	"wharf/engine/message"
+	"wharf/protocols/internal/timers"
 	"wharf/protocols/mqtt/wire"
 	"wharf/protocols/transport"
 )
@@ -66,8 +67,7 @@ type session struct {
 	inflightIn  atomic.Int64
 	paused      atomic.Bool
 	flowMu      sync.Mutex
-	timerMu     sync.Mutex
-	timers      []*time.Timer
+	timers      timers.Set // heart-beat, keep-alive and connect timers
 }
 
 func newSession(srv *Server, tc transport.Conn) *session {
@@ -79,22 +79,13 @@ func newSession(srv *Server, tc transport.Conn) *session {
 		subs:    map[string]*subscription{},
 		recvMax: 65535,
 	}
-	s.after(srv.opts.ConnectTimeout, func() {
+	s.timers.After(srv.opts.ConnectTimeout, func() {
 		if !s.connected.Load() && !s.closed.Load() {
 			s.log.Debug("connect timeout")
 			s.tc.Close()
 		}
 	})
 	return s
-}
-
-func (s *session) after(d time.Duration, fn func()) {
-	s.timerMu.Lock()
-	defer s.timerMu.Unlock()
-	if s.closed.Load() {
-		return
-	}
-	s.timers = append(s.timers, time.AfterFunc(d, fn))
 }
 
 // OnData decodes packets and handles them in order.
@@ -169,12 +160,7 @@ func (s *session) abort() {
 // OnClose releases everything the connection held.
 func (s *session) OnClose(err error) {
 	s.closed.Store(true)
-	s.timerMu.Lock()
-	for _, t := range s.timers {
-		t.Stop()
-	}
-	s.timers = nil
-	s.timerMu.Unlock()
+	s.timers.Stop()
 	s.mu.Lock()
 	s.dead = true
 	s.release(true)
@@ -475,9 +461,9 @@ func (s *session) startKeepAlive(k time.Duration) {
 			s.tc.Close()
 			return
 		}
-		s.after(period, check)
+		s.timers.After(period, check)
 	}
-	s.after(period, check)
+	s.timers.After(period, check)
 }
 
 func (s *session) onDisconnect(p *wire.Packet) {

@@ -245,7 +245,7 @@ func (s *session) onPull(p *wire.MessagePull) {
 		c.sub.Sync()
 		nothing()
 	case p.Timeout > 0:
-		s.after(time.Duration(p.Timeout)*time.Millisecond, nothing)
+		s.timers.After(time.Duration(p.Timeout)*time.Millisecond, nothing)
 	}
 }
 

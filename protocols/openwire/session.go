@@ -10,6 +10,7 @@ import (
 
 	"wharf/engine"
 	"wharf/engine/message"
+	"wharf/protocols/internal/timers"
 	"wharf/protocols/openwire/wire"
 	"wharf/protocols/transport"
 )
@@ -46,8 +47,7 @@ type session struct {
 	closed   atomic.Bool
 	readSeen atomic.Bool
 	wrote    atomic.Bool
-	timerMu  sync.Mutex
-	timers   []*time.Timer
+	timers   timers.Set // heart-beat, keep-alive and connect timers
 }
 
 type jmsSession struct {
@@ -84,21 +84,13 @@ func newSession(srv *Server, tc transport.Conn) *session {
 	}
 	// Both sides send WireFormatInfo at once (reference/openwire.md §3).
 	s.send(srv.info)
-	s.after(srv.opts.NegotiationTimeout, func() {
+	s.timers.After(srv.opts.NegotiationTimeout, func() {
 		if !s.closed.Load() && !s.readSeen.Load() {
 			s.log.Info("wire format negotiation timeout")
 			s.tc.Close()
 		}
 	})
 	return s
-}
-
-func (s *session) after(d time.Duration, fn func()) {
-	s.timerMu.Lock()
-	defer s.timerMu.Unlock()
-	if !s.closed.Load() {
-		s.timers = append(s.timers, time.AfterFunc(d, fn))
-	}
 }
 
 // send encodes and writes a command. Safe from any goroutine.
@@ -169,12 +161,7 @@ func (s *session) fail() {
 // OnClose releases what the connection held.
 func (s *session) OnClose(err error) {
 	s.closed.Store(true)
-	s.timerMu.Lock()
-	for _, t := range s.timers {
-		t.Stop()
-	}
-	s.timers = nil
-	s.timerMu.Unlock()
+	s.timers.Stop()
 	s.closeConnection()
 	if err != nil {
 		s.log.Debug("connection closed", "err", err)
@@ -318,9 +305,9 @@ func (s *session) startInactivityMonitor(d time.Duration) {
 			s.tc.Close()
 			return
 		}
-		s.after(d, readCheck)
+		s.timers.After(d, readCheck)
 	}
-	s.after(d, readCheck)
+	s.timers.After(d, readCheck)
 	var writeCheck func()
 	writeCheck = func() {
 		if s.closed.Load() {
@@ -329,9 +316,9 @@ func (s *session) startInactivityMonitor(d time.Duration) {
 		if !s.wrote.Swap(false) {
 			s.send(&wire.KeepAliveInfo{})
 		}
-		s.after(d/2, writeCheck)
+		s.timers.After(d/2, writeCheck)
 	}
-	s.after(d/2, writeCheck)
+	s.timers.After(d/2, writeCheck)
 }
 
 func (s *session) onConnection(c *wire.ConnectionInfo) error {

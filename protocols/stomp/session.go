@@ -12,6 +12,7 @@ import (
 
 	"wharf/engine"
 	"wharf/engine/message"
+	"wharf/protocols/internal/timers"
 	"wharf/protocols/stomp/wire"
 	"wharf/protocols/transport"
 )
@@ -56,8 +57,7 @@ type session struct {
 	paused      atomic.Bool
 	flowMu      sync.Mutex
 	wrote       atomic.Bool // data written since the last heart-beat tick
-	timers      []*time.Timer
-	timerMu     sync.Mutex // guards timers (armed from timer goroutines)
+	timers      timers.Set  // heart-beat, keep-alive and connect timers
 }
 
 func newSession(srv *Server, tc transport.Conn) *session {
@@ -74,22 +74,13 @@ func newSession(srv *Server, tc transport.Conn) *session {
 		receipts:  map[uint64]string{},
 		bySubNum:  map[uint64]*subscription{},
 	}
-	s.after(srv.opts.ConnectTimeout, func() {
+	s.timers.After(srv.opts.ConnectTimeout, func() {
 		if !s.connected.Load() && !s.closed.Load() {
 			s.log.Debug("connect timeout")
 			s.tc.Close()
 		}
 	})
 	return s
-}
-
-func (s *session) after(d time.Duration, fn func()) {
-	s.timerMu.Lock()
-	defer s.timerMu.Unlock()
-	if s.closed.Load() {
-		return
-	}
-	s.timers = append(s.timers, time.AfterFunc(d, fn))
 }
 
 // OnData decodes frames and handles them in order.
@@ -125,12 +116,7 @@ func (s *session) OnData(b []byte) error {
 // OnClose releases everything the connection held in the engine.
 func (s *session) OnClose(err error) {
 	s.closed.Store(true)
-	s.timerMu.Lock()
-	for _, t := range s.timers {
-		t.Stop()
-	}
-	s.timers = nil
-	s.timerMu.Unlock()
+	s.timers.Stop()
 	if s.conn != nil {
 		if cerr := s.conn.Close(); cerr != nil {
 			s.log.Warn("connection cleanup failed", "err", cerr)
@@ -349,9 +335,9 @@ func (s *session) startHeartBeats(cx, cy int64) {
 				s.tc.Close()
 				return
 			}
-			s.after(period, check)
+			s.timers.After(period, check)
 		}
-		s.after(period, check)
+		s.timers.After(period, check)
 	}
 	if cy > 0 {
 		period := time.Duration(cy) * time.Millisecond
@@ -363,9 +349,9 @@ func (s *session) startHeartBeats(cx, cy int64) {
 			if !s.wrote.Swap(false) {
 				s.tc.Write(heartBeat)
 			}
-			s.after(period, beat)
+			s.timers.After(period, beat)
 		}
-		s.after(period, beat)
+		s.timers.After(period, beat)
 	}
 }
 
