@@ -78,11 +78,9 @@ func (s *session) onPublish(p *wire.Packet) {
 		token = sendToken(p.QoS, p.PacketID)
 		s.inflightIn.Add(1)
 	}
-	if s.outstanding.Add(1) >= maxOutstandingSends {
-		s.flowCheck()
-	}
+	s.flow.Started()
 	if err := s.conn.Send(m, "", s, token); err != nil {
-		s.sendDone()
+		s.flow.Done()
 		if p.QoS > 0 {
 			s.inflightIn.Add(-1)
 		}
@@ -133,7 +131,7 @@ func (s *session) publishFailed(qos byte, pid uint16, err error) {
 // Complete is told by the engine when a publish is stored (or accepted).
 // It runs on a shard goroutine.
 func (s *session) Complete(token uint64, err error) {
-	s.sendDone()
+	s.flow.Done()
 	if token == 0 || s.closed.Load() {
 		return
 	}
@@ -161,27 +159,6 @@ func (s *session) onPubRel(p *wire.Packet) {
 		reason = wire.ReasonPacketIDNotFound
 	}
 	s.writeAck(wire.PUBCOMP, p.PacketID, reason)
-}
-
-func (s *session) sendDone() {
-	if n := s.outstanding.Add(-1); n <= maxOutstandingSends/2 && s.paused.Load() {
-		s.flowCheck()
-	}
-}
-
-func (s *session) flowCheck() {
-	s.flowMu.Lock()
-	defer s.flowMu.Unlock()
-	n := s.outstanding.Load()
-	switch {
-	case !s.paused.Load() && n >= maxOutstandingSends:
-		s.paused.Store(true)
-		s.log.Debug("publisher blocked by flow control: reading paused", "outstanding", n)
-		s.tc.PauseReading()
-	case s.paused.Load() && n <= maxOutstandingSends/2:
-		s.paused.Store(false)
-		s.tc.ResumeReading()
-	}
 }
 
 // toMessage maps a PUBLISH (or a will) to a JMS message as ActiveMQ does

@@ -12,6 +12,7 @@ import (
 
 	"wharf/engine"
 	"wharf/engine/message"
+	"wharf/protocols/internal/sendflow"
 	"wharf/protocols/internal/timers"
 	"wharf/protocols/mqtt/wire"
 	"wharf/protocols/transport"
@@ -59,15 +60,12 @@ type session struct {
 	connected atomic.Bool
 	closed    atomic.Bool
 	readSeen  atomic.Bool
-	// outstanding counts sends the engine has not completed; paused is set
-	// while reading is stopped because of them. inflightIn counts QoS 1
-	// and 2 publishes not yet acknowledged to the client (MQTT 5 Receive
-	// Maximum).
-	outstanding atomic.Int64
-	inflightIn  atomic.Int64
-	paused      atomic.Bool
-	flowMu      sync.Mutex
-	timers      timers.Set // heart-beat, keep-alive and connect timers
+	// flow stops reading past maxOutstandingSends publishes the engine has
+	// not completed. inflightIn counts QoS 1 and 2 publishes not yet
+	// acknowledged to the client (MQTT 5 Receive Maximum).
+	flow       sendflow.Gate
+	inflightIn atomic.Int64
+	timers     timers.Set // heart-beat, keep-alive and connect timers
 }
 
 func newSession(srv *Server, tc transport.Conn) *session {
@@ -79,6 +77,7 @@ func newSession(srv *Server, tc transport.Conn) *session {
 		subs:    map[string]*subscription{},
 		recvMax: 65535,
 	}
+	s.flow = sendflow.Gate{Limit: maxOutstandingSends, Conn: tc, Log: s.log}
 	s.timers.After(srv.opts.ConnectTimeout, func() {
 		if !s.connected.Load() && !s.closed.Load() {
 			s.log.Debug("connect timeout")
@@ -451,7 +450,7 @@ func (s *session) startKeepAlive(k time.Duration) {
 		}
 		// A connection paused by flow control reads nothing, so it is not
 		// judged until it resumes.
-		if !s.readSeen.Swap(false) && !s.paused.Load() {
+		if !s.readSeen.Swap(false) && !s.flow.Paused() {
 			s.log.Info("keep-alive expired, closing", "keep_alive", k.String())
 			s.mu.Lock()
 			if s.version == wire.Version5 && !s.dead {

@@ -46,11 +46,9 @@ func (s *session) onSend(f *wire.Frame) *protocolError {
 	// (a full destination parks it). Past the window, stop reading this
 	// connection, as ActiveMQ stops reading a STOMP producer it blocks, so
 	// the producer is held back by TCP instead of by the broker's memory.
-	if s.outstanding.Add(1) >= maxOutstandingSends {
-		s.flowCheck()
-	}
+	s.flow.Started()
 	if err := s.conn.Send(m, txID, s, token); err != nil {
-		s.sendDone()
+		s.flow.Done()
 		if token != 0 {
 			s.mu.Lock()
 			delete(s.receipts, token)
@@ -67,37 +65,10 @@ func perrf(msg string) *protocolError { return perr(msg) }
 // the engine before its socket stops being read.
 const maxOutstandingSends = 1024
 
-// sendDone counts a send completed, and resumes reading once the backlog
-// is down to half the window. Safe from any goroutine.
-func (s *session) sendDone() {
-	if n := s.outstanding.Add(-1); n <= maxOutstandingSends/2 && s.paused.Load() {
-		s.flowCheck()
-	}
-}
-
-// flowCheck pauses or resumes reading to match the backlog. The flag and
-// the transport call change together under flowMu, so that a pause and a
-// resume racing from two goroutines cannot leave the socket paused with
-// the flag saying otherwise.
-func (s *session) flowCheck() {
-	s.flowMu.Lock()
-	defer s.flowMu.Unlock()
-	n := s.outstanding.Load()
-	switch {
-	case !s.paused.Load() && n >= maxOutstandingSends:
-		s.paused.Store(true)
-		s.log.Debug("producer blocked by flow control: reading paused", "outstanding", n)
-		s.tc.PauseReading()
-	case s.paused.Load() && n <= maxOutstandingSends/2:
-		s.paused.Store(false)
-		s.tc.ResumeReading()
-	}
-}
-
 // Complete is told when a SEND is stored (or failed); it writes the RECEIPT
 // the frame asked for, or the ERROR. Called from shard goroutines.
 func (s *session) Complete(token uint64, err error) {
-	s.sendDone()
+	s.flow.Done()
 	var receipt string
 	if token != 0 {
 		s.mu.Lock()

@@ -12,6 +12,7 @@ import (
 
 	"wharf/engine"
 	"wharf/engine/message"
+	"wharf/protocols/internal/sendflow"
 	"wharf/protocols/internal/timers"
 	"wharf/protocols/stomp/wire"
 	"wharf/protocols/transport"
@@ -51,13 +52,11 @@ type session struct {
 	connected atomic.Bool
 	closed    atomic.Bool
 	readSeen  atomic.Bool // data read since the last read check
-	// outstanding counts sends the engine has not completed; paused is set
-	// while reading is stopped because of them (flow control).
-	outstanding atomic.Int64
-	paused      atomic.Bool
-	flowMu      sync.Mutex
-	wrote       atomic.Bool // data written since the last heart-beat tick
-	timers      timers.Set  // heart-beat, keep-alive and connect timers
+	// flow stops reading past maxOutstandingSends sends the engine has not
+	// completed (flow control).
+	flow   sendflow.Gate
+	wrote  atomic.Bool // data written since the last heart-beat tick
+	timers timers.Set  // heart-beat, keep-alive and connect timers
 }
 
 func newSession(srv *Server, tc transport.Conn) *session {
@@ -74,6 +73,7 @@ func newSession(srv *Server, tc transport.Conn) *session {
 		receipts:  map[uint64]string{},
 		bySubNum:  map[uint64]*subscription{},
 	}
+	s.flow = sendflow.Gate{Limit: maxOutstandingSends, Conn: tc, Log: s.log}
 	s.timers.After(srv.opts.ConnectTimeout, func() {
 		if !s.connected.Load() && !s.closed.Load() {
 			s.log.Debug("connect timeout")
@@ -330,7 +330,7 @@ func (s *session) startHeartBeats(cx, cy int64) {
 			}
 			// A connection paused by flow control reads nothing, so it cannot
 			// be judged by its heart-beats until it resumes.
-			if !s.readSeen.Swap(false) && !s.paused.Load() {
+			if !s.readSeen.Swap(false) && !s.flow.Paused() {
 				s.log.Info("heart-beat missed, closing", "interval_ms", cx)
 				s.tc.Close()
 				return
