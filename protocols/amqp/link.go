@@ -88,6 +88,9 @@ func (s *session) onAttach(a *wire.Attach) {
 	}
 	s.links[a.Handle] = l
 	if l.receiving {
+		// The broker settles what it receives as soon as it is stored,
+		// whatever the client asked: say so (§2.8.3).
+		reply.RcvSettleMode = wire.RcvSettleFirst
 		if !l.temp.IsZero() {
 			reply.Target = &wire.Target{Address: FormatAddress(l.temp), Dynamic: true}
 		}
