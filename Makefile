@@ -73,6 +73,8 @@ FUZZ_TARGETS := \
 	./protocols/stomp/wire:FuzzSTOMPWireDecode \
 	./protocols/mqtt/wire:FuzzMQTTWireDecode \
 	./protocols/amqp/wire:FuzzAMQPWireDecode \
+	./protocols/mqtt:FuzzMQTTSession \
+	./protocols/amqp:FuzzAMQPConnection \
 	./protocols/transport/ws/wire:FuzzWSWireDecode \
 	./protocols/transport/ws/wire:FuzzWSWireUTF8 \
 	./protocols/openwire/wire:FuzzOpenWireWireDecodeTight \
