@@ -73,6 +73,7 @@ FUZZ_TARGETS := \
 	./protocols/stomp/wire:FuzzSTOMPWireDecode \
 	./protocols/mqtt/wire:FuzzMQTTWireDecode \
 	./protocols/amqp/wire:FuzzAMQPWireDecode \
+	./protocols/stomp:FuzzSTOMPSession \
 	./protocols/mqtt:FuzzMQTTSession \
 	./protocols/amqp:FuzzAMQPConnection \
 	./protocols/transport/ws/wire:FuzzWSWireDecode \

@@ -1,0 +1,50 @@
+package stomp
+
+import (
+	"testing"
+	"time"
+
+	"wharf/engine"
+	"wharf/engine/message"
+	"wharf/protocols/internal/conntest"
+	"wharf/storage/memory"
+)
+
+// FuzzSTOMPSession feeds arbitrary frames, split in two, to a session on a
+// real engine after a valid CONNECT: whatever they say, the session must
+// not panic, and its close must leave no consumer behind.
+func FuzzSTOMPSession(f *testing.F) {
+	e, err := engine.New(engine.Options{Shards: 2, Store: memory.New(), TickInterval: time.Hour})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { e.Close() })
+	srv := NewServer(e, DefaultOptions())
+	const connect = "CONNECT\naccept-version:1.2\nhost:x\n\n\x00"
+	for _, s := range []string{
+		"SUBSCRIBE\nid:1\ndestination:/queue/q\nack:client-individual\nreceipt:r1\n\n\x00",
+		"SEND\ndestination:/queue/q\npersistent:true\n\nhello\x00",
+		"SEND\ndestination:/topic/t\ncontent-length:3\n\na\x00b\x00",
+		"BEGIN\ntransaction:t1\n\n\x00SEND\ndestination:/queue/q\ntransaction:t1\n\nx\x00ABORT\ntransaction:t1\n\n\x00",
+		"ACK\nid:1-1\n\n\x00NACK\nid:1-2\n\n\x00",
+		"UNSUBSCRIBE\nid:1\n\n\x00",
+		"SUBSCRIBE\nid:2\ndestination:/queue/q\nbrowser:true\n\n\x00",
+		"DISCONNECT\nreceipt:bye\n\n\x00",
+	} {
+		f.Add([]byte(s), uint8(5))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, split uint8) {
+		tc := &conntest.Conn{}
+		s := srv.Handler(tc)
+		in := append([]byte(connect), data...)
+		cut := min(len(connect)+int(split), len(in))
+		s.OnData(in[:cut])
+		s.OnData(in[cut:])
+		s.OnClose(nil)
+		if st := e.Stats(queueQ); st.ConsumerCount != 0 {
+			t.Fatalf("a closed session left %d consumers on /queue/q", st.ConsumerCount)
+		}
+	})
+}
+
+var queueQ = message.QueueDest("q")
