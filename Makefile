@@ -81,6 +81,7 @@ FUZZ_TARGETS := \
 	./protocols/openwire/wire:FuzzOpenWireWireDecodeTight \
 	./protocols/openwire/wire:FuzzOpenWireWireDecodeLoose \
 	./storage/kahadb/command:FuzzKahaDBCommandDecode \
+	./storage/kahadb:FuzzKahaDBIndex \
 	./engine/selector:FuzzSelectorParse
 
 fuzz:
