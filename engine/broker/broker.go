@@ -110,7 +110,7 @@ func (b *Broker) start(o Options) (err error) {
 		BrokerName:                           cfg.BrokerName,
 		Shards:                               cfg.Shards,
 		Store:                                b.store,
-		ConcurrentStoreAndDispatchQueues:     kind == config.KindKahaDB && cfg.Persistence.KahaDB.ConcurrentStoreAndDispatchQueues,
+		ConcurrentStoreAndDispatchQueues:     concurrentStoreAndDispatch(cfg, kind),
 		PolicyFor:                            func(d message.Destination) engine.Policy { return Policy(cfg.PolicyFor(d)) },
 		Logger:                               log,
 		Limits:                               limits(cfg, log),
@@ -245,6 +245,23 @@ func Policy(p *config.PolicyEntry) engine.Policy {
 		ep.DeadLetter.Expiration = dl.Expiration.Milliseconds()
 	}
 	return ep
+}
+
+// concurrentStoreAndDispatch is the store's concurrentStoreAndDispatchQueues:
+// for mKahaDB, on when any child has it (the engine applies it per batch,
+// not per child).
+func concurrentStoreAndDispatch(cfg *config.Config, kind string) bool {
+	switch kind {
+	case config.KindKahaDB:
+		return cfg.Persistence.KahaDB.ConcurrentStoreAndDispatchQueues
+	case config.KindMKahaDB:
+		for _, f := range cfg.Persistence.MKahaDB.Filters {
+			if f.KahaDB.ConcurrentStoreAndDispatchQueues {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // warnNotHonoured logs every setting the config parser accepts but this

@@ -169,15 +169,74 @@ type Transport struct {
 
 // Persistence kinds.
 const (
-	KindKahaDB = "kahaDB"
-	KindMemory = "memory"
+	KindKahaDB  = "kahaDB"
+	KindMKahaDB = "mKahaDB"
+	KindMemory  = "memory"
 )
 
 // Persistence selects and configures the message store.
 type Persistence struct {
-	// Kind is KindKahaDB or KindMemory.
-	Kind   string
-	KahaDB KahaDB // meaningful when Kind is KindKahaDB
+	// Kind is KindKahaDB, KindMKahaDB or KindMemory.
+	Kind    string
+	KahaDB  KahaDB  // meaningful when Kind is KindKahaDB
+	MKahaDB MKahaDB // meaningful when Kind is KindMKahaDB
+}
+
+// MKahaDB is <mKahaDB>, ActiveMQ's MultiKahaDBPersistenceAdapter: one
+// KahaDB store per filter, each destination stored by the first filter that
+// matches it.
+type MKahaDB struct {
+	// Directory holds one child directory per filter (or per destination);
+	// default <DataDirectory>/mkahadb.
+	Directory string
+	// Filters are the <filteredKahaDB> elements in order; the first that
+	// matches a destination stores it. Validation ensures at least one and
+	// that the last has no pattern (a catch-all). When the file names none
+	// at all (<mKahaDB/>), Filters holds one catch-all with KahaDB's
+	// defaults.
+	Filters []FilteredKahaDB
+}
+
+// FilteredKahaDB is one <filteredKahaDB>: a destination pattern and the
+// <kahaDB> that stores the destinations it matches.
+type FilteredKahaDB struct {
+	// Queue and Topic are the pattern as written: at most one is set; none
+	// matches every destination (ActiveMQ's matchAll, queue ">" and topic
+	// ">").
+	Queue, Topic string
+	// PerDestination gives each matching destination its own KahaDB,
+	// created when the destination is first stored.
+	PerDestination bool
+	// KahaDB is the nested <kahaDB>'s settings. Its Directory, when set,
+	// replaces mKahaDB's directory as the parent of this filter's child
+	// directories (as ActiveMQ's configureDirectory does); "" inherits it.
+	KahaDB KahaDB
+	// Line is where the filter is declared in the file (0 if built in Go).
+	Line int
+}
+
+// Destination is the filter's pattern; the zero Destination for a
+// catch-all.
+func (f *FilteredKahaDB) Destination() message.Destination {
+	switch {
+	case f.Queue != "":
+		return message.QueueDest(f.Queue)
+	case f.Topic != "":
+		return message.TopicDest(f.Topic)
+	}
+	return message.Destination{}
+}
+
+// Matches reports whether the filter stores destination d: a catch-all
+// matches everything, a queue pattern only queues, a topic pattern only
+// topics. A destination that is itself a pattern (a durable subscription
+// on "news.>") is matched as a name.
+func (f *FilteredKahaDB) Matches(d message.Destination) bool {
+	p := f.Destination()
+	if p.IsZero() {
+		return true
+	}
+	return p == d || p.Matches(d)
 }
 
 // Journal disk sync strategies (<kahaDB journalDiskSyncStrategy>).
@@ -450,6 +509,10 @@ func DefaultComposite(t message.DestType) Composite {
 		SendWhenNotMatched: false,
 	}
 }
+
+// DefaultKahaDB is MessageDatabase's defaults (activemq-5.17.2), with no
+// directory: the settings of a <kahaDB> that sets no attribute.
+func DefaultKahaDB() KahaDB { return defaultKahaDB() }
 
 // defaultKahaDB is MessageDatabase's defaults (activemq-5.17.2).
 func defaultKahaDB() KahaDB {

@@ -196,7 +196,14 @@ func TestConfigSeedSnippets(t *testing.T) {
 			}
 		}},
 		{file: "seed000-jdbc.xml", line: 7, col: 3, err: "<jdbcPersistenceAdapter> is not supported by Wharf yet"},
-		{file: "seed000-mkahadb.xml", line: 7, col: 3, err: "<mKahaDB> is not supported by Wharf yet"},
+		{file: "seed000-mkahadb.xml", check: func(t *testing.T, c *Config) {
+			// No filters: one catch-all KahaDB with the defaults.
+			m := c.Persistence.MKahaDB
+			want := []FilteredKahaDB{{KahaDB: DefaultKahaDB()}}
+			if c.Persistence.Kind != KindMKahaDB || m.Directory != "./data/kahadb" || !reflect.DeepEqual(m.Filters, want) {
+				t.Errorf("Persistence = %+v, want mKahaDB in ./data/kahadb with filters %+v", c.Persistence, want)
+			}
+		}},
 		{file: "seed000-plugins.xml", line: 6, col: 1, err: "<plugins> is not supported by Wharf yet"},
 		{file: "seed000-ssl.xml", line: 6, col: 1, err: "<sslContext> is not supported by Wharf yet"},
 		{file: "seed001-network.xml", line: 6, col: 1, err: "<networkConnectors> is not supported by Wharf yet"},
@@ -550,7 +557,7 @@ func TestConfigValidation(t *testing.T) {
 		{"duplicate entries", "destination_policy: [{queue: a}, {queue: a}]", 1, 34, `duplicate entry for queue "a"`},
 		{"prefetch range", "destination_policy: [{queue: a, topic_prefetch: -1}]", 1, 49, "-1 is not in 0..32767"},
 		{"dlq onto itself", "destination_policy: [{queue: a, dead_letter_strategy: {individual: {queue_prefix: ''}}}]", 1, 33, "dead-lettered onto their own queue"},
-		{"two stores", "persistence: {memory: {}, kahadb: {}}", 1, 14, "set exactly one of kahadb and memory"},
+		{"two stores", "persistence: {memory: {}, kahadb: {}}", 1, 14, "set exactly one of kahadb, mkahadb and memory"},
 		{"bad sync strategy", "persistence: {kahadb: {journal_disk_sync_strategy: sometimes}}", 1, 52, `"sometimes" is not one of`},
 		{"sync flag and strategy", "persistence: {kahadb: {journal_disk_sync_strategy: never, enable_journal_disk_syncs: true}}", 1, 86, "not both"},
 		{"bad broker name", "broker_name: 'a b'", 1, 14, "may contain only"},

@@ -46,10 +46,13 @@ type loader struct {
 	cfg      Config
 	pos      map[string]srcPos
 	problems []Problem
-	// syncStrategySet and syncFlagSet detect a file that sets both
+	// sync detects a top-level <kahaDB> that sets both
 	// enableJournalDiskSyncs and journalDiskSyncStrategy.
-	syncStrategySet, syncFlagSet bool
-	kahaDirSet                   bool
+	sync       syncSet
+	kahaDirSet bool
+	// mkahaDirSet and mkahaFiltersSet: <mKahaDB> named a directory, a
+	// filter list (possibly empty).
+	mkahaDirSet, mkahaFiltersSet bool
 	schedulerDirSet              bool
 	persistenceSet               string // path of the adapter that was set, for duplicates
 }

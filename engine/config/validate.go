@@ -29,6 +29,26 @@ func (l *loader) applyDefaults() {
 		// ${activemq.data}/kahadb explicitly and Wharf uses that layout.
 		c.Persistence.KahaDB.Directory = filepath.Join(c.DataDirectory, "kahadb")
 	}
+	if c.Persistence.Kind == KindMKahaDB {
+		m := &c.Persistence.MKahaDB
+		if !l.mkahaDirSet {
+			// DEVIATION: ActiveMQ's MultiKahaDBPersistenceAdapter defaults
+			// to <dataDirectory>/<brokerName>/mKahaDB; Wharf drops the
+			// broker name level, as it does for <kahaDB>.
+			m.Directory = filepath.Join(c.DataDirectory, "mkahadb")
+		}
+		if !l.mkahaFiltersSet {
+			// DEVIATION: an <mKahaDB> with no filters starts in ActiveMQ
+			// but refuses every persistent send ("No matching persistence
+			// adapter configured for destination"); Wharf gives it one
+			// catch-all KahaDB with the defaults.
+			m.Filters = []FilteredKahaDB{{KahaDB: defaultKahaDB()}}
+		}
+		for i := range m.Filters {
+			k := &m.Filters[i].KahaDB
+			k.EnableJournalDiskSyncs = k.JournalDiskSyncStrategy == SyncAlways
+		}
+	}
 	if !l.schedulerDirSet {
 		// BrokerService.getSchedulerDirectoryFile:
 		// <dataDirectory>/<brokerName>/scheduler.
@@ -304,14 +324,83 @@ func isLoopback(host string) bool {
 
 func (l *loader) validateStore() {
 	p := &l.cfg.Persistence
-	if p.Kind != KindKahaDB {
+	switch p.Kind {
+	case KindKahaDB:
+		if p.KahaDB.Directory == "" {
+			l.fail("persistence.kahadb.directory", "must not be empty")
+		}
+		l.validateKahaDB("persistence.kahadb.", &p.KahaDB)
+	case KindMKahaDB:
+		l.validateMKahaDB(&p.MKahaDB)
+	}
+}
+
+// validateMKahaDB checks <mKahaDB>: a directory, at least one filter, each
+// with at most one valid pattern, and a catch-all last (and only last: a
+// filter after a catch-all could never match).
+func (l *loader) validateMKahaDB(m *MKahaDB) {
+	const mp = "persistence.mkahadb"
+	if m.Directory == "" {
+		l.fail(mp+".directory", "must not be empty")
+	}
+	if len(m.Filters) == 0 {
+		l.fail(mp+".filtered", "at least one filter is required (end with a catch-all: a filter with no queue or topic)")
 		return
 	}
-	k := &p.KahaDB
-	const kp = "persistence.kahadb."
-	if k.Directory == "" {
-		l.fail(kp+"directory", "must not be empty")
+	names := map[string]int{}
+	for i := range m.Filters {
+		f := &m.Filters[i]
+		path := fmt.Sprintf("%s.filtered[%d]", mp, i)
+		last := i == len(m.Filters)-1
+		switch {
+		case f.Queue != "" && f.Topic != "":
+			l.fail(path, "set at most one of queue and topic, not both (queue %q, topic %q)", f.Queue, f.Topic)
+		case f.Queue == "" && f.Topic == "":
+			if !last {
+				l.fail(path, "a catch-all filter (no queue or topic) must be the last: the %d after it would never be used", len(m.Filters)-1-i)
+			}
+		default:
+			pat := f.Queue + f.Topic
+			key := path + ".queue"
+			if f.Topic != "" {
+				key = path + ".topic"
+			}
+			if err := checkFilterPattern(pat); err != "" {
+				l.fail(key, "%q %s", pat, err)
+			} else if j, dup := names[f.Destination().String()]; dup {
+				l.fail(key, "%q is also the pattern of filter %d: the second is never used", pat, j)
+			} else {
+				names[f.Destination().String()] = i
+			}
+			if last {
+				l.fail(path, "the last filter must be a catch-all (no queue or topic, perDestination or not): a destination matching no filter could not be stored")
+			}
+		}
+		l.validateKahaDB(path+".kahadb.", &f.KahaDB)
 	}
+}
+
+// checkFilterPattern returns why a filter's destination pattern is
+// invalid, or "".
+func checkFilterPattern(p string) string {
+	if strings.Contains(p, ",") {
+		return "is a composite pattern, which is not supported by Wharf yet"
+	}
+	els := strings.Split(p, ".")
+	for i, e := range els {
+		switch {
+		case e == "":
+			return "has an empty element"
+		case e == ">" && i != len(els)-1:
+			return "has \">\" before its last element"
+		case e != "*" && e != ">" && strings.ContainsAny(e, "*>"):
+			return "mixes a wildcard with other characters in one element"
+		}
+	}
+	return ""
+}
+
+func (l *loader) validateKahaDB(kp string, k *KahaDB) {
 	switch {
 	case k.JournalMaxFileLength < minJournalFileLength:
 		l.fail(kp+"journal_max_file_length", "%s is below the minimum %s", formatSize(k.JournalMaxFileLength), formatSize(minJournalFileLength))

@@ -472,34 +472,46 @@ func (p *xmlParser) shutdownHooks(e *xmlElem) {
 }
 
 func (p *xmlParser) persistenceAdapter(e *xmlElem) {
-	k := p.only(e, "persistence", "kahaDB", "memoryPersistenceAdapter")
+	k := p.only(e, "persistence", "kahaDB", "mKahaDB", "memoryPersistenceAdapter")
 	if k == nil {
 		return
 	}
 	p.noText(k, "persistence")
-	for _, kk := range k.kids {
-		p.unsupported(kk, "persistence", "")
-	}
 	l, c := p.l, &p.l.cfg
-	if k.name == "memoryPersistenceAdapter" {
+	switch k.name {
+	case "memoryPersistenceAdapter":
+		for _, kk := range k.kids {
+			p.unsupported(kk, "persistence", "")
+		}
 		c.Persistence.Kind = KindMemory
 		l.note("persistence.memory", k.line, k.col, "<memoryPersistenceAdapter>")
 		p.attrs(k, "persistence.memory", nil)
-		return
+	case "mKahaDB":
+		p.mKahaDB(k)
+	default:
+		for _, kk := range k.kids {
+			p.unsupported(kk, "persistence", "")
+		}
+		c.Persistence.Kind = KindKahaDB
+		l.note("persistence.kahadb", k.line, k.col, "<kahaDB>")
+		p.kahaDB(k, "persistence.kahadb", &c.Persistence.KahaDB, &l.sync, func() { l.kahaDirSet = true })
 	}
-	c.Persistence.Kind = KindKahaDB
-	l.note("persistence.kahadb", k.line, k.col, "<kahaDB>")
-	kd := &c.Persistence.KahaDB
-	const kp = "persistence.kahadb."
-	p.attrs(k, "persistence.kahadb", map[string]func(val){
+}
+
+// kahaDB reads a <kahaDB>'s attributes into kd; dirSet is called when it
+// names a directory.
+func (p *xmlParser) kahaDB(k *xmlElem, path string, kd *KahaDB, sync *syncSet, dirSet func()) {
+	l := p.l
+	kp := path + "."
+	p.attrs(k, path, map[string]func(val){
 		"directory": at(kp+"directory", func(v val) {
-			l.kahaDirSet = true
+			dirSet()
 			l.setString(&kd.Directory, v)
 		}),
 		"journalMaxFileLength":     at(kp+"journal_max_file_length", func(v val) { l.setSize(&kd.JournalMaxFileLength, v) }),
 		"journalMaxWriteBatchSize": at(kp+"journal_max_write_batch_size", func(v val) { l.setSize(&kd.JournalMaxWriteBatchSize, v) }),
-		"enableJournalDiskSyncs":   at(kp+"enable_journal_disk_syncs", func(v val) { l.setSyncFlag(v) }),
-		"journalDiskSyncStrategy":  at(kp+"journal_disk_sync_strategy", func(v val) { l.setSyncStrategy(v) }),
+		"enableJournalDiskSyncs":   at(kp+"enable_journal_disk_syncs", func(v val) { l.setSyncFlagOn(kd, sync, v) }),
+		"journalDiskSyncStrategy":  at(kp+"journal_disk_sync_strategy", func(v val) { l.setSyncStrategyOn(kd, sync, v) }),
 		"journalDiskSyncInterval":  at(kp+"journal_disk_sync_interval", func(v val) { l.setDuration(&kd.JournalDiskSyncInterval, v) }),
 		"checkpointInterval":       at(kp+"checkpoint_interval", func(v val) { l.setDuration(&kd.CheckpointInterval, v) }),
 		"cleanupInterval":          at(kp+"cleanup_interval", func(v val) { l.setDuration(&kd.CleanupInterval, v) }),
@@ -519,6 +531,83 @@ func (p *xmlParser) persistenceAdapter(e *xmlElem) {
 		"enableAckCompaction":         at(kp+"enable_ack_compaction", func(v val) { l.setBool(&kd.EnableAckCompaction, v) }),
 		"compactAcksAfterNoGC":        at(kp+"compact_acks_after_no_gc", func(v val) { l.setInt(&kd.CompactAcksAfterNoGC, v) }),
 	})
+}
+
+// mKahaDB reads <mKahaDB directory><filteredPersistenceAdapters>
+// <filteredKahaDB queue|topic|perDestination><persistenceAdapter><kahaDB/>
+// </persistenceAdapter></filteredKahaDB>...</filteredPersistenceAdapters>
+// </mKahaDB>.
+func (p *xmlParser) mKahaDB(k *xmlElem) {
+	const mp = "persistence.mkahadb"
+	l, c := p.l, &p.l.cfg
+	c.Persistence.Kind = KindMKahaDB
+	m := &c.Persistence.MKahaDB
+	l.note(mp, k.line, k.col, "<mKahaDB>")
+	p.attrs(k, mp, map[string]func(val){
+		"directory": at(mp+".directory", func(v val) {
+			l.mkahaDirSet = true
+			l.setString(&m.Directory, v)
+		}),
+	})
+	seen := false
+	for _, fpa := range k.kids {
+		if fpa.name != "filteredPersistenceAdapters" {
+			p.unsupported(fpa, mp, "")
+			continue
+		}
+		if seen {
+			l.problemAt(mp, fpa.line, fpa.col, "<filteredPersistenceAdapters> appears more than once in <mKahaDB>")
+			continue
+		}
+		seen = true
+		l.mkahaFiltersSet = true
+		l.note(mp+".filtered", fpa.line, fpa.col, "<filteredPersistenceAdapters>")
+		p.attrs(fpa, mp+".filtered", nil)
+		p.noText(fpa, mp+".filtered")
+		for _, f := range fpa.kids {
+			if f.name != "filteredKahaDB" {
+				p.unsupported(f, mp+".filtered", "only <filteredKahaDB> is")
+				continue
+			}
+			i := len(m.Filters)
+			m.Filters = append(m.Filters, FilteredKahaDB{KahaDB: defaultKahaDB(), Line: f.line})
+			fk := &m.Filters[i]
+			path := fmt.Sprintf("%s.filtered[%d]", mp, i)
+			l.note(path, f.line, f.col, "<filteredKahaDB>")
+			p.attrs(f, path, map[string]func(val){
+				"queue":          at(path+".queue", func(v val) { l.setString(&fk.Queue, v) }),
+				"topic":          at(path+".topic", func(v val) { l.setString(&fk.Topic, v) }),
+				"perDestination": at(path+".per_destination", func(v val) { l.setBool(&fk.PerDestination, v) }),
+			})
+			p.noText(f, path)
+			// Without a nested adapter the filter gets a <kahaDB> with
+			// every default.
+			var pa *xmlElem
+			for _, kk := range f.kids {
+				switch {
+				case kk.name != "persistenceAdapter":
+					p.unsupported(kk, path, "")
+				case pa != nil:
+					l.problemAt(path, kk.line, kk.col, "<filteredKahaDB> holds more than one <persistenceAdapter>")
+				default:
+					pa = kk
+				}
+			}
+			if pa == nil {
+				continue
+			}
+			kd := p.only(pa, path, "kahaDB")
+			if kd == nil {
+				continue
+			}
+			p.noText(kd, path+".kahadb")
+			for _, kk := range kd.kids {
+				p.unsupported(kk, path+".kahadb", "")
+			}
+			l.note(path+".kahadb", kd.line, kd.col, "<kahaDB>")
+			p.kahaDB(kd, path+".kahadb", &fk.KahaDB, &syncSet{}, func() {})
+		}
+	}
 }
 
 func (p *xmlParser) transportConnectors(e *xmlElem) {
@@ -919,35 +1008,48 @@ func destKey(t message.DestType) string {
 	return "queue"
 }
 
+// syncSet records which of enableJournalDiskSyncs and
+// journalDiskSyncStrategy one <kahaDB> has set, to refuse both.
+type syncSet struct{ strategy, flag bool }
+
 // setSyncFlag handles enableJournalDiskSyncs, the deprecated boolean form
-// of journalDiskSyncStrategy (true = always, false = never).
+// of journalDiskSyncStrategy (true = always, false = never), for the
+// top-level <kahaDB>.
 func (l *loader) setSyncFlag(v val) {
+	l.setSyncFlagOn(&l.cfg.Persistence.KahaDB, &l.sync, v)
+}
+
+func (l *loader) setSyncStrategy(v val) {
+	l.setSyncStrategyOn(&l.cfg.Persistence.KahaDB, &l.sync, v)
+}
+
+func (l *loader) setSyncFlagOn(k *KahaDB, set *syncSet, v val) {
 	var b bool
 	before := len(l.problems)
 	l.setBool(&b, v)
 	if len(l.problems) > before {
 		return
 	}
-	if l.syncStrategySet {
+	if set.strategy {
 		l.problemAt(v.path, v.line, v.col, v.label+": set either enableJournalDiskSyncs or journalDiskSyncStrategy, not both")
 		return
 	}
-	l.syncFlagSet = true
+	set.flag = true
 	if b {
-		l.cfg.Persistence.KahaDB.JournalDiskSyncStrategy = SyncAlways
+		k.JournalDiskSyncStrategy = SyncAlways
 	} else {
-		l.cfg.Persistence.KahaDB.JournalDiskSyncStrategy = SyncNever
+		k.JournalDiskSyncStrategy = SyncNever
 	}
 }
 
-func (l *loader) setSyncStrategy(v val) {
+func (l *loader) setSyncStrategyOn(k *KahaDB, set *syncSet, v val) {
 	var s string
 	l.setString(&s, v)
-	if l.syncFlagSet {
+	if set.flag {
 		l.problemAt(v.path, v.line, v.col, v.label+": set either enableJournalDiskSyncs or journalDiskSyncStrategy, not both")
 		return
 	}
-	l.syncStrategySet = true
+	set.strategy = true
 	// JournalDiskSyncStrategy.valueOf(s.trim().toUpperCase())
-	l.cfg.Persistence.KahaDB.JournalDiskSyncStrategy = strings.ToLower(strings.TrimSpace(s))
+	k.JournalDiskSyncStrategy = strings.ToLower(strings.TrimSpace(s))
 }

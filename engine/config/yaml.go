@@ -14,7 +14,7 @@ import (
 
 // ParseYAML reads the native YAML form: the same settings as activemq.xml
 // under snake_case keys (broker_name, transport_connectors,
-// persistence.kahadb, destination_policy, default_policy, system_usage).
+// persistence.kahadb or persistence.mkahadb, destination_policy, default_policy, system_usage).
 // Sizes are integers (bytes) or size strings ("32mb", "1 gb"); durations are
 // Go duration strings ("30s"). Unknown keys are errors. name is used in
 // error positions. docs/config.md lists every key.
@@ -198,9 +198,8 @@ func (p *yamlParser) top(n *yaml.Node) {
 		"persistence": func(n *yaml.Node, path string) {
 			n = deref(n)
 			if n.Kind == yaml.MappingNode && len(n.Content) > 2 {
-				l.problemAt(path, n.Line, n.Column, path+": set exactly one of kahadb and memory")
+				l.problemAt(path, n.Line, n.Column, path+": set exactly one of kahadb, mkahadb and memory")
 			}
-			kd := &c.Persistence.KahaDB
 			p.mapping(n, path, map[string]handler{
 				"memory": func(n *yaml.Node, path string) {
 					c.Persistence.Kind = KindMemory
@@ -208,33 +207,31 @@ func (p *yamlParser) top(n *yaml.Node) {
 				},
 				"kahadb": func(n *yaml.Node, path string) {
 					c.Persistence.Kind = KindKahaDB
+					p.mapping(n, path, p.kahaDBKeys(&c.Persistence.KahaDB, &l.sync, func() { l.kahaDirSet = true }))
+				},
+				"mkahadb": func(n *yaml.Node, path string) {
+					c.Persistence.Kind = KindMKahaDB
+					m := &c.Persistence.MKahaDB
 					p.mapping(n, path, map[string]handler{
 						"directory": func(n *yaml.Node, path string) {
-							l.kahaDirSet = true
-							p.str(&kd.Directory)(n, path)
+							l.mkahaDirSet = true
+							p.str(&m.Directory)(n, path)
 						},
-						"journal_max_file_length":      p.size(&kd.JournalMaxFileLength),
-						"journal_max_write_batch_size": p.size(&kd.JournalMaxWriteBatchSize),
-						"enable_journal_disk_syncs": p.scalar(func(l *loader, v val) {
-							l.setSyncFlag(v)
-						}),
-						"journal_disk_sync_strategy": p.scalar(func(l *loader, v val) {
-							l.setSyncStrategy(v)
-						}),
-						"journal_disk_sync_interval":           p.duration(&kd.JournalDiskSyncInterval),
-						"checkpoint_interval":                  p.duration(&kd.CheckpointInterval),
-						"cleanup_interval":                     p.duration(&kd.CleanupInterval),
-						"index_cache_size":                     p.integer(&kd.IndexCacheSize),
-						"index_write_batch_size":               p.integer(&kd.IndexWriteBatchSize),
-						"concurrent_store_and_dispatch_queues": p.boolean(&kd.ConcurrentStoreAndDispatchQueues),
-						"concurrent_store_and_dispatch_topics": p.boolean(&kd.ConcurrentStoreAndDispatchTopics),
-						"archive_data_logs":                    p.boolean(&kd.ArchiveDataLogs),
-						"cleanup_on_stop":                      p.boolean(&kd.CleanupOnStop),
-						"ignore_missing_journal_files":         p.boolean(&kd.IgnoreMissingJournalFiles),
-						"check_for_corrupt_journal_files":      p.boolean(&kd.CheckForCorruptJournalFiles),
-						"checksum_journal_files":               p.boolean(&kd.ChecksumJournalFiles),
-						"enable_ack_compaction":                p.boolean(&kd.EnableAckCompaction),
-						"compact_acks_after_no_gc":             p.integer(&kd.CompactAcksAfterNoGC),
+						"filtered": func(n *yaml.Node, path string) {
+							l.mkahaFiltersSet = true
+							p.list(n, path, func(el *yaml.Node, ep string) {
+								m.Filters = append(m.Filters, FilteredKahaDB{KahaDB: defaultKahaDB(), Line: el.Line})
+								f := &m.Filters[len(m.Filters)-1]
+								p.mapping(el, ep, map[string]handler{
+									"queue":           p.str(&f.Queue),
+									"topic":           p.str(&f.Topic),
+									"per_destination": p.boolean(&f.PerDestination),
+									"kahadb": func(n *yaml.Node, path string) {
+										p.mapping(n, path, p.kahaDBKeys(&f.KahaDB, &syncSet{}, func() {}))
+									},
+								})
+							})
+						},
 					})
 				},
 			})
@@ -266,6 +263,39 @@ func (p *yamlParser) top(n *yaml.Node) {
 			})
 		},
 	})
+}
+
+// kahaDBKeys are the keys of a kahadb mapping, setting kd; dirSet is
+// called when it names a directory.
+func (p *yamlParser) kahaDBKeys(kd *KahaDB, sync *syncSet, dirSet func()) map[string]handler {
+	return map[string]handler{
+		"directory": func(n *yaml.Node, path string) {
+			dirSet()
+			p.str(&kd.Directory)(n, path)
+		},
+		"journal_max_file_length":      p.size(&kd.JournalMaxFileLength),
+		"journal_max_write_batch_size": p.size(&kd.JournalMaxWriteBatchSize),
+		"enable_journal_disk_syncs": p.scalar(func(l *loader, v val) {
+			l.setSyncFlagOn(kd, sync, v)
+		}),
+		"journal_disk_sync_strategy": p.scalar(func(l *loader, v val) {
+			l.setSyncStrategyOn(kd, sync, v)
+		}),
+		"journal_disk_sync_interval":           p.duration(&kd.JournalDiskSyncInterval),
+		"checkpoint_interval":                  p.duration(&kd.CheckpointInterval),
+		"cleanup_interval":                     p.duration(&kd.CleanupInterval),
+		"index_cache_size":                     p.integer(&kd.IndexCacheSize),
+		"index_write_batch_size":               p.integer(&kd.IndexWriteBatchSize),
+		"concurrent_store_and_dispatch_queues": p.boolean(&kd.ConcurrentStoreAndDispatchQueues),
+		"concurrent_store_and_dispatch_topics": p.boolean(&kd.ConcurrentStoreAndDispatchTopics),
+		"archive_data_logs":                    p.boolean(&kd.ArchiveDataLogs),
+		"cleanup_on_stop":                      p.boolean(&kd.CleanupOnStop),
+		"ignore_missing_journal_files":         p.boolean(&kd.IgnoreMissingJournalFiles),
+		"check_for_corrupt_journal_files":      p.boolean(&kd.CheckForCorruptJournalFiles),
+		"checksum_journal_files":               p.boolean(&kd.ChecksumJournalFiles),
+		"enable_ack_compaction":                p.boolean(&kd.EnableAckCompaction),
+		"compact_acks_after_no_gc":             p.integer(&kd.CompactAcksAfterNoGC),
+	}
 }
 
 func (p *yamlParser) policy(n *yaml.Node, path string, e *PolicyEntry) {

@@ -31,6 +31,24 @@
 // checkpoint so that the index never refers to a removed file; a durable
 // subscription record that pins an old file is rewritten forward first.
 //
+// mKahaDB (multi.go). A MultiStore is ActiveMQ's
+// MultiKahaDBPersistenceAdapter: an ordered list of filters (a queue or
+// topic pattern, a catch-all, or perDestination), each with its own
+// Options, and a child Store per filter (per destination for
+// perDestination) in <dir>/<name>, name being ActiveMQ's IOHelper
+// file-system-safe form of the qualified name ("queue#3a#2f#2forders.#3e";
+// see ChildName). Each child has the usual shard layout. A shard's Apply
+// routes each operation to the child of its destination (the first
+// matching filter, or the child a recovered destination came from):
+// subscriptions and acks to their topic's child, OpRemoveSub to every
+// child (its references may be on topics in several), scheduled jobs to
+// the catch-all child. The operations of one child are one batch, so an
+// Apply spanning children is atomic per child only, as ActiveMQ's mKahaDB
+// is without XA transactions (its transaction store is used for XA only);
+// the duplicate add the engine's contract makes fail a whole batch is
+// checked across children before any child writes. Recover yields every
+// child's subscriptions, then their messages, then the jobs.
+//
 // Messages are stored as OpenWire v11 loose frames, exactly as KahaDB
 // stores them; a message that arrived over OpenWire is stored in the form
 // it was received.

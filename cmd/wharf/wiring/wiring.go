@@ -45,8 +45,9 @@ func Factories() broker.Factories {
 			"nio":       openwireListener,
 		},
 		Stores: map[string]broker.StoreFactory{
-			config.KindMemory: memoryStore,
-			config.KindKahaDB: kahaDBStore,
+			config.KindMemory:  memoryStore,
+			config.KindKahaDB:  kahaDBStore,
+			config.KindMKahaDB: mKahaDBStore,
 		},
 	}
 }
@@ -216,17 +217,42 @@ func kahaDBStore(c *config.Config, log *slog.Logger) (engine.Store, error) {
 		log.Info("a single KahaDB journal: running one shard", "dir", dir)
 		c.Shards = 1
 	}
+	o := kahaDBOptions(k)
+	o.Dir = dir
+	o.Logger = log.With("store", "kahadb")
+	return kahadb.Open(context.Background(), o)
+}
+
+// kahaDBOptions are the store options of a <kahaDB>.
+func kahaDBOptions(k config.KahaDB) kahadb.Options {
 	checkpoint := k.CheckpointInterval
 	if checkpoint == 0 {
 		checkpoint = -1 // checkpointInterval="0": no checkpoint index
 	}
-	return kahadb.Open(context.Background(), kahadb.Options{
-		Dir:                    dir,
+	return kahadb.Options{
+		Dir:                    k.Directory,
 		JournalMaxFileLength:   k.JournalMaxFileLength,
 		EnableJournalDiskSyncs: k.EnableJournalDiskSyncs,
 		CleanupInterval:        k.CleanupInterval,
 		CheckpointInterval:     checkpoint,
 		ArchiveDataLogs:        k.ArchiveDataLogs,
-		Logger:                 log.With("store", "kahadb"),
-	})
+	}
+}
+
+// mKahaDBStore opens <mKahaDB>: one KahaDB store per filter (or per
+// destination), each laid out by shard like a plain KahaDB store.
+func mKahaDBStore(c *config.Config, log *slog.Logger) (engine.Store, error) {
+	m := c.Persistence.MKahaDB
+	dir := m.Directory
+	if dir == "" {
+		dir = filepath.Join(c.DataDirectory, "mkahadb")
+	}
+	lg := log.With("store", "mkahadb")
+	o := kahadb.MultiOptions{Dir: dir, Logger: lg}
+	for _, f := range m.Filters {
+		ko := kahaDBOptions(f.KahaDB)
+		ko.Logger = lg
+		o.Filters = append(o.Filters, kahadb.Filter{Dest: f.Destination(), PerDestination: f.PerDestination, Options: ko})
+	}
+	return kahadb.OpenMulti(context.Background(), o)
 }

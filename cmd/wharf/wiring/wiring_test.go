@@ -1,0 +1,54 @@
+package wiring
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"wharf/engine"
+	"wharf/engine/config"
+	"wharf/engine/message"
+)
+
+func TestWiringMKahaDBStore(t *testing.T) {
+	dir := t.TempDir()
+	yml := `
+data_directory: ` + dir + `
+persistence:
+  mkahadb:
+    filtered:
+      - queue: "orders.>"
+        kahadb: {journal_max_file_length: 1mb, enable_journal_disk_syncs: false}
+      - kahadb: {enable_journal_disk_syncs: false}
+`
+	c, err := config.ParseYAML(strings.NewReader(yml), "wharf.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Factories().Stores[c.Persistence.Kind](c, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := st.OpenShard(0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := ss.(engine.Syncer); !ok || s.Syncs() {
+		t.Errorf("Syncer = %v: want a shard store that does not sync", ok)
+	}
+	q := message.QueueDest("orders.eu")
+	m := &message.Message{ID: "ID:w-1:1:1:1", Destination: q, Persistent: true, BodyType: message.TextBody, Body: []byte("x")}
+	if err := ss.Apply([]engine.StoreOp{{Kind: engine.OpAdd, Dest: q, Seq: 1, Msg: m}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "mkahadb", "queue#3a#2f#2forders.#3e", "db-*.log"))
+	if len(logs) == 0 {
+		entries, _ := os.ReadDir(filepath.Join(dir, "mkahadb"))
+		t.Errorf("no journal in the orders child; mkahadb holds %v", entries)
+	}
+}
