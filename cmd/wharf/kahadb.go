@@ -18,8 +18,9 @@ const kahadbUsage = `Usage:
   wharf kahadb check DIR   read every file; report damage (exit status 1 if any)
   wharf kahadb pins DIR    which journal files are kept, and by which destinations
 
-DIR is a KahaDB directory (ActiveMQ's, or Wharf's with one shard) or a Wharf
-store directory holding shard-* directories. Nothing is written.
+DIR is a KahaDB directory (ActiveMQ's, or Wharf's with one shard), a Wharf
+store directory holding shard-* directories, or an mKahaDB directory (each
+child in turn). Nothing is written.
 `
 
 func runKahaDB(args []string, stdout, stderr io.Writer) error {

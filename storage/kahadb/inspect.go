@@ -44,14 +44,38 @@ func Dirs(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(m) == 0 {
-		if _, err := os.Stat(dir); err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("kahadb: %s holds no journal (no db-*.log, no shard-* directories)", dir)
+	if len(m) > 0 {
+		sort.Strings(m)
+		return m, nil
 	}
-	sort.Strings(m)
-	return m, nil
+	if _, err := os.Stat(dir); err != nil {
+		return nil, err
+	}
+	// An mKahaDB directory: one child KahaDB per filter or destination
+	// (queue#3a#2f#2f..., topic#3a..., wharf-jobs), each a journal or a
+	// set of shards.
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		if m, _ := filepath.Glob(filepath.Join(sub, "db-*.log")); len(m) > 0 {
+			out = append(out, sub)
+			continue
+		}
+		shards, _ := filepath.Glob(filepath.Join(sub, "shard-*"))
+		sort.Strings(shards)
+		out = append(out, shards...)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("kahadb: %s holds no journal (no db-*.log, no shard-* directories, no mKahaDB children)", dir)
+	}
+	return out, nil
 }
 
 // Inspect reads a KahaDB directory without changing it: every record (to
