@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"wharf/bench"
@@ -260,6 +262,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	// cannot be written fails at once and not after a long run.
 	var plotFile *os.File
 	if *plot != "" {
+		if ext := strings.ToLower(filepath.Ext(*plot)); ext != ".svg" {
+			return fmt.Errorf("--plot %s: the chart is written as SVG; name the file .svg (%q is not supported)", *plot, ext)
+		}
 		pf, err := os.Create(*plot)
 		if err != nil {
 			return fmt.Errorf("--plot: %w", err)

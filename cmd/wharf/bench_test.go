@@ -146,3 +146,11 @@ func TestWharfBenchPlot(t *testing.T) {
 		t.Errorf("unwritable --plot failed after %v, want before the run", d)
 	}
 }
+
+func TestWharfBenchPlotNeedsSVG(t *testing.T) {
+	var out, errOut bytes.Buffer
+	err := runBench([]string{"--url", "stomp://127.0.0.1:1", "--plot", filepath.Join(t.TempDir(), "run.png")}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "SVG") {
+		t.Fatalf("--plot run.png: %v, want an error saying the chart is SVG", err)
+	}
+}
