@@ -330,6 +330,7 @@ type indexMsg struct {
 
 	payload []byte
 	msg     *message.Message
+	update  bool // the record at loc is an UpdateMessage
 	err     error
 }
 
@@ -423,6 +424,9 @@ func (ss *shardStore) loadIndex() error {
 		ss.live[jb.loc.File]++
 	}
 	ss.cp.at, ss.cp.lastRec = x.at, x.lastRec
+	// The removals written before x.at were not seen: ack compaction
+	// leaves those files alone (shard.go compactAcks).
+	ss.opaqueTo = x.at.File
 	ss.cp.last = time.Now()
 	ss.stats.FromIndex = true
 	ss.stats.IndexMessages = len(x.msgs)
@@ -530,7 +534,7 @@ func (ss *shardStore) loadMessages(msgs []indexMsg) error {
 		}
 		for i := range chunk {
 			m := &chunk[i]
-			s := &stored{id: m.id, file: m.loc.File, loc: m.loc}
+			s := &stored{id: m.id, file: m.loc.File, loc: m.loc, files: []int{m.loc.File}, older: m.update}
 			if m.d.Type.IsTopic() {
 				s.pending = make(map[engine.SubKey]bool, len(m.subs))
 				for _, k := range m.subs {
@@ -557,6 +561,7 @@ func (m *indexMsg) decode() {
 		add = c
 	case *command.UpdateMessage:
 		add = &c.Message
+		m.update = true
 	}
 	if err != nil || add == nil || add.MessageID != m.id || engineDest(add.Destination) != m.d {
 		m.err = fmt.Errorf("%w: record %v does not hold message %s of %s", ErrIndexStale, m.loc, m.id, m.d)

@@ -30,6 +30,15 @@
 // oldest journal files once nothing they hold is still needed, after a
 // checkpoint so that the index never refers to a removed file; a durable
 // subscription record that pins an old file is rewritten forward first.
+// With EnableAckCompaction, once the oldest file has stayed pinned for
+// CompactAcksAfterNoGC cycles, cleanup also frees the later files that
+// hold no needed record: the removals in them that cancel records of older
+// files still present (queue removes, durable subscription acks, tracked
+// per file as they are written or replayed) are written again in one batch
+// at the head, the index is written, and the files go, leaving a gap in the
+// file numbers as ActiveMQ's GC does. Files holding transaction records,
+// a subscription or destination removal that still matters, or written
+// before the index loaded at start are left to the prefix rule.
 //
 // mKahaDB (multi.go). A MultiStore is ActiveMQ's
 // MultiKahaDBPersistenceAdapter: an ordered list of filters (a queue or

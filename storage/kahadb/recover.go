@@ -93,6 +93,10 @@ func txKey(t *command.TransactionInfo) string {
 }
 
 func (r *replayer) apply(l journal.Location, c command.Command) error {
+	switch c.(type) {
+	case *command.Commit, *command.Rollback, *command.Prepare:
+		r.ss.noCompact[l.File] = true // transaction records: see compactAcks
+	}
 	switch c := c.(type) {
 	case *command.AddMessage:
 		if k := txKey(c.Transaction); k != "" {
@@ -102,15 +106,17 @@ func (r *replayer) apply(l journal.Location, c command.Command) error {
 			held := *c
 			held.Message = bytes.Clone(c.Message)
 			r.txs[k] = append(r.txs[k], replayed{l, &held})
+			r.ss.noCompact[l.File] = true
 			return nil
 		}
 		return r.add(l, c)
 	case *command.RemoveMessage:
 		if k := txKey(c.Transaction); k != "" {
 			r.txs[k] = append(r.txs[k], replayed{l, c})
+			r.ss.noCompact[l.File] = true
 			return nil
 		}
-		return r.remove(c)
+		return r.remove(l, c)
 	case *command.UpdateMessage:
 		return r.update(l, &c.Message)
 	case *command.Commit:
@@ -121,7 +127,7 @@ func (r *replayer) apply(l journal.Location, c command.Command) error {
 			case *command.AddMessage:
 				err = r.add(rc.loc, x)
 			case *command.RemoveMessage:
-				err = r.remove(x)
+				err = r.remove(rc.loc, x)
 			}
 			if err != nil {
 				return err
@@ -213,17 +219,17 @@ func (r *replayer) add(l journal.Location, c *command.AddMessage) error {
 	return r.op(op, l)
 }
 
-func (r *replayer) remove(c *command.RemoveMessage) error {
+func (r *replayer) remove(l journal.Location, c *command.RemoveMessage) error {
 	d := engineDest(c.Destination)
 	seq, ok := r.seqOf(d, c.MessageID)
 	if !ok {
 		return nil // an ack of an unknown message is a no-op
 	}
 	if c.SubscriptionKey == "" {
-		return r.op(engine.StoreOp{Kind: engine.OpRemove, Dest: d, Seq: seq}, journal.Location{})
+		return r.op(engine.StoreOp{Kind: engine.OpRemove, Dest: d, Seq: seq}, l)
 	}
 	key := subKey(c.SubscriptionKey)
-	return r.op(engine.StoreOp{Kind: engine.OpAck, Dest: d, Seq: seq, Sub: engine.DurableSub{Key: key}}, journal.Location{})
+	return r.op(engine.StoreOp{Kind: engine.OpAck, Dest: d, Seq: seq, Sub: engine.DurableSub{Key: key}}, l)
 }
 
 func (r *replayer) update(l journal.Location, c *command.AddMessage) error {

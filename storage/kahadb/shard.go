@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,6 +37,39 @@ type stored struct {
 	loc     journal.Location // the record holding its current form (add or update)
 	pending map[engine.SubKey]bool
 	dead    bool // forgotten before its batch was written
+	// files holds every journal file with an add or update record of it:
+	// any of them still present would bring it back on a replay without
+	// its remove. older: an add may also be in an unknown older file (a
+	// message loaded from the index at an update record).
+	files []int
+	older bool
+}
+
+// fwdAck is a removal (queue remove, durable subscription ack, ...)
+// recorded in one journal file that cancels records in other, older
+// files: removing its file while one of them is present would bring back
+// on replay what it removed. Ack compaction writes rec again at the head
+// of the journal; a removal that cannot be moved (rec nil: a subscription
+// or destination removal, whose meaning depends on its place) keeps its
+// file while its targets are present.
+type fwdAck struct {
+	rec     []byte // a RemoveMessage record without transaction, or nil
+	targets []int  // files holding what it cancels; 0: any older file
+	done    bool   // written again later: this copy no longer matters
+}
+
+// relevant reports whether the removal held in file f still matters.
+func (a *fwdAck) relevant(f int, present []int) bool {
+	for _, t := range a.targets {
+		if t == 0 {
+			if present[0] < f {
+				return true
+			}
+		} else if _, ok := slices.BinarySearch(present, t); ok && t != f {
+			return true
+		}
+	}
+	return false
 }
 
 type subRec struct {
@@ -66,6 +100,15 @@ type shardStore struct {
 	jobs    map[string]*jobRec
 	live    map[int]int // journal file → records still needed in it
 
+	// Ack compaction: removals that cancel records in other files, by the
+	// file holding them; files never compacted (transaction records); the
+	// files at or before the index loaded (their removals are unknown);
+	// cleanup cycles in a row that freed nothing while a file was pinned.
+	acks      map[int][]*fwdAck
+	noCompact map[int]bool
+	opaqueTo  int
+	noGC      int
+
 	recs   [][]byte
 	owners []func(l journal.Location) // per record: what to note once its location is known
 	seqs   []uint64                   // the engine's sequences of this batch's adds
@@ -79,14 +122,16 @@ type shardStore struct {
 func newShardStore(st *Store, j *journal.Journal, dir string, log *slog.Logger) *shardStore {
 	return &shardStore{
 		st: st, j: j, dir: dir, log: log,
-		idx:     memory.NewShard(),
-		msgs:    map[msgKey]*stored{},
-		byID:    map[message.Destination]map[string]uint64{},
-		nextSeq: map[message.Destination]uint64{},
-		subs:    map[engine.SubKey]*subRec{},
-		jobs:    map[string]*jobRec{},
-		live:    map[int]int{},
-		lastGC:  time.Now(),
+		idx:       memory.NewShard(),
+		msgs:      map[msgKey]*stored{},
+		byID:      map[message.Destination]map[string]uint64{},
+		nextSeq:   map[message.Destination]uint64{},
+		subs:      map[engine.SubKey]*subRec{},
+		jobs:      map[string]*jobRec{},
+		live:      map[int]int{},
+		acks:      map[int][]*fwdAck{},
+		noCompact: map[int]bool{},
+		lastGC:    time.Now(),
 	}
 }
 
@@ -145,6 +190,42 @@ func (ss *shardStore) release(file int) {
 		ss.live[file] = n
 	} else {
 		delete(ss.live, file)
+	}
+}
+
+// targets are the files whose records s's removal cancels.
+func (s *stored) targets() []int {
+	t := slices.Clone(s.files)
+	if s.older {
+		t = append(t, 0)
+	}
+	return t
+}
+
+func targetsOf(files []int, msgs []*stored) []int {
+	t := slices.Clone(files)
+	for _, s := range msgs {
+		t = append(t, s.targets()...)
+	}
+	return t
+}
+
+// noteAck is the owner of a removal record: once its file is known, it is
+// remembered for ack compaction if it cancels records in another file
+// (targets is called then, when the records of its own batch have their
+// files). rec is what compaction writes again; nil if it cannot be moved.
+func (ss *shardStore) noteAck(rec []byte, targets func() []int) func(journal.Location) {
+	return func(l journal.Location) {
+		if l.File == 0 {
+			return
+		}
+		t := targets()
+		for _, f := range t {
+			if f != l.File {
+				ss.acks[l.File] = append(ss.acks[l.File], &fwdAck{rec: rec, targets: t})
+				return
+			}
+		}
 	}
 }
 
@@ -229,6 +310,7 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 			Destination: kahaDest(op.Dest), MessageID: op.Msg.ID, Message: b, Priority: int32(op.Msg.Priority),
 		}), func(l journal.Location) {
 			s.file, s.loc = l.File, l
+			s.files = append(s.files, l.File)
 			if !s.dead {
 				ss.live[l.File]++
 			}
@@ -244,9 +326,10 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 			// pending for every subscription.
 			for key, r := range ss.subs {
 				if !s.pending[key] && r.sub.Destination.Matches(op.Dest) {
-					ss.add(command.Encode(nil, &command.RemoveMessage{
+					rec := command.Encode(nil, &command.RemoveMessage{
 						Destination: kahaDest(op.Dest), MessageID: op.Msg.ID, SubscriptionKey: key.String(), Ack: []byte{},
-					}), nil)
+					})
+					ss.add(rec, ss.noteAck(rec, s.targets))
 				}
 			}
 		}
@@ -255,16 +338,18 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 		if s == nil {
 			return nil
 		}
-		ss.add(command.Encode(nil, &command.RemoveMessage{Destination: kahaDest(op.Dest), MessageID: s.id}), nil)
+		rec := command.Encode(nil, &command.RemoveMessage{Destination: kahaDest(op.Dest), MessageID: s.id})
+		ss.add(rec, ss.noteAck(rec, s.targets))
 		ss.forget(k, s)
 	case engine.OpAck:
 		s := ss.msgs[k]
 		if s == nil || !s.pending[op.Sub.Key] {
 			return nil
 		}
-		ss.add(command.Encode(nil, &command.RemoveMessage{
+		rec := command.Encode(nil, &command.RemoveMessage{
 			Destination: kahaDest(op.Dest), MessageID: s.id, SubscriptionKey: op.Sub.Key.String(),
-		}), nil)
+		})
+		ss.add(rec, ss.noteAck(rec, s.targets))
 		delete(s.pending, op.Sub.Key)
 		if len(s.pending) == 0 {
 			ss.forget(k, s)
@@ -286,6 +371,7 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 		ss.add(command.Encode(nil, &command.UpdateMessage{Message: command.AddMessage{
 			Destination: kahaDest(op.Dest), MessageID: s.id, Message: b, Priority: int32(m.Priority),
 		}}), func(l journal.Location) {
+			s.files = append(s.files, l.File)
 			if s.dead {
 				return
 			}
@@ -327,11 +413,14 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 		if r == nil {
 			return nil
 		}
-		ss.add(command.Encode(nil, &command.Subscription{Destination: kahaDest(r.sub.Destination), SubscriptionKey: key.String()}), nil)
+		var cancelled []*stored
+		ss.add(command.Encode(nil, &command.Subscription{Destination: kahaDest(r.sub.Destination), SubscriptionKey: key.String()}),
+			ss.noteAck(nil, func() []int { return targetsOf([]int{r.file}, cancelled) }))
 		delete(ss.subs, key)
 		ss.dropSub(r)
 		for mk, s := range ss.msgs {
 			if s.pending[key] {
+				cancelled = append(cancelled, s)
 				delete(s.pending, key)
 				if len(s.pending) == 0 {
 					ss.forget(mk, s)
@@ -339,15 +428,20 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 			}
 		}
 	case engine.OpRemoveDest:
-		ss.add(command.Encode(nil, &command.RemoveDestination{Destination: kahaDest(op.Dest)}), nil)
+		var cancelled []*stored
+		var subFiles []int
+		ss.add(command.Encode(nil, &command.RemoveDestination{Destination: kahaDest(op.Dest)}),
+			ss.noteAck(nil, func() []int { return targetsOf(subFiles, cancelled) }))
 		for mk, s := range ss.msgs {
 			if mk.dest == op.Dest {
+				cancelled = append(cancelled, s)
 				ss.forget(mk, s)
 			}
 		}
 		if op.Dest.Type.IsTopic() {
 			for key, r := range ss.subs {
 				if r.sub.Destination == op.Dest {
+					subFiles = append(subFiles, r.file)
 					delete(ss.subs, key)
 					ss.dropSub(r)
 				}
@@ -374,7 +468,8 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 		if r == nil {
 			return nil
 		}
-		ss.add(command.Encode(nil, &command.Trace{Message: jobRemovePrefix + op.JobID}), nil)
+		ss.add(command.Encode(nil, &command.Trace{Message: jobRemovePrefix + op.JobID}),
+			ss.noteAck(nil, func() []int { return []int{r.file} }))
 		delete(ss.jobs, op.JobID)
 		ss.dropJob(r)
 	}
@@ -459,7 +554,9 @@ func (ss *shardStore) current(d message.Destination, seq uint64) (*message.Messa
 // cleanup deletes (or archives) the oldest journal files that hold nothing
 // still needed, oldest first: acks in a file only refer to messages in it or
 // in older files, so a prefix of free files can go without bringing acked
-// messages back on replay. The file being written is never removed.
+// messages back on replay. The file being written is never removed. When
+// the oldest file has stayed pinned for CompactAcksAfterNoGC cycles, ack
+// compaction (compactAcks) frees the free files after it.
 func (ss *shardStore) cleanup() {
 	ss.lastGC = time.Now()
 	files := ss.j.Files()
@@ -468,31 +565,127 @@ func (ss *shardStore) cleanup() {
 		if i < len(files)-1 && ss.live[f] > 0 {
 			ss.rewriteForward(f)
 		}
-		if i == len(files)-1 || ss.live[f] > 0 {
-			if ss.live[f] > 0 && i < len(files)-1 {
-				ss.log.Debug("journal file pinned", "file", f, "records", ss.live[f])
+		if i == len(files)-1 {
+			ss.noGC = 0
+			return
+		}
+		if ss.live[f] > 0 {
+			ss.log.Debug("journal file pinned", "file", f, "records", ss.live[f])
+			if i > 0 {
+				ss.noGC = 0
+				return
+			}
+			if !ss.st.opts.EnableAckCompaction {
+				return
+			}
+			if ss.noGC++; ss.noGC >= ss.st.opts.CompactAcksAfterNoGC {
+				ss.noGC = 0
+				ss.compactAcks(files)
 			}
 			return
 		}
-		// The index on disk must not refer to a file about to go: write
-		// it first (a no-op when nothing changed since the last one). A
-		// failure only costs a full replay at the next start.
-		ss.checkpoint()
-		var err error
-		if ss.st.opts.ArchiveDataLogs {
-			archive := filepath.Join(ss.dir, "data-archive")
-			if err = os.MkdirAll(archive, 0o755); err == nil {
-				err = ss.j.Archive(f, archive)
-			}
-		} else {
-			err = ss.j.Remove(f)
-		}
-		if err != nil {
-			ss.log.Error("journal cleanup failed", "file", f, "err", err)
+		if !ss.removeFile(f) {
 			return
 		}
 		ss.log.Debug("journal file released", "file", f, "archived", ss.st.opts.ArchiveDataLogs)
 	}
+}
+
+// removeFile deletes or archives journal file f once the index on disk no
+// longer refers to it.
+func (ss *shardStore) removeFile(f int) bool {
+	// The index on disk must not refer to a file about to go: write it
+	// first (a no-op when nothing changed since the last one). A failure
+	// only costs a full replay at the next start.
+	ss.checkpoint()
+	var err error
+	if ss.st.opts.ArchiveDataLogs {
+		archive := filepath.Join(ss.dir, "data-archive")
+		if err = os.MkdirAll(archive, 0o755); err == nil {
+			err = ss.j.Archive(f, archive)
+		}
+	} else {
+		err = ss.j.Remove(f)
+	}
+	if err != nil {
+		ss.log.Error("journal cleanup failed", "file", f, "err", err)
+		return false
+	}
+	delete(ss.acks, f)
+	delete(ss.noCompact, f)
+	return true
+}
+
+// compactAcks is ActiveMQ's ack compaction: it frees the journal files
+// after the pinned oldest one (files, ascending) that hold no record still
+// needed. The removals in them that cancel records of files still present
+// are written again, as one batch, at the head of the journal; then the
+// index is written and the files are removed, leaving a gap in the file
+// numbers as ActiveMQ's own GC does. Not compacted: the file being
+// written, files holding transaction records (an ActiveMQ journal), files
+// at or before the location of the index loaded at start (their removals
+// were not seen), and files holding a subscription or destination removal
+// that still cancels records of a present file.
+func (ss *shardStore) compactAcks(files []int) {
+	if len(files) < 3 || ss.cp.stopped {
+		return
+	}
+	var (
+		free  []int
+		moved []*fwdAck
+		recs  [][]byte
+	)
+	for _, f := range files[1 : len(files)-1] {
+		if ss.live[f] > 0 || ss.noCompact[f] || f <= ss.opaqueTo {
+			continue
+		}
+		var mv []*fwdAck
+		ok := true
+		for _, a := range ss.acks[f] {
+			if a.done || !a.relevant(f, files) {
+				continue
+			}
+			if a.rec == nil {
+				ok = false
+				break
+			}
+			mv = append(mv, a)
+		}
+		if !ok {
+			continue
+		}
+		free = append(free, f)
+		for _, a := range mv {
+			moved = append(moved, a)
+			recs = append(recs, a.rec)
+		}
+	}
+	if len(free) == 0 {
+		return
+	}
+	if len(recs) > 0 {
+		locs, err := ss.appendAll(recs)
+		if err != nil {
+			ss.log.Error("ack compaction failed", "err", err)
+			ss.diverged(err)
+			return
+		}
+		for i, l := range locs {
+			a := moved[i]
+			a.done = true
+			ss.acks[l.File] = append(ss.acks[l.File], &fwdAck{rec: a.rec, targets: a.targets})
+		}
+		ss.cp.lastRec = locs[len(locs)-1]
+	}
+	var removed []int
+	for _, f := range free {
+		if !ss.removeFile(f) {
+			break
+		}
+		removed = append(removed, f)
+	}
+	ss.log.Info("ack compaction: journal files freed", "dir", ss.dir, "files", removed,
+		"acks_rewritten", len(recs), "pinned_file", files[0], "archived", ss.st.opts.ArchiveDataLogs)
 }
 
 // rewriteForward frees file f when all that keeps it is durable

@@ -30,6 +30,14 @@ type Options struct {
 	// written and every start replays the whole journal.
 	CheckpointInterval time.Duration
 	ArchiveDataLogs    bool
+	// EnableAckCompaction lets cleanup free a journal file that is not in
+	// the prefix of free files (an older file is pinned) by writing the
+	// acks in it that still matter again at the head of the journal
+	// (ActiveMQ's enableAckCompaction; off in the zero Options).
+	EnableAckCompaction bool
+	// CompactAcksAfterNoGC is how many cleanup cycles in a row must free
+	// nothing before ack compaction is tried; 0 means 10.
+	CompactAcksAfterNoGC int
 	// LockRetry is how often a store whose directory another broker holds
 	// retries the lock (lockAcquireSleepInterval, 10 s).
 	LockRetry time.Duration
@@ -67,6 +75,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	if o.CheckpointInterval == 0 {
 		o.CheckpointInterval = 5 * time.Second
+	}
+	if o.CompactAcksAfterNoGC <= 0 {
+		o.CompactAcksAfterNoGC = 10
 	}
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("kahadb: %w", err)

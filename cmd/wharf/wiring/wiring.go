@@ -236,6 +236,8 @@ func kahaDBOptions(k config.KahaDB) kahadb.Options {
 		CleanupInterval:        k.CleanupInterval,
 		CheckpointInterval:     checkpoint,
 		ArchiveDataLogs:        k.ArchiveDataLogs,
+		EnableAckCompaction:    k.EnableAckCompaction,
+		CompactAcksAfterNoGC:   k.CompactAcksAfterNoGC,
 	}
 }
 
