@@ -3,7 +3,6 @@ package amqp
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -601,5 +600,3 @@ func (l *link) detach(closed bool) {
 		}
 	}
 }
-
-var _ = strings.HasPrefix
