@@ -110,7 +110,7 @@ func (s *session) subscribe(r wire.Subscription, subID uint32) (byte, *engine.Su
 	old := s.subs[filter]
 	isNew := old == nil
 	if old != nil {
-		s.closeSub(old, false)
+		s.closeSub(old)
 		delete(s.subs, filter)
 	}
 	sub, spec := s.newSubscription(filter, qos)
@@ -190,7 +190,7 @@ const sharePrefix = "$share/"
 func (s *session) subscribeShared(full, group, filter string, qos byte, subID uint32) (byte, *engine.Subscription) {
 	queue := shareQueue(group, filter)
 	if old := s.subs[full]; old != nil {
-		s.closeSub(old, false)
+		s.closeSub(old)
 		delete(s.subs, full)
 		s.srv.shareLeave(old.share)
 	}
@@ -234,7 +234,7 @@ func virtualQueuePrefix(clientID string) string {
 }
 
 // closeSub ends sub's consumer; the durable subscription (or queue) stays.
-func (s *session) closeSub(sub *subscription, _ bool) {
+func (s *session) closeSub(sub *subscription) {
 	sub.closed.Store(true)
 	if es := sub.es.Load(); es != nil {
 		if err := s.conn.CloseSubscription(es); err != nil && !errors.Is(err, engine.ErrSubClosed) {
@@ -266,7 +266,7 @@ func (s *session) onUnsubscribe(p *wire.Packet) {
 			continue
 		}
 		delete(s.subs, f)
-		s.closeSub(sub, true)
+		s.closeSub(sub)
 		s.dropDurable(sub)
 		if !sub.share.IsZero() {
 			s.srv.shareLeave(sub.share)
