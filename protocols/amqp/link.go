@@ -43,6 +43,12 @@ type link struct {
 	deliveryCount uint32
 	credit        uint32
 	drain         bool
+	// attached is set once the broker's Attach is written; deliveries the
+	// engine hands over before that (a browse starts at once) wait in
+	// early, so that no transfer precedes the attach (§2.6.3). Under
+	// c.outMu.
+	attached bool
+	early    []pendingTransfer
 
 	closed atomic.Bool
 }
@@ -112,7 +118,14 @@ func (s *session) onAttach(a *wire.Attach) {
 	}
 	zero := uint32(0)
 	reply.InitialDeliveryCount = &zero
-	s.c.writeFrame(s.ch, reply)
+	s.c.outMu.Lock()
+	s.c.writeFrameLocked(s.ch, reply)
+	l.attached = true
+	for _, p := range l.early {
+		s.transferLocked(l, p.d, p.payload)
+	}
+	l.early = nil
+	s.c.outMu.Unlock()
 	if es := l.es.Load(); es != nil {
 		es.Start()
 	}
@@ -379,6 +392,10 @@ func (l *link) Deliver(d engine.Delivery) {
 		l.credit--
 	}
 	od := &outDelivery{l: l, es: d.Sub, id: d.ID, presettled: l.presettled || d.Sub.Spec().Browser, format: MessageFormat(d.Msg)}
+	if !l.attached {
+		l.early = append(l.early, pendingTransfer{l: l, d: od, payload: payload})
+		return
+	}
 	l.s.transferLocked(l, od, payload)
 }
 
