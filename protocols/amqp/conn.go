@@ -48,6 +48,7 @@ type conn struct {
 
 	outMu      sync.Mutex
 	out        []byte
+	msgBuf     []byte        // the message being delivered, encoded (Deliver)
 	maxFrame   uint32        // the client's max-frame-size
 	remoteIdle time.Duration // the client's idle-time-out
 

@@ -1,6 +1,7 @@
 package amqp
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -384,16 +385,19 @@ func (l *link) Deliver(d engine.Delivery) {
 		return
 	}
 	am := FromMessage(d.Msg, d.Redeliveries, time.Now().UnixMilli())
-	payload := wire.AppendMessage(nil, am)
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
+	// Encoded into the connection's buffer: sendLocked copies it into the
+	// frames at once; only a held transfer keeps a copy of its own.
+	c.msgBuf = wire.AppendMessage(c.msgBuf[:0], am)
+	payload := c.msgBuf
 	l.deliveryCount++
 	if l.credit > 0 {
 		l.credit--
 	}
 	od := &outDelivery{l: l, es: d.Sub, id: d.ID, presettled: l.presettled || d.Sub.Spec().Browser, format: MessageFormat(d.Msg)}
 	if !l.attached {
-		l.early = append(l.early, pendingTransfer{l: l, d: od, payload: payload})
+		l.early = append(l.early, pendingTransfer{l: l, d: od, payload: bytes.Clone(payload)})
 		return
 	}
 	l.s.transferLocked(l, od, payload)

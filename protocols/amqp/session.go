@@ -1,6 +1,7 @@
 package amqp
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -202,7 +203,7 @@ func (s *session) transferLocked(l *link, d *outDelivery, payload []byte) {
 		return
 	}
 	if len(s.backlog) > 0 || s.windowLeftLocked() == 0 {
-		s.backlog = append(s.backlog, pendingTransfer{l: l, d: d, payload: payload})
+		s.backlog = append(s.backlog, pendingTransfer{l: l, d: d, payload: bytes.Clone(payload)})
 		return
 	}
 	s.sendLocked(l, d, payload)

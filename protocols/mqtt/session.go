@@ -51,6 +51,7 @@ type session struct {
 	// which only post.
 	outMu     sync.Mutex
 	out       []byte
+	ackBuf    []byte // encode buffer of writeAck
 	nextPID   uint16
 	inflight  map[uint16]*outFlight
 	waiting   []waitingDelivery
@@ -237,10 +238,13 @@ func (s *session) writePacket(p *wire.Packet, version byte) {
 }
 
 // writeAck writes a short acknowledgement from any goroutine.
+// Called without outMu held; it takes it for the encode buffer, which
+// saves an allocation per acknowledgement.
 func (s *session) writeAck(t wire.Type, pid uint16, reason byte) {
-	var buf [16]byte
-	b := wire.AppendPacket(buf[:0], &wire.Packet{Type: t, PacketID: pid, ReasonCode: reason}, s.version)
-	if err := s.tc.Write(b); err != nil {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	s.ackBuf = wire.AppendPacket(s.ackBuf[:0], &wire.Packet{Type: t, PacketID: pid, ReasonCode: reason}, s.version)
+	if err := s.tc.Write(s.ackBuf); err != nil {
 		s.log.Debug("write failed", "err", err)
 	}
 }
