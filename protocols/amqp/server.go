@@ -10,6 +10,7 @@ import (
 
 	"wharf/engine"
 	"wharf/protocols/amqp/wire"
+	"wharf/protocols/internal/options"
 	"wharf/protocols/transport"
 )
 
@@ -66,13 +67,13 @@ func ParseOptions(query map[string]string) (Options, error) {
 		switch k {
 		case "wireFormat.maxAmqpFrameSize":
 			var n int
-			n, err = atoiPositive(v)
+			n, err = options.PositiveInt(v)
 			if err == nil && n < wire.MinMaxFrameSize {
 				err = fmt.Errorf("below the minimum of %d", wire.MinMaxFrameSize)
 			}
 			o.Limits.MaxFrameSize = uint32(n)
 		case "wireFormat.maxFrameSize":
-			o.MaxMessageSize, err = atoiPositive(v)
+			o.MaxMessageSize, err = options.PositiveInt(v)
 		case "wireFormat.idleTimeout":
 			var ms int
 			ms, err = strconv.Atoi(strings.TrimSpace(v))
@@ -84,11 +85,11 @@ func ParseOptions(query map[string]string) (Options, error) {
 			o.AllowNonSASL, err = strconv.ParseBool(v)
 		case "transport.producerCredit", "wireFormat.producerCredit":
 			var n int
-			n, err = atoiPositive(v)
+			n, err = options.PositiveInt(v)
 			o.ProducerCredit = uint32(n)
 		case "transport.connectAttemptTimeout":
 			var ms int
-			ms, err = atoiPositive(v)
+			ms, err = options.PositiveInt(v)
 			o.ConnectTimeout = time.Duration(ms) * time.Millisecond
 		case "transport.transformer":
 			if v != "jms" {
@@ -102,14 +103,6 @@ func ParseOptions(query map[string]string) (Options, error) {
 		}
 	}
 	return o, nil
-}
-
-func atoiPositive(s string) (int, error) {
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("not a positive integer")
-	}
-	return n, nil
 }
 
 // Server creates AMQP connections on an engine.

@@ -11,6 +11,7 @@ import (
 
 	"wharf/engine"
 	"wharf/engine/message"
+	"wharf/protocols/internal/options"
 	"wharf/protocols/mqtt/wire"
 	"wharf/protocols/transport"
 )
@@ -68,7 +69,7 @@ func ParseOptions(query map[string]string) (Options, error) {
 		var err error
 		switch k {
 		case "wireFormat.maxFrameSize":
-			o.Limits.MaxPacketBytes, err = atoiPositive(v)
+			o.Limits.MaxPacketBytes, err = options.PositiveInt(v)
 		case "transport.defaultKeepAlive":
 			var ms int
 			ms, err = strconv.Atoi(strings.TrimSpace(v))
@@ -78,7 +79,7 @@ func ParseOptions(query map[string]string) (Options, error) {
 			o.DefaultKeepAlive = time.Duration(ms) * time.Millisecond
 		case "transport.connectAttemptTimeout":
 			var ms int
-			ms, err = atoiPositive(v)
+			ms, err = options.PositiveInt(v)
 			o.ConnectTimeout = time.Duration(ms) * time.Millisecond
 		case "transport.activeMQSubscriptionPrefetch":
 			o.SubscriptionPrefetch, err = strconv.Atoi(strings.TrimSpace(v))
@@ -102,7 +103,7 @@ func ParseOptions(query map[string]string) (Options, error) {
 			o.TopicAliasMaximum = uint16(n)
 		case "transport.receiveMaximum":
 			var n int
-			n, err = atoiPositive(v)
+			n, err = options.PositiveInt(v)
 			if err == nil && n > 65535 {
 				err = fmt.Errorf("must be 1..65535")
 			}
@@ -115,14 +116,6 @@ func ParseOptions(query map[string]string) (Options, error) {
 		}
 	}
 	return o, nil
-}
-
-func atoiPositive(s string) (int, error) {
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("not a positive integer")
-	}
-	return n, nil
 }
 
 // Server creates MQTT sessions on an engine and keeps what outlives a

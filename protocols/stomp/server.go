@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"time"
 
 	"wharf/engine"
+	"wharf/protocols/internal/options"
 	"wharf/protocols/stomp/wire"
 	"wharf/protocols/transport"
 )
@@ -52,9 +52,9 @@ func ParseOptions(query map[string]string) (Options, error) {
 		var err error
 		switch k {
 		case "wireFormat.maxFrameSize":
-			o.Limits.MaxFrameBytes, err = atoiPositive(v)
+			o.Limits.MaxFrameBytes, err = options.PositiveInt(v)
 		case "wireFormat.maxDataLength":
-			o.Limits.MaxBodyBytes, err = atoiPositive(v)
+			o.Limits.MaxBodyBytes, err = options.PositiveInt(v)
 		case "transport.defaultHeartBeat":
 			if _, _, perr := parseHeartBeat(v); perr != nil {
 				err = perr
@@ -67,7 +67,7 @@ func ParseOptions(query map[string]string) (Options, error) {
 			}
 		case "transport.connectAttemptTimeout":
 			var ms int
-			ms, err = atoiPositive(v)
+			ms, err = options.PositiveInt(v)
 			o.ConnectTimeout = time.Duration(ms) * time.Millisecond
 		default:
 			return o, fmt.Errorf("%w: %q is not a STOMP transport option Wharf supports", ErrBadOption, k)
@@ -77,14 +77,6 @@ func ParseOptions(query map[string]string) (Options, error) {
 		}
 	}
 	return o, nil
-}
-
-func atoiPositive(s string) (int, error) {
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("not a positive integer")
-	}
-	return n, nil
 }
 
 // Server creates STOMP sessions on an engine.
