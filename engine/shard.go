@@ -261,7 +261,12 @@ func (s *shard) write() {
 		}
 		var storeErr error
 		if len(ops) > 0 {
-			if storeErr = s.store.Apply(ops); storeErr != nil {
+			if ns, ok := s.store.(NoSyncApplier); ok && len(comps) == 0 {
+				storeErr = ns.ApplyNoSync(ops)
+			} else {
+				storeErr = s.store.Apply(ops)
+			}
+			if storeErr != nil {
 				s.log.Error("store write failed", "ops", len(ops), "err", storeErr)
 			}
 		}

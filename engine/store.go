@@ -45,6 +45,18 @@ type Syncer interface {
 	Syncs() bool
 }
 
+// NoSyncApplier is implemented by a Syncer that can write a batch without
+// waiting for the disk. The shard's writer uses it for a batch that no
+// completion waits for — typically consumers' acknowledgements, which no
+// protocol answers after a disk sync — as ActiveMQ's KahaDB writes a command
+// that asked for no response without a sync. Such a batch reaches the disk
+// with the next synced one (the journal syncs in order), so a crash can only
+// lose acknowledgements, and the messages come back redelivered; nothing a
+// producer or a commit was told is stored can be lost.
+type NoSyncApplier interface {
+	ApplyNoSync(ops []StoreOp) error
+}
+
 // StoreOpKind tells what a StoreOp does.
 type StoreOpKind uint8
 

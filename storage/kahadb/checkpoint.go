@@ -121,6 +121,11 @@ func (ss *shardStore) checkpoint() {
 	if head == ss.cp.at {
 		return
 	}
+	// The index must not describe records a crash can still take away.
+	if err := ss.j.Sync(); err != nil {
+		ss.log.Error("checkpoint skipped", "dir", ss.dir, "err", err)
+		return
+	}
 	if ss.cp.txFile != 0 {
 		if slices.Contains(ss.j.Files(), ss.cp.txFile) {
 			if !ss.cp.txNoted {

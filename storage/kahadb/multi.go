@@ -426,6 +426,15 @@ func (ms *multiShard) target(d message.Destination) (*child, error) {
 // applies each child's part as one batch. See the package documentation
 // for what is atomic.
 func (ms *multiShard) Apply(ops []engine.StoreOp) error {
+	return ms.apply(ops, true)
+}
+
+// ApplyNoSync is Apply without the children's fsyncs (engine.NoSyncApplier).
+func (ms *multiShard) ApplyNoSync(ops []engine.StoreOp) error {
+	return ms.apply(ops, false)
+}
+
+func (ms *multiShard) apply(ops []engine.StoreOp, sync bool) error {
 	if ms.closed {
 		return errors.New("kahadb: shard store is closed")
 	}
@@ -493,7 +502,7 @@ func (ms *multiShard) Apply(ops []engine.StoreOp) error {
 		if len(c.ops) == 0 {
 			continue
 		}
-		if err := c.ss.Apply(c.ops); err != nil {
+		if err := c.ss.apply(c.ops, sync); err != nil {
 			if applied > 0 {
 				return fmt.Errorf("kahadb: mKahaDB child %s (after %d other children applied their part): %w", filepath.Base(c.dir), applied, err)
 			}

@@ -2,6 +2,7 @@ package kahadb_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -278,5 +279,59 @@ func TestMultiKahaDBNoFilter(t *testing.T) {
 	err = ss.Apply([]engine.StoreOp{{Kind: engine.OpAdd, Dest: d, Seq: 1, Msg: queueMsg(d, 1)}})
 	if err == nil {
 		t.Fatal("Apply to a destination no filter matches: got nil error")
+	}
+}
+
+// An mKahaDB shard writes unsynced batches through its children too, and
+// they are there after a restart.
+func TestKahaDBMultiApplyNoSync(t *testing.T) {
+	dir := t.TempDir()
+	o := twoFilters(dir)
+	for i := range o.Filters {
+		o.Filters[i].Options.EnableJournalDiskSyncs = true
+	}
+	q := message.QueueDest("orders.eu")
+	for round := range 2 {
+		s := openMulti(t, o)
+		ss, err := s.OpenShard(0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns, ok := ss.(engine.NoSyncApplier)
+		if !ok {
+			t.Fatalf("%T does not implement engine.NoSyncApplier", ss)
+		}
+		if round == 0 {
+			var ops []engine.StoreOp
+			for seq := uint64(1); seq <= 2; seq++ {
+				ops = append(ops, engine.StoreOp{Kind: engine.OpAdd, Dest: q, Seq: seq, Msg: &message.Message{
+					ID: fmt.Sprintf("ID:multi-nosync-1:1:1:%d", seq), Destination: q, Persistent: true, Priority: 4, BodyType: message.TextBody, Body: []byte("m")}})
+			}
+			if err := ss.Apply(ops); err != nil {
+				t.Fatal(err)
+			}
+			if err := ns.ApplyNoSync([]engine.StoreOp{{Kind: engine.OpRemove, Dest: q, Seq: 1}}); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			var seqs []uint64
+			if err := ss.Recover(func(it engine.RecoveredItem) error {
+				if it.Msg != nil {
+					seqs = append(seqs, it.Seq)
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if len(seqs) != 1 || seqs[0] != 2 {
+				t.Fatalf("recovered %v, want [2]", seqs)
+			}
+		}
+		if err := ss.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

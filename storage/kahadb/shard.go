@@ -232,6 +232,16 @@ func (ss *shardStore) noteAck(rec []byte, targets func() []int) func(journal.Loc
 // Apply writes ops as one journal batch (one fsync), then applies them to
 // the index.
 func (ss *shardStore) Apply(ops []engine.StoreOp) error {
+	return ss.apply(ops, true)
+}
+
+// ApplyNoSync is Apply without the fsync (engine.NoSyncApplier): the batch
+// reaches the disk with the next synced one.
+func (ss *shardStore) ApplyNoSync(ops []engine.StoreOp) error {
+	return ss.apply(ops, false)
+}
+
+func (ss *shardStore) apply(ops []engine.StoreOp, sync bool) error {
 	if ss.closed {
 		return errors.New("kahadb: shard store is closed")
 	}
@@ -263,7 +273,7 @@ func (ss *shardStore) Apply(ops []engine.StoreOp) error {
 		copy(ss.owners[1:], ss.owners)
 		ss.owners[0] = nil
 	}
-	locs, err := ss.appendAll(ss.recs)
+	locs, err := ss.appendAll(ss.recs, sync)
 	if err != nil {
 		ss.diverged(err)
 		return fmt.Errorf("kahadb: journal write: %w", err)
@@ -478,13 +488,17 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 
 // appendAll writes records as one batch, or as several when together they
 // are bigger than a journal file (each batch is then atomic on its own).
-func (ss *shardStore) appendAll(recs [][]byte) ([]journal.Location, error) {
+func (ss *shardStore) appendAll(recs [][]byte, sync bool) ([]journal.Location, error) {
+	appendBatch := ss.j.Append
+	if !sync {
+		appendBatch = ss.j.AppendNoSync
+	}
 	limit := int(max(ss.st.opts.JournalMaxFileLength, 4<<20)) - 64
 	var locs []journal.Location
 	start, size := 0, 0
 	for i, r := range recs {
 		if i > start && size+len(r)+5 >= limit {
-			l, err := ss.j.Append(recs[start:i])
+			l, err := appendBatch(recs[start:i])
 			if err != nil {
 				return nil, err
 			}
@@ -493,7 +507,7 @@ func (ss *shardStore) appendAll(recs [][]byte) ([]journal.Location, error) {
 		}
 		size += len(r) + 5
 	}
-	l, err := ss.j.Append(recs[start:])
+	l, err := appendBatch(recs[start:])
 	if err != nil {
 		return nil, err
 	}
@@ -598,6 +612,12 @@ func (ss *shardStore) removeFile(f int) bool {
 	// first (a no-op when nothing changed since the last one). A failure
 	// only costs a full replay at the next start.
 	ss.checkpoint()
+	// Records written without a sync (ApplyNoSync) may be what frees f:
+	// they go to disk before f goes.
+	if err := ss.j.Sync(); err != nil {
+		ss.log.Error("journal cleanup deferred", "file", f, "err", err)
+		return false
+	}
 	var err error
 	if ss.st.opts.ArchiveDataLogs {
 		archive := filepath.Join(ss.dir, "data-archive")
@@ -664,7 +684,7 @@ func (ss *shardStore) compactAcks(files []int) {
 		return
 	}
 	if len(recs) > 0 {
-		locs, err := ss.appendAll(recs)
+		locs, err := ss.appendAll(recs, true)
 		if err != nil {
 			ss.log.Error("ack compaction failed", "err", err)
 			ss.diverged(err)
@@ -734,7 +754,7 @@ func (ss *shardStore) rewriteForward(f int) {
 			return
 		}
 	}
-	locs, err := ss.appendAll(ss.recs)
+	locs, err := ss.appendAll(ss.recs, true)
 	if err != nil {
 		ss.log.Error("subscription rewrite failed", "err", err)
 		ss.diverged(err)

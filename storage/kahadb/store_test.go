@@ -2,9 +2,11 @@ package kahadb_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"wharf/engine"
+	"wharf/engine/message"
 	"wharf/storage/kahadb"
 	"wharf/storage/storetest"
 )
@@ -20,4 +22,72 @@ func TestStoreKahaDB(t *testing.T) {
 			return s
 		}
 	})
+}
+
+// ApplyNoSync writes without an fsync; the next Apply syncs it along, and
+// both survive a restart.
+func TestKahaDBApplyNoSync(t *testing.T) {
+	dir := t.TempDir()
+	open := func() (*kahadb.Store, engine.ShardStore) {
+		st, err := kahadb.Open(context.Background(), kahadb.Options{Dir: dir, EnableJournalDiskSyncs: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss, err := st.OpenShard(0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, ss
+	}
+	st, ss := open()
+	ns, ok := ss.(engine.NoSyncApplier)
+	if !ok {
+		t.Fatalf("%T does not implement engine.NoSyncApplier", ss)
+	}
+	q := message.QueueDest("q")
+	add := func(seq uint64) engine.StoreOp {
+		return engine.StoreOp{Kind: engine.OpAdd, Dest: q, Seq: seq, Msg: &message.Message{
+			ID: fmt.Sprintf("ID:nosync-1:1:1:%d", seq), Destination: q, Persistent: true, Priority: 4, BodyType: message.TextBody, Body: []byte("m")}}
+	}
+	syncs := func() uint64 { return st.Stats().Syncs }
+	before := syncs()
+	if err := ss.Apply([]engine.StoreOp{add(1), add(2), add(3)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := syncs() - before; got != 1 {
+		t.Fatalf("Apply: %d fsyncs, want 1", got)
+	}
+	before = syncs()
+	if err := ns.ApplyNoSync([]engine.StoreOp{{Kind: engine.OpRemove, Dest: q, Seq: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := syncs() - before; got != 0 {
+		t.Fatalf("ApplyNoSync: %d fsyncs, want 0", got)
+	}
+	if err := ss.Apply([]engine.StoreOp{{Kind: engine.OpRemove, Dest: q, Seq: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ss.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, ss = open()
+	defer st.Close()
+	var seqs []uint64
+	if err := ss.Recover(func(it engine.RecoveredItem) error {
+		if it.Msg != nil {
+			seqs = append(seqs, it.Seq)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(seqs) != 1 || seqs[0] != 3 {
+		t.Fatalf("recovered %v, want [3]", seqs)
+	}
+	if err := ss.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

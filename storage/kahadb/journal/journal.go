@@ -124,6 +124,8 @@ type Journal struct {
 	stats  Stats
 	closed bool
 	damage []string // ReadOnly: what Open found unreadable
+	// unsynced: AppendNoSync wrote to the current file since its last sync.
+	unsynced bool
 }
 
 type reader struct {
@@ -348,6 +350,14 @@ func (j *Journal) create(id int) error {
 		}
 	}
 	if j.curF != nil {
+		// The file being left must be on disk before anything is synced in
+		// the new one: a crash must not keep a later batch and lose an
+		// earlier one.
+		if err := j.Sync(); err != nil {
+			f.Close()
+			os.Remove(p)
+			return err
+		}
 		if err := j.curF.Close(); err != nil {
 			j.log.Warn("journal file close failed", "file", fileName(j.cur.id), "err", err)
 		}
@@ -392,9 +402,39 @@ func syncDir(dir string) error {
 // MaxFileLength (Journal.getCurrentDataFile); a batch of one record may exceed
 // MaxWriteBatchSize, a batch of several may not (ErrBatchTooLarge: split it).
 // With o.Sync the file is fsynced before Append returns: the records are then
-// durable. A failed Append leaves the append position where it was; the next
-// batch overwrites whatever part of this one reached the file.
+// durable, and so is every batch before them. A failed Append leaves the
+// append position where it was; the next batch overwrites whatever part of
+// this one reached the file.
 func (j *Journal) Append(records [][]byte) ([]Location, error) {
+	return j.append(records, true)
+}
+
+// AppendNoSync writes records as Append does but does not fsync: nobody
+// waits for them (ActiveMQ's journal writes a record without a sync when its
+// command did not ask for a response, e.g. a consumer's acknowledgement).
+// They reach the disk with the next Append, a Sync, a rotation to a new data
+// file, or Close, whichever comes first; a crash before that may lose them,
+// and only them, since every later synced batch syncs them too.
+func (j *Journal) AppendNoSync(records [][]byte) ([]Location, error) {
+	return j.append(records, false)
+}
+
+// Sync fsyncs the batches AppendNoSync wrote since the last sync.
+func (j *Journal) Sync() error {
+	if j.closed {
+		return ErrClosed
+	}
+	if !j.unsynced || j.curF == nil {
+		return nil
+	}
+	if err := j.sync(j.curF); err != nil {
+		return err
+	}
+	j.unsynced = false
+	return nil
+}
+
+func (j *Journal) append(records [][]byte, sync bool) ([]Location, error) {
 	if j.closed {
 		return nil, ErrClosed
 	}
@@ -422,8 +462,13 @@ func (j *Journal) Append(records [][]byte) ([]Location, error) {
 	if _, err := j.curF.WriteAt(j.buf, off); err != nil {
 		return nil, fmt.Errorf("journal: write %s at %d: %w", fileName(j.cur.id), off, err)
 	}
-	if err := j.sync(j.curF); err != nil {
-		return nil, err
+	if sync {
+		if err := j.sync(j.curF); err != nil {
+			return nil, err
+		}
+		j.unsynced = false
+	} else {
+		j.unsynced = true
 	}
 	locs := make([]Location, len(records))
 	at := off + batchControlSize
@@ -558,14 +603,16 @@ func moveFile(src, dst string, sync bool) error {
 	return os.Remove(src)
 }
 
-// Close closes the journal's files. It does not fsync: with o.Sync every
-// batch already is on disk, without it nothing is promised.
+// Close fsyncs what AppendNoSync left unsynced and closes the journal's
+// files. With o.Sync every other batch already is on disk, without it
+// nothing is promised.
 func (j *Journal) Close() error {
 	if j.closed {
 		return ErrClosed
 	}
+	err := j.Sync()
 	j.closed = true
-	return j.closeFiles()
+	return errors.Join(err, j.closeFiles())
 }
 
 func (j *Journal) closeFiles() error {

@@ -558,6 +558,75 @@ func TestKahaDBJournalSync(t *testing.T) {
 	}
 }
 
+// AppendNoSync leaves its batches to the next sync: an Append, Sync, a
+// rotation to a new file, or Close — each exactly one fsync, none when
+// nothing is pending — and the batches replay like any others.
+func TestKahaDBJournalAppendNoSync(t *testing.T) {
+	o := testOptions(t.TempDir(), false, nil)
+	o.Sync = true
+	j := mustOpen(t, o)
+	syncs := func() uint64 { return j.Stats().Syncs }
+	step := func(what string, f func(), want uint64) {
+		t.Helper()
+		before := syncs()
+		f()
+		if got := syncs() - before; got != want {
+			t.Fatalf("%s: %d fsyncs, want %d", what, got, want)
+		}
+	}
+	var want []rec
+	noSync := func(i int) {
+		recs := [][]byte{payload(i, 100)}
+		locs, err := j.AppendNoSync(recs)
+		if err != nil {
+			t.Fatalf("AppendNoSync: %v", err)
+		}
+		want = append(want, rec{locs[0], recs[0]})
+	}
+	step("unsynced appends", func() { noSync(0); noSync(1) }, 0)
+	step("Sync with pending batches", func() {
+		if err := j.Sync(); err != nil {
+			t.Fatal(err)
+		}
+	}, 1)
+	step("Sync with nothing pending", func() {
+		if err := j.Sync(); err != nil {
+			t.Fatal(err)
+		}
+	}, 0)
+	step("unsynced append", func() { noSync(2) }, 0)
+	step("synced append after an unsynced one", func() {
+		out, _, _ := appendBatch(t, j, payload(3, 100))
+		want = append(want, out...)
+	}, 1)
+	step("Sync after a synced append", func() {
+		if err := j.Sync(); err != nil {
+			t.Fatal(err)
+		}
+	}, 0)
+	// Fill the 4 KiB file with unsynced batches until one lands in a new
+	// file: the rotation syncs the old file, and the new file's creation
+	// syncs once more.
+	first := j.Head().File
+	i := 4
+	for j.Head().File == first {
+		before := syncs()
+		noSync(i)
+		i++
+		if j.Head().File != first {
+			if got := syncs() - before; got != 2 {
+				t.Fatalf("rotation after unsynced batches: %d fsyncs, want 2 (old file, new file)", got)
+			}
+		}
+	}
+	step("unsynced append in the new file", func() { noSync(i) }, 0)
+	step("Close with a pending batch", func() { mustClose(t, j) }, 1)
+
+	j = mustOpen(t, o)
+	defer mustClose(t, j)
+	checkRecords(t, replayAll(t, j, Location{}), want)
+}
+
 func TestKahaDBJournalErrors(t *testing.T) {
 	o := testOptions(t.TempDir(), false, nil)
 	o.MaxWriteBatchSize = 1024
