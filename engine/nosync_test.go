@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -116,5 +117,83 @@ func TestEngineSyncOnlyWhatSomebodyWaitsFor(t *testing.T) {
 	}
 	if got := rec.syncedFor(engine.OpRemove); len(got) != 2 || got[0] || !got[1] {
 		t.Fatalf("removes: synced per batch %v, want [false true] (plain ack unsynced, commit synced)", got)
+	}
+}
+
+// slowSyncStore is a syncing store whose Apply takes as long as a slow
+// disk's fsync, and that counts the adds of each Apply.
+type slowSyncStore struct {
+	mu   sync.Mutex
+	adds []int
+}
+
+func (s *slowSyncStore) OpenShard(int, int) (engine.ShardStore, error)  { return s, nil }
+func (s *slowSyncStore) Close() error                                   { return nil }
+func (s *slowSyncStore) Syncs() bool                                    { return true }
+func (s *slowSyncStore) Recover(func(engine.RecoveredItem) error) error { return nil }
+func (s *slowSyncStore) Apply(ops []engine.StoreOp) error {
+	time.Sleep(3 * time.Millisecond) // the disk's fsync, simulated
+	n := 0
+	for _, op := range ops {
+		if op.Kind == engine.OpAdd {
+			n++
+		}
+	}
+	s.mu.Lock()
+	s.adds = append(s.adds, n)
+	s.mu.Unlock()
+	return nil
+}
+
+// Four producers each waiting for their send to be stored: the writer
+// gathers the sends of the producers the last sync released, so that they
+// share one sync instead of splitting into two alternating cohorts of two
+// (the equilibrium without gathering).
+func TestEngineGroupCommitGathersReleasedProducers(t *testing.T) {
+	st := &slowSyncStore{}
+	e, err := engine.New(engine.Options{Shards: 1, Store: st, TickInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	q := message.QueueDest("gather")
+	const producers, per = 4, 60
+	var all sync.WaitGroup
+	for p := range producers {
+		all.Add(1)
+		go func() {
+			defer all.Done()
+			c, err := e.Connect(engine.Credentials{})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for i := range per {
+				r := &result{errs: map[uint64]error{}}
+				r.wg.Add(1)
+				if err := c.Send(msg(q, fmt.Sprintf("%d-%d", p, i), true), "", r, 1); err != nil {
+					t.Error(err)
+					return
+				}
+				r.wg.Wait()
+				if err := r.errs[1]; err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	all.Wait()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	total := 0
+	for _, n := range st.adds {
+		total += n
+	}
+	if total != producers*per {
+		t.Fatalf("%d adds stored, want %d", total, producers*per)
+	}
+	if mean := float64(total) / float64(len(st.adds)); mean < 3 {
+		t.Fatalf("%.2f adds per sync over %d syncs, want at least 3 of 4 producers per sync", mean, len(st.adds))
 	}
 }
