@@ -26,6 +26,25 @@ type syncedAcksShard struct{ engine.ShardStore }
 
 func (s syncedAcksShard) Syncs() bool { return true }
 
+// ackBenchBroker is an engine on a KahaDB store with disk syncs, whose
+// acknowledgements are synced (mode "synced") or not (Wharf's way).
+func ackBenchBroker(b *testing.B, mode string) (*engine.Engine, *kahadb.Store) {
+	st, err := kahadb.Open(context.Background(), kahadb.Options{Dir: b.TempDir(), EnableJournalDiskSyncs: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var store engine.Store = st
+	if mode == "synced" {
+		store = syncedAcks{st}
+	}
+	e, err := engine.New(engine.Options{Shards: 1, Store: store})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close(); st.Close() })
+	return e, st
+}
+
 type chanSink chan engine.Delivery
 
 func (c chanSink) Deliver(d engine.Delivery) { c <- d }
@@ -40,19 +59,7 @@ func BenchmarkKahaDBPersistentQueue(b *testing.B) {
 	fsyncs := rawFsyncRate(b)
 	for _, mode := range []string{"synced", "unsynced", "synced", "unsynced"} {
 		b.Run("acks="+mode, func(b *testing.B) {
-			st, err := kahadb.Open(context.Background(), kahadb.Options{Dir: b.TempDir(), EnableJournalDiskSyncs: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			var store engine.Store = st
-			if mode == "synced" {
-				store = syncedAcks{st}
-			}
-			e, err := engine.New(engine.Options{Shards: 1, Store: store})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer func() { e.Close(); st.Close() }()
+			e, st := ackBenchBroker(b, mode)
 			q := message.QueueDest("bench")
 			cc, err := e.Connect(engine.Credentials{})
 			if err != nil {
@@ -115,19 +122,7 @@ func BenchmarkKahaDBDrainQueue(b *testing.B) {
 	fsyncs := rawFsyncRate(b)
 	for _, mode := range []string{"synced", "unsynced", "synced", "unsynced"} {
 		b.Run("acks="+mode, func(b *testing.B) {
-			st, err := kahadb.Open(context.Background(), kahadb.Options{Dir: b.TempDir(), EnableJournalDiskSyncs: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			var store engine.Store = st
-			if mode == "synced" {
-				store = syncedAcks{st}
-			}
-			e, err := engine.New(engine.Options{Shards: 1, Store: store})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer func() { e.Close(); st.Close() }()
+			e, st := ackBenchBroker(b, mode)
 			q := message.QueueDest("bench")
 			c, err := e.Connect(engine.Credentials{})
 			if err != nil {

@@ -314,16 +314,7 @@ func TestKahaDBMultiApplyNoSync(t *testing.T) {
 				t.Fatal(err)
 			}
 		} else {
-			var seqs []uint64
-			if err := ss.Recover(func(it engine.RecoveredItem) error {
-				if it.Msg != nil {
-					seqs = append(seqs, it.Seq)
-				}
-				return nil
-			}); err != nil {
-				t.Fatal(err)
-			}
-			if len(seqs) != 1 || seqs[0] != 2 {
+			if seqs := recoveredSeqs(t, ss); len(seqs) != 1 || seqs[0] != 2 {
 				t.Fatalf("recovered %v, want [2]", seqs)
 			}
 		}

@@ -75,6 +75,17 @@ func TestKahaDBApplyNoSync(t *testing.T) {
 	}
 	st, ss = open()
 	defer st.Close()
+	if seqs := recoveredSeqs(t, ss); len(seqs) != 1 || seqs[0] != 3 {
+		t.Fatalf("recovered %v, want [3]", seqs)
+	}
+	if err := ss.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recoveredSeqs lists the sequences of the messages ss recovers.
+func recoveredSeqs(t *testing.T, ss engine.ShardStore) []uint64 {
+	t.Helper()
 	var seqs []uint64
 	if err := ss.Recover(func(it engine.RecoveredItem) error {
 		if it.Msg != nil {
@@ -84,10 +95,5 @@ func TestKahaDBApplyNoSync(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if len(seqs) != 1 || seqs[0] != 3 {
-		t.Fatalf("recovered %v, want [3]", seqs)
-	}
-	if err := ss.Close(); err != nil {
-		t.Fatal(err)
-	}
+	return seqs
 }
