@@ -100,6 +100,10 @@ type Policy struct {
 	// MemoryLimit is the destination's own memory limit in bytes; 0 shares
 	// the broker's (policyEntry memoryLimit).
 	MemoryLimit int64
+	// CursorMemoryHighWaterMark is the percent of the memory limit (the
+	// destination's, else the broker's) past which new non-persistent
+	// messages that must wait go to the temp store (70).
+	CursorMemoryHighWaterMark int
 	// ProducerFlowControl blocks or fails producers when a limit is reached
 	// (true); false accepts their messages regardless.
 	ProducerFlowControl bool
@@ -121,5 +125,7 @@ func DefaultPolicy() Policy {
 		MaxPageSize:           200,
 		MessageGroupCacheSize: 1024,
 		ProducerFlowControl:   true,
+		// PolicyEntry.cursorMemoryHighWaterMark (percent).
+		CursorMemoryHighWaterMark: 70,
 	}
 }
