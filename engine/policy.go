@@ -104,6 +104,10 @@ type Policy struct {
 	// destination's, else the broker's) past which new non-persistent
 	// messages that must wait go to the temp store (70).
 	CursorMemoryHighWaterMark int
+	// VMCursor keeps every pending message in memory, spilling nothing
+	// (<pendingQueuePolicy><vmQueueCursor/>): memory limits then block
+	// non-persistent sends too.
+	VMCursor bool
 	// ProducerFlowControl blocks or fails producers when a limit is reached
 	// (true); false accepts their messages regardless.
 	ProducerFlowControl bool

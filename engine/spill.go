@@ -18,14 +18,15 @@ import (
 // temp store's live records.
 //
 // Never spilled: persistent messages (the store holds them), messages of
-// temporary destinations (ActiveMQ gives them a VM cursor), and messages
+// temporary destinations (ActiveMQ gives them a VM cursor) and of queues
+// whose policy asks for the VM cursor (Policy.VMCursor), and messages
 // handed straight to a consumer. Messages put back by a consumer (nack,
 // close, rollback) stay in memory: they go to the front of the queue, to be
 // dispatched next, as ActiveMQ's redeliveredWaitingDispatch list keeps them.
 
 // spillable reports whether m, on d, may go to the temp store.
 func (s *shard) spillable(d *destination, m *message.Message) bool {
-	return !m.Persistent && !s.tempBroken && !d.d.Type.IsTemp()
+	return !m.Persistent && !s.tempBroken && !d.d.Type.IsTemp() && !d.policy.VMCursor
 }
 
 // overHighWater reports whether d's memory, or the broker's, is past the

@@ -239,6 +239,7 @@ func Policy(p *config.PolicyEntry) engine.Policy {
 	ep.PendingMessageLimit = p.PendingMessageLimit
 	ep.MemoryLimit = p.MemoryLimit
 	ep.CursorMemoryHighWaterMark = p.CursorMemoryHighWaterMark
+	ep.VMCursor = p.PendingQueuePolicy == "vm"
 	ep.ProducerFlowControl = p.ProducerFlowControl
 	ep.AdvisoryForConsumed, ep.AdvisoryForDelivery = p.AdvisoryForConsumed, p.AdvisoryForDelivery
 	ep.AdvisoryWhenFull, ep.AdvisoryForSlowConsumers = p.AdvisoryWhenFull, p.AdvisoryForSlowConsumers

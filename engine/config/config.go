@@ -376,8 +376,8 @@ type PolicyEntry struct {
 	// limit. <pendingMessageLimitStrategy><constantPendingMessageLimitStrategy limit>.
 	//
 	// PendingQueuePolicy is <pendingQueuePolicy>: only "vm"
-	// (<vmQueueCursor/>) is accepted, which is what Wharf does anyway: a
-	// queue's pending messages are kept in memory. "" means not set.
+	// (<vmQueueCursor/>) is accepted: the queue's pending messages all stay
+	// in memory and none spills to the temp store. "" means not set.
 	PendingMessageLimit int
 	PendingQueuePolicy  string
 	// SendAdvisoryIfNoConsumers publishes ActiveMQ.Advisory.NoConsumer.* for
