@@ -24,6 +24,15 @@ import (
 // close, rollback) stay in memory: they go to the front of the queue, to be
 // dispatched next, as ActiveMQ's redeliveredWaitingDispatch list keeps them.
 
+// DEVIATION: the temp usage counts the bytes of live records, not the temp
+// store's files (ActiveMQ counts its PList journal files, dead records
+// included until they are cleaned up); a segment is deleted as soon as its
+// last record is consumed, so the two stay close. And ActiveMQ writes a
+// non-persistent message to the temp store whenever its cursor is past the
+// mark; Wharf does so only for a message that has to wait (see spillNew's
+// callers), which is the same for a backlog but saves a write and a read
+// for a message a consumer takes at once.
+
 // spillable reports whether m, on d, may go to the temp store.
 func (s *shard) spillable(d *destination, m *message.Message) bool {
 	return !m.Persistent && !s.tempBroken && !d.d.Type.IsTemp() && !d.policy.VMCursor
