@@ -82,7 +82,8 @@ FUZZ_TARGETS := \
 	./protocols/openwire/wire:FuzzOpenWireWireDecodeLoose \
 	./storage/kahadb/command:FuzzKahaDBCommandDecode \
 	./storage/kahadb:FuzzKahaDBIndex \
-	./engine/selector:FuzzSelectorParse
+	./engine/selector:FuzzSelectorParse \
+	./engine/message:FuzzMessageBinaryDecode
 
 # Go 1.26's fuzz coordinator can fail a target with a bare "context deadline
 # exceeded" when -fuzztime ends while a worker is busy (golang/go#75804,

@@ -469,8 +469,18 @@ func (s *shard) browse(sub *Subscription) {
 			if sub.closed.Load() {
 				return false
 			}
-			if !e.msg.Expired(s.now) && sub.matches(e.msg, e.redeliveries) {
-				s.handOver(sub, Delivery{Sub: sub, ID: sub.nextID.Add(1)<<8 | uint64(s.idx), Msg: e.msg, Redeliveries: e.redeliveries})
+			if e.expired(s.now) {
+				return true
+			}
+			m := e.msg
+			if m == nil {
+				// Spilled: read for the browser, left where it is.
+				if m = s.peek(e); m == nil {
+					return true
+				}
+			}
+			if sub.matches(m, e.redeliveries) {
+				s.handOver(sub, Delivery{Sub: sub, ID: sub.nextID.Add(1)<<8 | uint64(s.idx), Msg: m, Redeliveries: e.redeliveries})
 			}
 			return true
 		}

@@ -16,8 +16,8 @@ type deque struct {
 
 // before reports whether a goes ahead of b.
 func (q *deque) before(a, b *entry) bool {
-	if q.byPriority && a.msg.Priority != b.msg.Priority {
-		return a.msg.Priority > b.msg.Priority
+	if q.byPriority && a.prio != b.prio {
+		return a.prio > b.prio
 	}
 	return a.seq < b.seq
 }

@@ -35,6 +35,7 @@ type destination struct {
 	enqueued, dequeued, dispatched, expired, inflight, discarded int64
 
 	mem          int64    // bytes of the messages held (memory usage)
+	temp         int64    // bytes of its messages spilled to the temp store (spill.go)
 	blocked      []parked // producer sends waiting for room, in arrival order
 	blockedSends int64
 	lastFlowWarn int64 // ms
@@ -51,6 +52,7 @@ func (d *destination) stats() DestinationStats {
 		DiscardedCount: d.discarded,
 		MemoryUsage:    d.mem,
 		MemoryLimit:    d.policy.MemoryLimit,
+		TempUsage:      d.temp,
 		BlockedSends:   d.blockedSends,
 		BlockedNow:     len(d.blocked),
 	}
@@ -203,6 +205,9 @@ func (s *shard) sendTo(m *message.Message, target *Subscription) error {
 		if stored {
 			s.setStored(e)
 			s.ops = append(s.ops, StoreOp{Kind: OpAdd, Dest: d.d, Seq: seq, Msg: m})
+		} else if s.e.opts.Temp != nil && (d.pending.len() > 0 || len(d.consumers) == 0) {
+			// It has to wait: it may go to the temp store.
+			s.spillDone(s.spillNew(e, nil))
 		}
 		d.pending.pushBack(e)
 		s.dispatchQueue(d)
@@ -233,10 +238,15 @@ func (s *shard) sendTo(m *message.Message, target *Subscription) error {
 	if len(keys) > 0 {
 		s.ops = append(s.ops, StoreOp{Kind: OpAdd, Dest: d.d, Seq: seq, Msg: m, Subs: keys})
 	}
+	var enc []byte // m encoded for the temp store, once for every copy
 	for i, p := range matched {
 		e := s.newEntry(seq, m, d)
 		if len(keys) > 0 && p.durable != nil {
 			s.setStored(e)
+		} else if s.e.opts.Temp != nil && (p.sub == nil || p.pending.len() > 0 || !p.sub.hasCredit()) {
+			// It has to wait for this subscriber: it may go to the temp
+			// store.
+			enc = s.spillNew(e, enc)
 		}
 		p.pending.pushBack(e)
 		s.dispatchPart(p)
@@ -248,9 +258,11 @@ func (s *shard) sendTo(m *message.Message, target *Subscription) error {
 				old := p.pending.popFront()
 				d.discarded++
 				if d.policy.AdvisoryForDiscardingMessages {
-					s.messageAdvisory(AdvisoryPrefix+"MessageDiscarded."+d.d.Type.String()+"."+d.d.Name, old.msg,
-						str("consumerId", p.sub.consumerID()), str("orignalDestination", d.d.String()),
-						message.Property{Name: "discardedCount", Value: message.LongValue(d.discarded)})
+					if om := s.msgOf(old); om != nil {
+						s.messageAdvisory(AdvisoryPrefix+"MessageDiscarded."+d.d.Type.String()+"."+d.d.Name, om,
+							str("consumerId", p.sub.consumerID()), str("orignalDestination", d.d.String()),
+							message.Property{Name: "discardedCount", Value: message.LongValue(d.discarded)})
+					}
 				}
 				if d.policy.AdvisoryForSlowConsumers && !p.slow {
 					p.slow = true
@@ -262,6 +274,7 @@ func (s *shard) sendTo(m *message.Message, target *Subscription) error {
 		}
 		matched[i] = nil
 	}
+	s.spillDone(enc)
 	s.scratch = matched[:0]
 	return nil
 }
@@ -285,9 +298,14 @@ func (s *shard) dispatchQueue(d *destination) {
 		if e == nil {
 			continue
 		}
-		if e.msg.Expired(s.now) {
+		if e.expired(s.now) {
 			q.remove(i)
 			s.expireEntry(e)
+			continue
+		}
+		if e.msg == nil && !s.load(e) {
+			q.remove(i)
+			s.lost(e)
 			continue
 		}
 		p, anyCredit, first := d.pick(e)
@@ -382,9 +400,14 @@ func (s *shard) dispatchPart(p *part) {
 			break
 		}
 		e := p.pending.popFront()
-		if e.msg.Expired(s.now) {
+		if e.expired(s.now) {
 			p.sub.credit.Add(1)
 			s.expireTopicEntry(p, e)
+			continue
+		}
+		if e.msg == nil && !s.load(e) {
+			p.sub.credit.Add(1)
+			s.lost(e)
 			continue
 		}
 		s.deliver(p, e)
@@ -654,14 +677,21 @@ func (s *shard) deadLetter(d *destination, m *message.Message, redeliveries int3
 	s.messageCopyAdvisory(AdvisoryPrefix+"MessageDLQd."+d.d.Type.String()+"."+d.d.Name, m)
 }
 
-// expireEntry expires a queue entry that is no longer pending.
+// expireEntry expires a queue entry that is no longer pending. A spilled
+// entry's message is read for the advisory and the DLQ; one that cannot be
+// read is expired without them.
 func (s *shard) expireEntry(e *entry) {
 	d := e.dest
+	m := s.msgOf(e)
 	d.expired++
-	s.expiredAdvisory(d, e.msg)
+	if m != nil {
+		s.expiredAdvisory(d, m)
+	}
 	d.dequeued++
 	s.dropStored(nil, e)
-	s.deadLetter(d, e.msg, e.redeliveries, expiryCause(e.msg), true)
+	if m != nil {
+		s.deadLetter(d, m, e.redeliveries, expiryCause(m), true)
+	}
 	s.freeEntry(e)
 }
 
@@ -669,11 +699,14 @@ func (s *shard) expireEntry(e *entry) {
 // DLQ gets one copy per durable subscription that held it, as in ActiveMQ.
 func (s *shard) expireTopicEntry(p *part, e *entry) {
 	d := e.dest
+	m := s.msgOf(e)
 	d.expired++
-	s.expiredAdvisory(d, e.msg)
+	if m != nil {
+		s.expiredAdvisory(d, m)
+	}
 	s.dropStored(p, e)
-	if p.durable != nil {
-		s.deadLetter(d, e.msg, e.redeliveries, expiryCause(e.msg), true)
+	if p.durable != nil && m != nil {
+		s.deadLetter(d, m, e.redeliveries, expiryCause(m), true)
 	}
 	s.freeEntry(e)
 }
@@ -704,7 +737,7 @@ func (s *shard) sweep(d *destination) {
 	now := s.now
 	if !d.d.Type.IsTopic() {
 		d.pending.filter(func(e *entry) bool {
-			if !e.msg.Expired(now) {
+			if !e.expired(now) {
 				return false
 			}
 			s.expireEntry(e)
@@ -714,7 +747,7 @@ func (s *shard) sweep(d *destination) {
 	}
 	for _, p := range d.subs {
 		p.pending.filter(func(e *entry) bool {
-			if e.dest != d || !e.msg.Expired(now) {
+			if e.dest != d || !e.expired(now) {
 				return false
 			}
 			s.expireTopicEntry(p, e)

@@ -63,7 +63,11 @@ type Options struct {
 	// SchedulerSupport turns on delayed and repeated delivery by the
 	// AMQ_SCHEDULED_* properties (<broker schedulerSupport>, false).
 	SchedulerSupport bool
-	Logger           *slog.Logger
+	// Temp is where non-persistent messages spill when a destination's
+	// memory passes its cursorMemoryHighWaterMark (tempstore.go); nil
+	// spills nothing and memory limits hold producers back instead.
+	Temp   TempSpace
+	Logger *slog.Logger
 }
 
 // Engine is a running set of shards. Its exported methods are safe from any
@@ -80,7 +84,7 @@ type Engine struct {
 
 	// Broker-wide usage in bytes, summed by the shards (atomics: the one
 	// figure every shard must see; never a lock).
-	memUsed, storeUsed atomic.Int64
+	memUsed, storeUsed, tempUsed atomic.Int64
 	// blockedShards counts shards holding parked producer sends.
 	blockedShards atomic.Int64
 
@@ -350,6 +354,8 @@ type DestinationStats struct {
 	MemoryUsage        int64
 	MemoryLimit        int64
 	MemoryPercentUsage int
+	// TempUsage is the bytes of its messages spilled to the temp store.
+	TempUsage int64
 	// BlockedSends counts producer sends flow control held back, and
 	// BlockedNow those still waiting.
 	BlockedSends int64

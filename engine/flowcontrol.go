@@ -20,8 +20,9 @@ type Limits struct {
 	MemoryLimit int64
 	// StoreLimit bounds the bytes of persistent messages held by the store.
 	StoreLimit int64
-	// TempLimit bounds spooled non-persistent messages. Wharf spools
-	// nothing yet, so temp usage stays 0.
+	// TempLimit bounds the bytes of non-persistent messages spilled to the
+	// temp store (spill.go); 0 is unlimited. A non-persistent send that
+	// could spill meets flow control when it is reached.
 	TempLimit int64
 	// SendFailIfNoSpace fails a send at once instead of blocking it.
 	SendFailIfNoSpace bool
@@ -49,6 +50,15 @@ func (s *shard) room(d *destination, m *message.Message) string {
 		return ""
 	}
 	l := &s.e.opts.Limits
+	if s.e.opts.Temp != nil && s.spillable(d, m) {
+		// It goes to the temp store when memory runs short, so only the
+		// temp usage holds it back (Queue.checkUsage: "Temp Store is
+		// Full").
+		if s.tempFull() {
+			return "temp"
+		}
+		return ""
+	}
 	switch {
 	case d.policy.MemoryLimit > 0 && d.mem >= d.policy.MemoryLimit:
 		return "memory"
@@ -78,8 +88,7 @@ func (s *shard) admit(c command) bool {
 	}
 	l := &s.e.opts.Limits
 	if l.SendFailIfNoSpace {
-		s.complete(c.comp, c.token, fmt.Errorf("%w: Usage Manager %s Limit reached on %s. See http://activemq.apache.org/producer-flow-control.html for more info",
-			ErrResourceAllocation, usageName(why), d.d))
+		s.complete(c.comp, c.token, s.fullError(d, why))
 		return true
 	}
 	p := parked{msg: c.msg, comp: c.comp, token: c.token}
@@ -108,10 +117,24 @@ func (s *shard) admit(c command) bool {
 }
 
 func usageName(why string) string {
-	if why == "store" {
+	switch why {
+	case "store":
 		return "Store"
+	case "temp":
+		return "Temp"
 	}
 	return "Memory"
+}
+
+// fullError is what a producer refused for lack of room gets.
+func (s *shard) fullError(d *destination, why string) error {
+	if why == "temp" {
+		l := s.e.opts.Limits.TempLimit
+		return fmt.Errorf("%w: Usage Manager Temp Store is Full (%d%% of %d). Stopping producer to prevent flooding %s. See http://activemq.apache.org/producer-flow-control.html for more info",
+			ErrResourceAllocation, percent(s.e.tempUsed.Load(), l), l, d.d)
+	}
+	return fmt.Errorf("%w: Usage Manager %s Limit reached on %s. See http://activemq.apache.org/producer-flow-control.html for more info",
+		ErrResourceAllocation, usageName(why), d.d)
 }
 
 // warnBlocked logs ActiveMQ's flow-control warning, at most once per
@@ -125,12 +148,15 @@ func (s *shard) warnBlocked(d *destination, why string) {
 		return
 	}
 	d.lastFlowWarn = s.now
-	limit := d.policy.MemoryLimit
+	limit, used := d.policy.MemoryLimit, d.mem
 	if limit == 0 {
 		limit = s.e.opts.Limits.MemoryLimit
 	}
+	if why == "temp" {
+		limit, used = s.e.opts.Limits.TempLimit, s.e.tempUsed.Load()
+	}
 	s.log.Warn("Usage Manager "+usageName(why)+" Limit reached; producers will be throttled to the rate at which messages are removed from this destination",
-		"dest", d.d.String(), "limit", limit, "used", d.mem, "blocked_sends", len(d.blocked))
+		"dest", d.d.String(), "limit", limit, "used", used, "blocked_sends", len(d.blocked))
 }
 
 // endTurn lets parked sends in where room was made, and tells the other
@@ -141,7 +167,7 @@ func (s *shard) endTurn() {
 	}
 	if s.freed {
 		s.freed = false
-		if s.e.blockedShards.Load() > 0 && s.e.opts.Limits.MemoryLimit > 0 {
+		if s.e.blockedShards.Load() > 0 && (s.e.opts.Limits.MemoryLimit > 0 || s.e.opts.Limits.TempLimit > 0) {
 			for _, o := range s.e.shards {
 				if o != s {
 					o.mailbox(command{op: opFn, fn: (*shard).retryBlocked})
@@ -212,10 +238,11 @@ func (e *Engine) Usage() Usage {
 	u := Usage{
 		MemoryUsed: e.memUsed.Load(), MemoryLimit: l.MemoryLimit,
 		StoreUsed: e.storeUsed.Load(), StoreLimit: l.StoreLimit,
-		TempLimit: l.TempLimit,
+		TempUsed: e.tempUsed.Load(), TempLimit: l.TempLimit,
 	}
 	u.MemoryPercent = percent(u.MemoryUsed, u.MemoryLimit)
 	u.StorePercent = percent(u.StoreUsed, u.StoreLimit)
+	u.TempPercent = percent(u.TempUsed, u.TempLimit)
 	return u
 }
 

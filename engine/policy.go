@@ -100,6 +100,14 @@ type Policy struct {
 	// MemoryLimit is the destination's own memory limit in bytes; 0 shares
 	// the broker's (policyEntry memoryLimit).
 	MemoryLimit int64
+	// CursorMemoryHighWaterMark is the percent of the memory limit (the
+	// destination's, else the broker's) past which new non-persistent
+	// messages that must wait go to the temp store (70).
+	CursorMemoryHighWaterMark int
+	// VMCursor keeps every pending message in memory, spilling nothing
+	// (<pendingQueuePolicy><vmQueueCursor/>): memory limits then block
+	// non-persistent sends too.
+	VMCursor bool
 	// ProducerFlowControl blocks or fails producers when a limit is reached
 	// (true); false accepts their messages regardless.
 	ProducerFlowControl bool
@@ -121,5 +129,7 @@ func DefaultPolicy() Policy {
 		MaxPageSize:           200,
 		MessageGroupCacheSize: 1024,
 		ProducerFlowControl:   true,
+		// PolicyEntry.cursorMemoryHighWaterMark (percent).
+		CursorMemoryHighWaterMark: 70,
 	}
 }

@@ -98,6 +98,14 @@ type shard struct {
 	writerDone chan struct{}
 
 	sched *scheduler // scheduled messages (scheduler.go); nil until the first
+
+	// The temp store non-persistent messages spill to (spill.go), opened
+	// on the first spill; tempBroken after it failed to open. spillBuf is
+	// the encoding buffer, reused.
+	temp          TempStore
+	tempBroken    bool
+	spillBuf      []byte
+	lastSpillWarn int64 // ms
 }
 
 func newShard(e *Engine, idx int) *shard {
@@ -175,6 +183,7 @@ func (s *shard) run() {
 				}
 			}
 			s.flush()
+			s.closeTemp()
 			return
 		}
 	batch:
@@ -428,7 +437,17 @@ type entry struct {
 	stored       bool   // the store holds it (persistent, with a store)
 	size         int64  // bytes counted in the memory (and store) usage
 	tx           *tx    // the open transaction that acknowledged it, if any (identity only)
+	// What ordering and expiry need while msg is spilled (spill.go): the
+	// message's priority and expiration (ms, 0 never).
+	prio uint8
+	exp  int64
+	// tmp is where the temp store holds the message while msg is nil.
+	tmp TempRef
 }
+
+// expired reports whether the entry's message is past its expiration at
+// now (ms), without needing the message.
+func (e *entry) expired(now int64) bool { return e.exp > 0 && e.exp <= now }
 
 func (s *shard) newEntry(seq uint64, m *message.Message, d *destination) *entry {
 	var e *entry
@@ -439,7 +458,7 @@ func (s *shard) newEntry(seq uint64, m *message.Message, d *destination) *entry 
 		e = new(entry)
 	}
 	size := int64(m.Size())
-	*e = entry{seq: seq, msg: m, dest: d, redeliveries: m.RedeliveryCounter, size: size}
+	*e = entry{seq: seq, msg: m, dest: d, redeliveries: m.RedeliveryCounter, size: size, prio: m.Priority, exp: m.Expiration}
 	d.mem += size
 	s.e.memUsed.Add(size)
 	return e
@@ -454,7 +473,9 @@ func (s *shard) setStored(e *entry) {
 }
 
 func (s *shard) freeEntry(e *entry) {
-	if d := e.dest; d != nil {
+	if e.msg == nil {
+		s.releaseTemp(e) // spilled: it holds temp space, not memory
+	} else if d := e.dest; d != nil {
 		d.mem -= e.size
 		s.e.memUsed.Add(-e.size)
 		s.freed = true

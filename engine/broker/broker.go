@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,12 +37,20 @@ type ListenerFactory func(e *engine.Engine, t config.Transport, addr string, log
 // StoreFactory opens the store a config names.
 type StoreFactory func(c *config.Config, log *slog.Logger) (engine.Store, error)
 
+// TempFactory opens the temp store that non-persistent messages spill to
+// (engine.TempSpace) in dir, creating dir and removing what an earlier run
+// left there.
+type TempFactory func(dir string, log *slog.Logger) (engine.TempSpace, error)
+
 // Factories are the concrete parts a broker is built from.
 type Factories struct {
 	// Listeners by URI scheme ("stomp", "stomp+nio", "tcp", ...).
 	Listeners map[string]ListenerFactory
 	// Stores by config.Persistence.Kind ("kahaDB", "memory").
 	Stores map[string]StoreFactory
+	// Temp opens the temp store; nil spills nothing (non-persistent
+	// messages then stay in memory and memory limits block producers).
+	Temp TempFactory
 }
 
 // Options adjust how a config is run.
@@ -125,6 +134,17 @@ func (b *Broker) start(o Options) (err error) {
 			eo.VirtualTopics = append(eo.VirtualTopics, engine.VirtualTopic{
 				Name: vt.Name, Prefix: vt.Prefix, Postfix: vt.Postfix, SelectorAware: vt.SelectorAware,
 			})
+		}
+	}
+	if tf := o.Factories.Temp; tf != nil {
+		// persistent="false" brokers spill too, as ActiveMQ's do to
+		// tmp_storage.
+		dir := cfg.TmpDataDirectory
+		if dir == "" {
+			dir = filepath.Join(cfg.DataDirectory, cfg.BrokerName, "tmp_storage")
+		}
+		if eo.Temp, err = tf(dir, log); err != nil {
+			return fmt.Errorf("open temp store %s: %w", dir, err)
 		}
 	}
 	if o.Engine != nil {
@@ -218,6 +238,8 @@ func Policy(p *config.PolicyEntry) engine.Policy {
 	ep.DurableTopicPrefetch, ep.QueueBrowserPrefetch = p.DurableTopicPrefetch, p.QueueBrowserPrefetch
 	ep.PendingMessageLimit = p.PendingMessageLimit
 	ep.MemoryLimit = p.MemoryLimit
+	ep.CursorMemoryHighWaterMark = p.CursorMemoryHighWaterMark
+	ep.VMCursor = p.PendingQueuePolicy == "vm"
 	ep.ProducerFlowControl = p.ProducerFlowControl
 	ep.AdvisoryForConsumed, ep.AdvisoryForDelivery = p.AdvisoryForConsumed, p.AdvisoryForDelivery
 	ep.AdvisoryWhenFull, ep.AdvisoryForSlowConsumers = p.AdvisoryWhenFull, p.AdvisoryForSlowConsumers
@@ -277,8 +299,8 @@ func warnNotHonoured(cfg *config.Config, log *slog.Logger) {
 		if p.AllConsumersExclusiveByDefault != def.AllConsumersExclusiveByDefault {
 			names = append(names, "allConsumersExclusiveByDefault")
 		}
-		if p.CursorMemoryHighWaterMark != def.CursorMemoryHighWaterMark || p.StoreUsageHighWaterMark != def.StoreUsageHighWaterMark {
-			names = append(names, "cursorMemoryHighWaterMark/storeUsageHighWaterMark")
+		if p.StoreUsageHighWaterMark != def.StoreUsageHighWaterMark {
+			names = append(names, "storeUsageHighWaterMark")
 		}
 		if p.GCInactiveDestinations {
 			names = append(names, "gcInactiveDestinations")

@@ -32,6 +32,11 @@ type Config struct {
 	// <DataDirectory>/<BrokerName>/scheduler, as BrokerService.
 	// getSchedulerDirectoryFile.
 	SchedulerDirectory string
+	// TmpDataDirectory is <broker tmpDataDirectory>: the temp store that
+	// non-persistent messages spill to when memory runs short, emptied at
+	// every start. Default <DataDirectory>/<BrokerName>/tmp_storage, as
+	// BrokerService.getTmpDataDirectory.
+	TmpDataDirectory string
 	// AnonymousProducerAdvisorySupport is <broker
 	// anonymousProducerAdvisorySupport>: whether producers created without
 	// a destination produce ActiveMQ.Advisory.Producer advisories.
@@ -371,8 +376,8 @@ type PolicyEntry struct {
 	// limit. <pendingMessageLimitStrategy><constantPendingMessageLimitStrategy limit>.
 	//
 	// PendingQueuePolicy is <pendingQueuePolicy>: only "vm"
-	// (<vmQueueCursor/>) is accepted, which is what Wharf does anyway: a
-	// queue's pending messages are kept in memory. "" means not set.
+	// (<vmQueueCursor/>) is accepted: the queue's pending messages all stay
+	// in memory and none spills to the temp store. "" means not set.
 	PendingMessageLimit int
 	PendingQueuePolicy  string
 	// SendAdvisoryIfNoConsumers publishes ActiveMQ.Advisory.NoConsumer.* for
@@ -455,7 +460,10 @@ func Default() Config {
 		SchedulerSupport: false,       // BrokerService.schedulerSupport
 		// Filled from DataDirectory and BrokerName:
 		// <dataDirectory>/<brokerName>/scheduler.
-		SchedulerDirectory:               "",
+		SchedulerDirectory: "",
+		// Filled from DataDirectory and BrokerName:
+		// <dataDirectory>/<brokerName>/tmp_storage.
+		TmpDataDirectory:                 "",
 		AnonymousProducerAdvisorySupport: false, // BrokerService.anonymousProducerAdvisorySupport
 		UseVirtualTopics:                 true,  // BrokerService.useVirtualTopics
 		// BrokerService.offlineDurableSubscriberTimeout = -1 (never).

@@ -690,6 +690,7 @@ func TestConfigDefaults(t *testing.T) {
 	want := Default()
 	want.Persistence.KahaDB.Directory = filepath.Join("data", "kahadb")
 	want.SchedulerDirectory = filepath.Join("data", "localhost", "scheduler")
+	want.TmpDataDirectory = filepath.Join("data", "localhost", "tmp_storage")
 	want.Transports = []Transport{}
 	want.Composites = []Composite{}
 	want.Policies = []PolicyEntry{}
@@ -783,6 +784,8 @@ func TestConfigBrokerAndUsageAttributes(t *testing.T) {
 	}{
 		{"schedulerDirectory", `schedulerDirectory="/sched" schedulerSupport="true"`, "", "scheduler_directory: /sched\nscheduler_support: true\n",
 			func(c *Config) bool { return c.SchedulerDirectory == "/sched" && c.SchedulerSupport }},
+		{"tmpDataDirectory", `tmpDataDirectory="/spill"`, "", "tmp_data_directory: /spill\n",
+			func(c *Config) bool { return c.TmpDataDirectory == "/spill" }},
 		{"anonymousProducerAdvisorySupport", `anonymousProducerAdvisorySupport="true"`, "", "anonymous_producer_advisory_support: true\n",
 			func(c *Config) bool { return c.AnonymousProducerAdvisorySupport }},
 		{"useVirtualTopics", `useVirtualTopics="false"`, "", "use_virtual_topics: false\n",
@@ -820,6 +823,10 @@ func TestConfigBrokerAndUsageAttributes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// BrokerService.getSchedulerDirectoryFile: <dataDirectory>/<brokerName>/scheduler.
+	// BrokerService.getTmpDataDirectory: <dataDirectory>/<brokerName>/tmp_storage.
+	if c.TmpDataDirectory != filepath.Join("/d", "b1", "tmp_storage") {
+		t.Errorf("default TmpDataDirectory %q", c.TmpDataDirectory)
+	}
 	if c.SchedulerDirectory != filepath.Join("/d", "b1", "scheduler") || c.SystemUsage.JobSchedulerLimit != 50<<30 || c.AnonymousProducerAdvisorySupport {
 		t.Errorf("defaults: SchedulerDirectory %q, JobSchedulerLimit %d", c.SchedulerDirectory, c.SystemUsage.JobSchedulerLimit)
 	}

@@ -54,6 +54,7 @@ type loader struct {
 	// filter list (possibly empty).
 	mkahaDirSet, mkahaFiltersSet bool
 	schedulerDirSet              bool
+	tmpDirSet                    bool
 	persistenceSet               string // path of the adapter that was set, for duplicates
 }
 

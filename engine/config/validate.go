@@ -54,6 +54,11 @@ func (l *loader) applyDefaults() {
 		// <dataDirectory>/<brokerName>/scheduler.
 		c.SchedulerDirectory = filepath.Join(c.DataDirectory, c.BrokerName, "scheduler")
 	}
+	if !l.tmpDirSet {
+		// BrokerService.getTmpDataDirectory:
+		// <dataDirectory>/<brokerName>/tmp_storage.
+		c.TmpDataDirectory = filepath.Join(c.DataDirectory, c.BrokerName, "tmp_storage")
+	}
 	if !c.InterceptorsConfigured && !c.UseVirtualTopics {
 		// createDefaultDestinationInterceptor adds the default virtual
 		// topic only when useVirtualTopics is set.
@@ -201,6 +206,9 @@ func (l *loader) validate() {
 	}
 	if c.SchedulerDirectory == "" {
 		l.fail("scheduler_directory", "must not be empty")
+	}
+	if c.TmpDataDirectory == "" {
+		l.fail("tmp_data_directory", "must not be empty")
 	}
 	l.validateTransports()
 	l.validateStore()

@@ -362,6 +362,10 @@ func (p *xmlParser) broker(e *xmlElem) {
 			l.schedulerDirSet = true
 			l.setString(&c.SchedulerDirectory, v)
 		}),
+		"tmpDataDirectory": at("tmp_data_directory", func(v val) {
+			l.tmpDirSet = true
+			l.setString(&c.TmpDataDirectory, v)
+		}),
 		"anonymousProducerAdvisorySupport": at("anonymous_producer_advisory_support", func(v val) {
 			l.setBool(&c.AnonymousProducerAdvisorySupport, v)
 		}),

@@ -179,6 +179,10 @@ func (p *yamlParser) top(n *yaml.Node) {
 			l.schedulerDirSet = true
 			p.str(&c.SchedulerDirectory)(n, path)
 		},
+		"tmp_data_directory": func(n *yaml.Node, path string) {
+			l.tmpDirSet = true
+			p.str(&c.TmpDataDirectory)(n, path)
+		},
 		"anonymous_producer_advisory_support":      p.boolean(&c.AnonymousProducerAdvisorySupport),
 		"use_virtual_topics":                       p.boolean(&c.UseVirtualTopics),
 		"destination_interceptors":                 p.interceptors,

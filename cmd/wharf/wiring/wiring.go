@@ -24,6 +24,7 @@ import (
 	"wharf/protocols/transport/ws"
 	"wharf/storage/kahadb"
 	"wharf/storage/memory"
+	"wharf/storage/tempstore"
 )
 
 // Factories returns the listener and store factories of this build.
@@ -49,7 +50,13 @@ func Factories() broker.Factories {
 			config.KindKahaDB:  kahaDBStore,
 			config.KindMKahaDB: mKahaDBStore,
 		},
+		Temp: tempStore,
 	}
+}
+
+// tempStore opens the temp store non-persistent messages spill to.
+func tempStore(dir string, log *slog.Logger) (engine.TempSpace, error) {
+	return tempstore.Open(tempstore.Options{Dir: dir, Logger: log.With("store", "temp")})
 }
 
 func stompListener(e *engine.Engine, t config.Transport, addr string, log *slog.Logger) (broker.Listener, error) {
