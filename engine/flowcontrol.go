@@ -207,8 +207,14 @@ func (s *shard) timeoutBlocked() {
 		keep := d.blocked[:0]
 		for _, p := range d.blocked {
 			if p.deadline != 0 && p.deadline <= s.now {
-				s.complete(p.comp, p.token, fmt.Errorf("%w: Usage Manager Memory Limit Wait Timeout. Stopping producer to prevent flooding %s. See http://activemq.apache.org/producer-flow-control.html for more info",
-					ErrResourceAllocation, d.d))
+				err := fmt.Errorf("%w: Usage Manager Memory Limit Wait Timeout. Stopping producer to prevent flooding %s. See http://activemq.apache.org/producer-flow-control.html for more info",
+					ErrResourceAllocation, d.d)
+				if s.room(d, p.msg) == "temp" {
+					// BaseDestination.waitForSpace: the timeout reports
+					// the usage that is full.
+					err = s.fullError(d, "temp")
+				}
+				s.complete(p.comp, p.token, err)
 				continue
 			}
 			keep = append(keep, p)

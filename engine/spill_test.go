@@ -325,6 +325,35 @@ func TestEngineSpillTempUsageFull(t *testing.T) {
 	})
 }
 
+// A send blocked on a full temp store that times out is told the temp
+// store is full, not the memory.
+func TestEngineSpillTempUsageFullTimeout(t *testing.T) {
+	var dir string
+	v := start(t, spilling(t, &dir, 16<<10, func(o *engine.Options) {
+		o.Limits.TempLimit = 50 << 10
+		o.Limits.SendFailIfNoSpaceAfterTimeout = time.Second
+	}))
+	q := message.QueueDest("small.timeout")
+	p := v.conn("")
+	pc := newPending()
+	tok := uint64(0)
+	for v.barrier(q).BlockedNow == 0 {
+		tok++
+		if tok > 1000 {
+			t.Fatal("a full temp store never blocked the producer")
+		}
+		if err := p.Send(spillMsg(q, int(tok)), "", pc, tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v.clock.add(2 * time.Second)
+	v.e.Tick()
+	err := pc.wait(t, tok)
+	if !errors.Is(err, engine.ErrResourceAllocation) || !strings.Contains(err.Error(), "Temp Store is Full") {
+		t.Fatalf("timed-out send: %v; want the temp store full", err)
+	}
+}
+
 func TestEngineSpillTopicSlowSubscriber(t *testing.T) {
 	var dir string
 	v := start(t, spilling(t, &dir, 32<<10, nil))
