@@ -39,6 +39,18 @@ func (h *harness) recoveredTx(shard int, x engine.XID) engine.PreparedTx {
 	return engine.PreparedTx{}
 }
 
+// sent is the recovered copy of m among t's adds.
+func (h *harness) sent(t engine.PreparedTx, m *message.Message) *message.Message {
+	h.t.Helper()
+	for _, a := range t.Adds {
+		if a.ID == m.ID {
+			return a
+		}
+	}
+	h.t.Fatalf("transaction %s: %s not among its recovered adds, want it", t.XID, m.ID)
+	return nil
+}
+
 // xaFixture: queue A holds m1 and m2, topic A holds t1 for subscriptions
 // a and b; then X is prepared: it sends n1 to queue A and n2 to queue B,
 // and acknowledges m1 and a's copy of t1.
@@ -100,7 +112,7 @@ func testXAPrepareCommit(t *testing.T, newStore func(*testing.T) func() engine.S
 			}
 			// The engine commits: the commit, then its acks and its sends.
 			f.h.apply(0, commitTx(f.x), remove(queueA, 1), ack(topicA, 1, f.a.Key),
-				add(queueA, 3, tx.Adds[0]), add(queueB, 1, tx.Adds[1]))
+				add(queueA, 3, f.h.sent(tx, f.n1)), add(queueB, 1, f.h.sent(tx, f.n2)))
 			want := state{
 				subs: f.before.subs,
 				msgs: []stored{{queueA, 2, f.m2, nil}, {queueA, 3, f.n1, nil}, {queueB, 1, f.n2, nil},
@@ -152,7 +164,7 @@ func testXACommitPartly(t *testing.T, newStore func(*testing.T) func() engine.St
 	h.restart()
 	tx := h.recoveredTx(0, x)
 	// n1 consumed at once, n3 for nobody, n4 for b only.
-	h.apply(0, commitTx(x), add(queueA, 2, tx.Adds[1]), add(topicA, 1, tx.Adds[3], b.Key))
+	h.apply(0, commitTx(x), add(queueA, 2, h.sent(tx, n2)), add(topicA, 1, h.sent(tx, n4), b.Key))
 	want := state{subs: []engine.DurableSub{a, b},
 		msgs: []stored{{queueA, 2, n2, nil}, {topicA, 1, n4, []engine.SubKey{b.Key}}}}
 	h.check(0, want)
@@ -186,7 +198,7 @@ func testXATwoTransactions(t *testing.T, newStore func(*testing.T) func() engine
 	h.check(1, want1)
 	// Commit x1 on shard 0 only, roll back x2; shard 1 still holds x1's share.
 	tx := h.recoveredTx(0, xid(1))
-	h.apply(0, commitTx(xid(1)), remove(queueA, 1), add(queueA, 2, tx.Adds[0]), rollbackTx(xid(2)))
+	h.apply(0, commitTx(xid(1)), remove(queueA, 1), add(queueA, 2, h.sent(tx, m[1])), rollbackTx(xid(2)))
 	want0 = state{msgs: []stored{{queueA, 2, m[1], nil}}}
 	h.restart()
 	h.check(0, want0)
