@@ -310,7 +310,7 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 			return nil
 		}
 		var s *stored
-		if p, i := ss.committedAdd(op); p != nil {
+		if p, i := ss.committedAdd(op); p != nil { // committing is empty but for an XA commit
 			// Stored by its transaction's record, which the commit
 			// record makes count.
 			p.matched[i] = true

@@ -160,6 +160,9 @@ func (ss *shardStore) encodeEnd(op *engine.StoreOp) {
 // committedAdd finds the add of a transaction committing in this batch
 // that op stores.
 func (ss *shardStore) committedAdd(op *engine.StoreOp) (*prepTx, int) {
+	if len(ss.committing) == 0 {
+		return nil, -1
+	}
 	for _, p := range ss.committing {
 		for i, a := range p.adds {
 			if !p.matched[i] && a.id == op.Msg.ID && a.dest == op.Dest {
