@@ -9,11 +9,16 @@ import (
 // recover rebuilds the shard's destinations and durable subscriptions from
 // its store. It runs before the shard loop starts.
 func (s *shard) recover() error {
-	subs, msgs, jobs := 0, 0, 0
+	subs, msgs, jobs, txs := 0, 0, 0, 0
 	err := s.store.Recover(func(it RecoveredItem) error {
 		if it.Sub != nil {
 			subs++
 			return s.recoverSub(*it.Sub)
+		}
+		if it.Tx != nil {
+			// After the messages: the ones it acknowledged are held.
+			txs++
+			return s.recoverTx(it.Tx)
 		}
 		if it.Job != nil {
 			// Without SchedulerSupport they are kept but do not fire, as
@@ -54,8 +59,8 @@ func (s *shard) recover() error {
 	if err != nil {
 		return err
 	}
-	if subs+msgs+jobs > 0 {
-		s.log.Info("store recovered", "durable_subs", subs, "messages", msgs, "destinations", len(s.dests), "scheduled_jobs", jobs)
+	if subs+msgs+jobs+txs > 0 {
+		s.log.Info("store recovered", "durable_subs", subs, "messages", msgs, "destinations", len(s.dests), "scheduled_jobs", jobs, "prepared_xa_transactions", txs)
 	}
 	return nil
 }

@@ -1,6 +1,11 @@
 package engine
 
-import "wharf/engine/message"
+import (
+	"encoding/hex"
+	"strconv"
+
+	"wharf/engine/message"
+)
 
 // Store is the persistence interface the engine owns; storage/memory,
 // storage/kahadb and the others implement it, and storage/storetest holds the
@@ -27,9 +32,11 @@ type ShardStore interface {
 	// Recover calls fn for the stored state in this order: every durable
 	// subscription, then every pending message of each destination in the
 	// order it was added (with the subscriptions that have not yet
-	// acknowledged it, for topics), then every scheduled job. Order between
-	// destinations, and between jobs, is not promised. Jobs come last
-	// because nothing else refers to them: the engine only re-arms them.
+	// acknowledged it, for topics), then every prepared transaction (whose
+	// acks name those messages), then every scheduled job. Order between
+	// destinations, between transactions and between jobs is not promised.
+	// Jobs come last because nothing else refers to them: the engine only
+	// re-arms them.
 	Recover(fn func(RecoveredItem) error) error
 	// Close releases the shard's files.
 	Close() error
@@ -88,6 +95,18 @@ const (
 	// OpRemoveJob deletes scheduled job JobID (fired for the last time, or
 	// removed through ActiveMQ.Scheduler.Management).
 	OpRemoveJob
+	// OpPrepare stores prepared XA transaction Tx: this shard's share of
+	// it (its sends to the shard's destinations and its acks of the
+	// shard's messages), kept in doubt until OpCommit or OpRollback.
+	OpPrepare
+	// OpCommit ends prepared transaction Tx.XID as committed. Its effect
+	// comes as the ordinary operations that follow it in the same batch
+	// (OpAdd of its messages, OpRemove/OpAck of what it acknowledged); a
+	// store may use the records it wrote at prepare time for them.
+	OpCommit
+	// OpRollback ends prepared transaction Tx.XID as rolled back: its
+	// sends are discarded and its acks forgotten.
+	OpRollback
 )
 
 // SubKey identifies a durable topic subscription: ActiveMQ's
@@ -127,6 +146,41 @@ type Job struct {
 	Next   int64 // ms since the epoch: when it fires next
 }
 
+// XID is an XA transaction id (javax.transaction.xa.Xid; OpenWire's
+// XATransactionId).
+type XID struct {
+	FormatID int32
+	GlobalID []byte
+	Branch   []byte
+}
+
+// String is the XID as ActiveMQ prints it; the engine names an XA
+// transaction by it.
+func (x XID) String() string {
+	return "XID:[" + strconv.Itoa(int(x.FormatID)) + ",globalId=" + hex.EncodeToString(x.GlobalID) +
+		",branchId=" + hex.EncodeToString(x.Branch) + "]"
+}
+
+// PreparedTx is one shard's share of a prepared XA transaction as the
+// store keeps it.
+type PreparedTx struct {
+	XID XID
+	// Adds are the persistent messages it sends to the shard's
+	// destinations (each on its Msg.Destination), in send order.
+	Adds []*message.Message
+	// Acks are the stored messages of the shard it acknowledged.
+	Acks []TxAck
+}
+
+// TxAck is a stored message a prepared transaction acknowledged: queue
+// message Seq of Dest, or for a topic the copy durable subscription Sub
+// holds.
+type TxAck struct {
+	Dest message.Destination
+	Seq  uint64
+	Sub  SubKey // zero for a queue
+}
+
 // StoreOp is one change to a shard's store.
 //
 // Rules every store follows (storage/storetest checks them): Seq increases
@@ -139,6 +193,17 @@ type Job struct {
 // keyed by ID alone and belong to no destination: removing a destination
 // keeps them (ActiveMQ keeps jobs in a separate JobSchedulerStore), and
 // removing an unknown job is ignored.
+//
+// Prepared transactions: OpPrepare is durable when its Apply returns; Tx
+// is recovered until an OpCommit or OpRollback of the same XID, with its
+// Adds (which are not recovered as messages) and its Acks (whose messages
+// stay stored and are recovered as pending: the engine holds them out of
+// dispatch). Preparing an XID the shard already holds is an error; a
+// commit or rollback of an XID the shard does not hold is ignored. The
+// store does not apply a commit itself: the engine's operations after the
+// OpCommit in the same batch do. Nothing else touches a prepared
+// transaction: an ack or remove of a message it acknowledged, or removing
+// its destination, leaves it as it is.
 type StoreOp struct {
 	Kind  StoreOpKind
 	Dest  message.Destination
@@ -149,13 +214,15 @@ type StoreOp struct {
 	Count int32            // OpUpdate: the new redelivery counter
 	Job   *Job             // OpAddJob
 	JobID string           // OpRemoveJob
+	Tx    *PreparedTx      // OpPrepare; OpCommit and OpRollback (Tx.XID only)
 }
 
 // RecoveredItem is one element of a shard's stored state. Exactly one of Sub,
-// Msg and Job is set.
+// Msg, Tx and Job is set.
 type RecoveredItem struct {
 	Sub *DurableSub
 	Job *Job
+	Tx  *PreparedTx // a prepared transaction in doubt
 
 	Dest message.Destination
 	Seq  uint64

@@ -18,10 +18,9 @@ const (
 // onTransaction handles TransactionInfo for local and XA transactions.
 //
 // XA transactions run on the engine's transactions; a prepared one leaves
-// its connection for the engine's registry, so RECOVER on any connection
-// lists it and any connection may finish it. DEVIATION: prepared
-// transactions are not logged, so a broker restart loses them (the KahaDB
-// issue brings the log).
+// its connection for the engine's registry (and is logged in the store, so
+// it outlives a restart), so RECOVER on any connection lists it and any
+// connection may finish it.
 func (s *session) onTransaction(t *wire.TransactionInfo) {
 	if err := s.needConn(); err != nil {
 		s.respond(t, err)
@@ -45,13 +44,23 @@ func (s *session) onTransaction(t *wire.TransactionInfo) {
 			err = fmt.Errorf("%w: Transaction '%s' has not been started", ErrUnknownTx, key)
 			break
 		}
+		x, ok := t.TransactionId.(*wire.XATransactionId)
+		if !ok {
+			err = fmt.Errorf("prepare of %s: only an XA transaction can be prepared", key)
+			break
+		}
 		delete(s.txs, key)
 		delete(s.txAcked, key)
-		if err = s.conn.Prepare(key, t.TransactionId); err != nil {
+		var readOnly bool
+		if readOnly, err = s.conn.Prepare(XIDToEngine(x)); err != nil {
 			break
 		}
 		if t.ResponseRequired {
-			s.send(&wire.IntegerResponse{Response: wire.Response{CorrelationId: t.CommandId}, Result: xaOK})
+			vote := int32(xaOK)
+			if readOnly {
+				vote = xaReadOnly
+			}
+			s.send(&wire.IntegerResponse{Response: wire.Response{CorrelationId: t.CommandId}, Result: vote})
 		}
 		return
 	case wire.TransactionCommitOnePhase, wire.TransactionCommitTwoPhase:
@@ -72,10 +81,8 @@ func (s *session) onTransaction(t *wire.TransactionInfo) {
 		}
 	case wire.TransactionRecover:
 		data := []wire.DataStructure{} // never null: the Java client reads its length
-		for _, m := range s.srv.e.Prepared() {
-			if x, ok := m.(*wire.XATransactionId); ok {
-				data = append(data, x)
-			}
+		for _, x := range s.srv.e.Prepared() {
+			data = append(data, XIDFromEngine(x))
 		}
 		if t.ResponseRequired {
 			s.send(&wire.DataArrayResponse{Response: wire.Response{CorrelationId: t.CommandId}, Data: data})
@@ -85,4 +92,14 @@ func (s *session) onTransaction(t *wire.TransactionInfo) {
 		err = fmt.Errorf("unknown transaction operation %d", t.Type)
 	}
 	s.respond(t, err)
+}
+
+// XIDToEngine converts an OpenWire XATransactionId to the engine's XID.
+func XIDToEngine(x *wire.XATransactionId) engine.XID {
+	return engine.XID{FormatID: x.FormatId, GlobalID: x.GlobalTransactionId, Branch: x.BranchQualifier}
+}
+
+// XIDFromEngine converts the engine's XID to an OpenWire XATransactionId.
+func XIDFromEngine(x engine.XID) *wire.XATransactionId {
+	return &wire.XATransactionId{FormatId: x.FormatID, GlobalTransactionId: x.GlobalID, BranchQualifier: x.Branch}
 }

@@ -52,8 +52,9 @@ import (
 // never the only copy of anything.
 //
 // No checkpoint is taken while the journal holds records of a transaction
-// a replay left open (an ActiveMQ journal with in-doubt XA work): a commit
-// appended later would need those records, which lie before L.
+// a replay left open (an ActiveMQ journal with in-doubt XA work), or of a
+// prepared XA transaction (xa.go): a commit appended later would need
+// those records, which lie before L.
 
 const (
 	indexFile    = "wharf-index.bin"
@@ -119,6 +120,15 @@ func (ss *shardStore) checkpoint() {
 	ss.cp.last = time.Now()
 	head := ss.j.Head()
 	if head == ss.cp.at {
+		return
+	}
+	if len(ss.prepared) > 0 {
+		// The index would start a replay after the prepared
+		// transactions' records, which their commit needs.
+		if !ss.cp.txNoted {
+			ss.cp.txNoted = true
+			ss.log.Info("checkpoint deferred: the journal holds prepared XA transactions", "dir", ss.dir, "count", len(ss.prepared))
+		}
 		return
 	}
 	// The index must not describe records a crash can still take away.

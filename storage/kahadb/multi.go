@@ -448,6 +448,17 @@ func (ms *multiShard) apply(ops []engine.StoreOp, sync bool) error {
 		switch op.Kind {
 		case engine.OpAddJob, engine.OpRemoveJob:
 			send(ms.jobs, op)
+		case engine.OpPrepare:
+			// Each child logs its share under the same XID, as mKahaDB's
+			// children do; a transaction with nothing stored is logged by
+			// the jobs child, so that it is still known after a restart.
+			if err := ms.splitPrepare(op.Tx, send); err != nil {
+				return err
+			}
+		case engine.OpCommit, engine.OpRollback:
+			for _, c := range ms.children {
+				send(c, op)
+			}
 		case engine.OpRemoveSub:
 			// The subscription's record is in its topic's child, its
 			// references on the topics it matched may be in any.
@@ -513,6 +524,54 @@ func (ms *multiShard) apply(ops []engine.StoreOp, sync bool) error {
 	}
 	for _, d := range removedDests {
 		delete(ms.route, d)
+	}
+	return nil
+}
+
+// splitPrepare sends each child its share of t.
+func (ms *multiShard) splitPrepare(t *engine.PreparedTx, send func(*child, engine.StoreOp)) error {
+	key := t.XID.String()
+	shares := map[*child]*engine.PreparedTx{}
+	var order []*child
+	get := func(d message.Destination) (*engine.PreparedTx, error) {
+		c, err := ms.target(d)
+		if err != nil {
+			return nil, err
+		}
+		sh := shares[c]
+		if sh == nil {
+			if c.ss.prepared[key] != nil {
+				return nil, fmt.Errorf("kahadb: mKahaDB child %s: transaction %s is already prepared", filepath.Base(c.dir), key)
+			}
+			sh = &engine.PreparedTx{XID: t.XID}
+			shares[c] = sh
+			order = append(order, c)
+		}
+		return sh, nil
+	}
+	for _, m := range t.Adds {
+		sh, err := get(m.Destination)
+		if err != nil {
+			return err
+		}
+		sh.Adds = append(sh.Adds, m)
+	}
+	for _, a := range t.Acks {
+		sh, err := get(a.Dest)
+		if err != nil {
+			return err
+		}
+		sh.Acks = append(sh.Acks, a)
+	}
+	if len(order) == 0 {
+		if ms.jobs.ss.prepared[key] != nil {
+			return fmt.Errorf("kahadb: transaction %s is already prepared", key)
+		}
+		shares[ms.jobs] = &engine.PreparedTx{XID: t.XID}
+		order = append(order, ms.jobs)
+	}
+	for _, c := range order {
+		send(c, engine.StoreOp{Kind: engine.OpPrepare, Tx: shares[c]})
 	}
 	return nil
 }
@@ -607,6 +666,10 @@ func (ms *multiShard) Recover(fn func(engine.RecoveredItem) error) error {
 		}
 	}
 	var jobs []engine.RecoveredItem
+	// A transaction's shares in several children are yielded as one,
+	// after every message.
+	var txs []*engine.PreparedTx
+	byXID := map[string]*engine.PreparedTx{}
 	for _, c := range ms.children {
 		err := c.ss.Recover(func(it engine.RecoveredItem) error {
 			switch {
@@ -615,10 +678,26 @@ func (ms *multiShard) Recover(fn func(engine.RecoveredItem) error) error {
 			case it.Job != nil:
 				jobs = append(jobs, it)
 				return nil
+			case it.Tx != nil:
+				k := it.Tx.XID.String()
+				if t := byXID[k]; t != nil {
+					t.Adds = append(t.Adds, it.Tx.Adds...)
+					t.Acks = append(t.Acks, it.Tx.Acks...)
+					return nil
+				}
+				t := *it.Tx
+				byXID[k] = &t
+				txs = append(txs, &t)
+				return nil
 			}
 			return fn(it)
 		})
 		if err != nil {
+			return err
+		}
+	}
+	for _, t := range txs {
+		if err := fn(engine.RecoveredItem{Tx: t}); err != nil {
 			return err
 		}
 	}

@@ -28,7 +28,7 @@ func (ss *shardStore) Recover(fn func(engine.RecoveredItem) error) error {
 // location it applies the tail on top of the state the index loaded. It
 // returns the number of records read.
 func (ss *shardStore) replay(from journal.Location) (int, error) {
-	r := replayer{ss: ss, txs: map[string][]replayed{}}
+	r := replayer{ss: ss, txs: map[string][]replayed{}, prepared: map[string]bool{}}
 	records, skipped := 0, 0
 	err := ss.j.Replay(from, func(l journal.Location, payload []byte) error {
 		records++
@@ -47,12 +47,18 @@ func (ss *shardStore) replay(from journal.Location) (int, error) {
 	if err != nil {
 		return records, fmt.Errorf("kahadb: replay %s: %w", ss.dir, err)
 	}
-	if len(r.txs) > 0 {
-		ss.log.Info("uncommitted transactions in the journal rolled back", "count", len(r.txs))
+	if len(r.prepared) > 0 {
+		ss.log.Info("prepared XA transactions in doubt", "dir", ss.dir, "count", len(r.prepared))
+	}
+	if len(r.txs) > len(r.prepared) {
+		ss.log.Info("uncommitted transactions in the journal rolled back", "count", len(r.txs)-len(r.prepared))
 		// Their records stay in the journal, and a commit written later
 		// (by ActiveMQ, which keeps prepared XA work in doubt) would need
 		// them: no checkpoint may be taken past them while they are there.
-		for _, recs := range r.txs {
+		for k, recs := range r.txs {
+			if r.prepared[k] {
+				continue // pinned, and no checkpoint while it is prepared
+			}
 			for _, rc := range recs {
 				if ss.cp.txFile == 0 || rc.loc.File < ss.cp.txFile {
 					ss.cp.txFile = rc.loc.File
@@ -77,6 +83,8 @@ type replayer struct {
 	ss   *shardStore
 	txs  map[string][]replayed // local/XA transactions until commit
 	seqs []uint64              // the engine's sequences for the next adds (Wharf journals)
+	// prepared: the keys in txs of the XA transactions prepared (in doubt).
+	prepared map[string]bool
 }
 
 func txKey(t *command.TransactionInfo) string {
@@ -121,6 +129,9 @@ func (r *replayer) apply(l journal.Location, c command.Command) error {
 		return r.update(l, &c.Message)
 	case *command.Commit:
 		k := txKey(&c.Transaction)
+		if err := r.replayEnd(engine.OpCommit, &c.Transaction); err != nil {
+			return err
+		}
 		for _, rc := range r.txs[k] {
 			var err error
 			switch x := rc.cmd.(type) {
@@ -135,9 +146,13 @@ func (r *replayer) apply(l journal.Location, c command.Command) error {
 		}
 		delete(r.txs, k)
 	case *command.Rollback:
+		if err := r.replayEnd(engine.OpRollback, &c.Transaction); err != nil {
+			return err
+		}
 		delete(r.txs, txKey(&c.Transaction))
 	case *command.Prepare:
 		// Prepared XA work stays in doubt until a commit or rollback record.
+		r.replayPrepare(c, r.txs[txKey(&c.Transaction)], l)
 	case *command.RemoveDestination:
 		return r.op(engine.StoreOp{Kind: engine.OpRemoveDest, Dest: engineDest(c.Destination)}, l)
 	case *command.Subscription:
@@ -201,6 +216,12 @@ func (r *replayer) add(l journal.Location, c *command.AddMessage) error {
 	seq := ss.nextSeq[d] + 1
 	if len(r.seqs) > 0 {
 		seq, r.seqs = r.seqs[0], r.seqs[1:]
+		if seq == 0 {
+			// A committed transaction's send the engine did not store
+			// (xa.go); the removes after the commit record, for
+			// ActiveMQ, then find nothing.
+			return nil
+		}
 	}
 	ss.nextSeq[d] = max(ss.nextSeq[d], seq)
 	op := engine.StoreOp{Kind: engine.OpAdd, Dest: d, Seq: seq, Msg: m}

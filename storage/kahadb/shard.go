@@ -115,6 +115,11 @@ type shardStore struct {
 	lastGC time.Time
 	closed bool
 
+	// Prepared XA transactions by XID (xa.go), and those whose commit the
+	// batch being encoded holds.
+	prepared   map[string]*prepTx
+	committing []*prepTx
+
 	cp    checkpointState // the checkpoint index (checkpoint.go)
 	stats shardStats
 }
@@ -131,6 +136,7 @@ func newShardStore(st *Store, j *journal.Journal, dir string, log *slog.Logger) 
 		live:      map[int]int{},
 		acks:      map[int][]*fwdAck{},
 		noCompact: map[int]bool{},
+		prepared:  map[string]*prepTx{},
 		lastGC:    time.Now(),
 	}
 }
@@ -255,9 +261,14 @@ func (ss *shardStore) apply(ops []engine.StoreOp, sync bool) error {
 	ss.recs, ss.owners, ss.seqs = ss.recs[:0], ss.owners[:0], ss.seqs[:0]
 	for i := range ops {
 		if err := ss.encode(&ops[i]); err != nil {
+			clear(ss.committing)
+			ss.committing = ss.committing[:0]
 			ss.diverged(err)
 			return fmt.Errorf("kahadb: op %d: %w", i, err)
 		}
+	}
+	if len(ss.committing) > 0 {
+		ss.finishCommits()
 	}
 	if len(ss.recs) == 0 {
 		return nil
@@ -308,23 +319,36 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 		if op.Dest.Type.IsTopic() && len(op.Subs) == 0 {
 			return nil
 		}
-		b, err := marshal(op.Msg, op.Msg.RedeliveryCounter)
-		if err != nil {
-			return err
-		}
-		s := &stored{id: op.Msg.ID}
-		ss.msgs[k] = s
-		ss.seqs = append(ss.seqs, op.Seq)
-		ss.index(op.Dest, op.Msg.ID, op.Seq)
-		ss.add(command.Encode(nil, &command.AddMessage{
-			Destination: kahaDest(op.Dest), MessageID: op.Msg.ID, Message: b, Priority: int32(op.Msg.Priority),
-		}), func(l journal.Location) {
-			s.file, s.loc = l.File, l
-			s.files = append(s.files, l.File)
-			if !s.dead {
-				ss.live[l.File]++
+		var s *stored
+		if p, i := ss.committedAdd(op); p != nil { // committing is empty but for an XA commit
+			// Stored by its transaction's record, which the commit
+			// record makes count.
+			p.matched[i] = true
+			ss.seqs[p.slot0+i] = op.Seq
+			l := p.adds[i].loc
+			s = &stored{id: op.Msg.ID, file: l.File, loc: l, files: []int{l.File}}
+			ss.live[l.File]++
+			ss.msgs[k] = s
+			ss.index(op.Dest, op.Msg.ID, op.Seq)
+		} else {
+			b, err := marshal(op.Msg, op.Msg.RedeliveryCounter)
+			if err != nil {
+				return err
 			}
-		})
+			s = &stored{id: op.Msg.ID}
+			ss.msgs[k] = s
+			ss.seqs = append(ss.seqs, op.Seq)
+			ss.index(op.Dest, op.Msg.ID, op.Seq)
+			ss.add(command.Encode(nil, &command.AddMessage{
+				Destination: kahaDest(op.Dest), MessageID: op.Msg.ID, Message: b, Priority: int32(op.Msg.Priority),
+			}), func(l journal.Location) {
+				s.file, s.loc = l.File, l
+				s.files = append(s.files, l.File)
+				if !s.dead {
+					ss.live[l.File]++
+				}
+			})
+		}
 		if op.Dest.Type.IsTopic() {
 			s.pending = map[engine.SubKey]bool{}
 			for _, key := range op.Subs {
@@ -348,6 +372,10 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 		if s == nil {
 			return nil
 		}
+		if len(ss.committing) > 0 && ss.committedAck(txAckKey{op.Dest, op.Seq, engine.SubKey{}}) {
+			ss.forget(k, s)
+			return nil
+		}
 		rec := command.Encode(nil, &command.RemoveMessage{Destination: kahaDest(op.Dest), MessageID: s.id})
 		ss.add(rec, ss.noteAck(rec, s.targets))
 		ss.forget(k, s)
@@ -356,10 +384,12 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 		if s == nil || !s.pending[op.Sub.Key] {
 			return nil
 		}
-		rec := command.Encode(nil, &command.RemoveMessage{
-			Destination: kahaDest(op.Dest), MessageID: s.id, SubscriptionKey: op.Sub.Key.String(),
-		})
-		ss.add(rec, ss.noteAck(rec, s.targets))
+		if len(ss.committing) == 0 || !ss.committedAck(txAckKey{op.Dest, op.Seq, op.Sub.Key}) {
+			rec := command.Encode(nil, &command.RemoveMessage{
+				Destination: kahaDest(op.Dest), MessageID: s.id, SubscriptionKey: op.Sub.Key.String(),
+			})
+			ss.add(rec, ss.noteAck(rec, s.targets))
+		}
 		delete(s.pending, op.Sub.Key)
 		if len(s.pending) == 0 {
 			ss.forget(k, s)
@@ -473,6 +503,10 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 				ss.live[l.File]++
 			}
 		})
+	case engine.OpPrepare:
+		return ss.encodePrepare(op.Tx)
+	case engine.OpCommit, engine.OpRollback:
+		ss.encodeEnd(op)
 	case engine.OpRemoveJob:
 		r := ss.jobs[op.JobID]
 		if r == nil {

@@ -44,6 +44,24 @@ func validate(op *engine.StoreOp) error {
 		if op.JobID == "" {
 			return ErrInvalidOp
 		}
+	case engine.OpPrepare:
+		if op.Tx == nil {
+			return ErrInvalidOp
+		}
+		for _, m := range op.Tx.Adds {
+			if m == nil || m.Destination.IsZero() {
+				return ErrInvalidOp
+			}
+		}
+		for _, a := range op.Tx.Acks {
+			if a.Dest.IsZero() || a.Dest.Type.IsTopic() == (a.Sub == (engine.SubKey{})) {
+				return ErrInvalidOp
+			}
+		}
+	case engine.OpCommit, engine.OpRollback:
+		if op.Tx == nil {
+			return ErrInvalidOp
+		}
 	default:
 		return ErrInvalidOp
 	}
@@ -60,6 +78,9 @@ var kindNames = [...]string{
 	engine.OpRemoveDest: "remove-dest",
 	engine.OpAddJob:     "add-job",
 	engine.OpRemoveJob:  "remove-job",
+	engine.OpPrepare:    "prepare",
+	engine.OpCommit:     "commit",
+	engine.OpRollback:   "rollback",
 }
 
 // describe names an operation in an error.
@@ -82,6 +103,11 @@ func describe(op *engine.StoreOp) string {
 		return k + " " + op.Job.ID
 	case engine.OpRemoveJob:
 		return k + " " + op.JobID
+	case engine.OpPrepare, engine.OpCommit, engine.OpRollback:
+		if op.Tx == nil {
+			return k + " <nil>"
+		}
+		return k + " " + op.Tx.XID.String()
 	}
 	return fmt.Sprintf("%s %s seq %d", k, op.Dest, op.Seq)
 }
@@ -107,6 +133,7 @@ const (
 	undoCreateDest                     // forget d, the last of sh.order
 	undoRemoveDest                     // bring d back
 	undoJob                            // sh.jobs[jobID] = job if had, else delete
+	undoTx                             // sh.prepared[jobID] = txRec if had, else delete
 )
 
 type undoRec struct {
@@ -121,6 +148,7 @@ type undoRec struct {
 	had     bool
 	jobID   string
 	job     jobRecord
+	txRec   txRecord
 }
 
 func (tx *txn) touch(d *dest) {
@@ -214,6 +242,26 @@ func (tx *txn) apply(op *engine.StoreOp) error {
 		if rec, had := sh.jobs[op.JobID]; had {
 			tx.undo = append(tx.undo, undoRec{kind: undoJob, jobID: op.JobID, job: rec, had: true})
 			delete(sh.jobs, op.JobID)
+		}
+	case engine.OpPrepare:
+		key := op.Tx.XID.String()
+		if _, dup := sh.prepared[key]; dup {
+			return fmt.Errorf("%w: %s", ErrTxPrepared, key)
+		}
+		if sh.prepared == nil {
+			sh.prepared = make(map[string]txRecord)
+		}
+		tx.undo = append(tx.undo, undoRec{kind: undoTx, jobID: key})
+		t := *op.Tx
+		t.XID = engine.XID{FormatID: t.XID.FormatID, GlobalID: slices.Clone(t.XID.GlobalID), Branch: slices.Clone(t.XID.Branch)}
+		t.Adds, t.Acks = slices.Clone(t.Adds), slices.Clone(t.Acks)
+		sh.prepared[key] = txRecord{tx: t, order: sh.txSeq}
+		sh.txSeq++
+	case engine.OpCommit, engine.OpRollback:
+		key := op.Tx.XID.String()
+		if rec, had := sh.prepared[key]; had {
+			tx.undo = append(tx.undo, undoRec{kind: undoTx, jobID: key, txRec: rec, had: true})
+			delete(sh.prepared, key)
 		}
 	}
 	return nil
@@ -320,6 +368,12 @@ func (tx *txn) rollback() {
 				sh.jobs[u.jobID] = u.job
 			} else {
 				delete(sh.jobs, u.jobID)
+			}
+		case undoTx:
+			if u.had {
+				sh.prepared[u.jobID] = u.txRec
+			} else {
+				delete(sh.prepared, u.jobID)
 			}
 		}
 	}

@@ -45,10 +45,16 @@
 //     ActiveMQ's JobSchedulerStore is apart from its message store. The Job
 //     is copied on OpAddJob and on Recover; its Msg is kept by pointer like
 //     any message.
+//   - OpPrepare keeps a copy of the PreparedTx (its slices; messages by
+//     pointer) under its XID's String until OpCommit or OpRollback of the
+//     same XID, which only drop it; a second OpPrepare of an XID held fails
+//     the batch with ErrTxPrepared. A prepared transaction changes no
+//     message: its acks' messages stay pending, its adds are not messages.
 //   - Recover yields the durable subscriptions in the order they were first
 //     added, then the messages of each destination in add order, destinations
 //     in the order they were created (re-created after OpRemoveDest counts as
-//     new), then the scheduled jobs in the order they were first added. Jobs
+//     new), then the prepared transactions in prepare order, then the
+//     scheduled jobs in the order they were first added. Jobs
 //     come last because nothing recovered before them refers to them, and
 //     the engine re-arms them only once its destinations exist.
 //

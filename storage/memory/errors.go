@@ -21,4 +21,7 @@ var (
 	// ErrDuplicate is returned by Apply for an OpAdd of a (destination, seq)
 	// that is already stored.
 	ErrDuplicate = errors.New("memory: duplicate message")
+	// ErrTxPrepared is returned by Apply for an OpPrepare of an XID the
+	// shard already holds prepared.
+	ErrTxPrepared = errors.New("memory: transaction already prepared")
 )

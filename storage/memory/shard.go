@@ -21,6 +21,14 @@ type shard struct {
 
 	jobs   map[string]jobRecord // scheduled jobs by ID
 	jobSeq uint64               // order of the next new job
+
+	prepared map[string]txRecord // prepared XA transactions by XID string
+	txSeq    uint64              // order of the next prepared transaction
+}
+
+type txRecord struct {
+	tx    engine.PreparedTx // a copy: the slices are the store's own
+	order uint64
 }
 
 type jobRecord struct {
@@ -154,6 +162,20 @@ func (sh *shard) recover(fn func(engine.RecoveredItem) error) error {
 				it.Subs = slices.Clone(e.subs)
 			}
 			if err := fn(it); err != nil {
+				return err
+			}
+		}
+	}
+	if len(sh.prepared) > 0 {
+		txs := make([]txRecord, 0, len(sh.prepared))
+		for _, r := range sh.prepared {
+			txs = append(txs, r)
+		}
+		slices.SortFunc(txs, func(a, b txRecord) int { return cmp.Compare(a.order, b.order) })
+		for i := range txs {
+			t := txs[i].tx
+			t.Adds, t.Acks = slices.Clone(t.Adds), slices.Clone(t.Acks)
+			if err := fn(engine.RecoveredItem{Tx: &t}); err != nil {
 				return err
 			}
 		}

@@ -39,6 +39,14 @@
 //     replaces the job, OpRemoveJob of an unknown ID is ignored, and
 //     OpRemoveDest keeps the jobs of the destination. Job operations are
 //     part of the atomic batch like the others.
+//   - A prepared transaction (OpPrepare) is recovered, after the messages
+//     and before the jobs, with its adds in order and every field of their
+//     messages, until an OpCommit or OpRollback of its XID; its adds are
+//     not messages and its acks change no message until the engine's own
+//     operations after the OpCommit do. A commit whose sends are not all
+//     followed by their OpAdd (consumed before the write, a topic nobody
+//     needs) stores only those that are. Preparing an XID the shard holds
+//     fails the batch; ending an XID it does not hold is ignored.
 //   - Shards are independent: the same destination and sequence may exist in
 //     two shards, and two shards may Apply from two goroutines at once.
 //

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -100,13 +101,13 @@ func (h *harness) recoverAll(shard int) []engine.RecoveredItem {
 	}
 	for i, it := range items {
 		n := 0
-		for _, set := range []bool{it.Sub != nil, it.Msg != nil, it.Job != nil} {
+		for _, set := range []bool{it.Sub != nil, it.Msg != nil, it.Job != nil, it.Tx != nil} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			h.t.Fatalf("shard %d Recover item %d: got Sub %v, Msg %v and Job %v, want exactly one set", shard, i, it.Sub, it.Msg, it.Job)
+			h.t.Fatalf("shard %d Recover item %d: got Sub %v, Msg %v, Job %v and Tx %v, want exactly one set", shard, i, it.Sub, it.Msg, it.Job, it.Tx)
 		}
 		if it.Job != nil {
 			j := *it.Job // the store may reuse what it points to
@@ -129,6 +130,7 @@ type state struct {
 	subs []engine.DurableSub
 	msgs []stored // in add order per destination
 	jobs []engine.Job
+	txs  []engine.PreparedTx // prepared transactions, compared as a set by XID
 }
 
 // check recovers the shard and compares it with want: subscriptions first
@@ -140,13 +142,21 @@ func (h *harness) check(shard int, want state) {
 	var gotSubs []engine.DurableSub
 	var gotMsgs []stored
 	var gotJobs []engine.Job
+	var gotTxs []engine.PreparedTx
 	for i, it := range items {
 		if it.Job != nil {
 			gotJobs = append(gotJobs, *it.Job)
 			continue
 		}
 		if len(gotJobs) > 0 {
-			h.t.Errorf("shard %d Recover item %d: got a subscription or message after a job, want every job last", shard, i)
+			h.t.Errorf("shard %d Recover item %d: got a subscription, message or transaction after a job, want every job last", shard, i)
+		}
+		if it.Tx != nil {
+			gotTxs = append(gotTxs, *it.Tx)
+			continue
+		}
+		if len(gotTxs) > 0 {
+			h.t.Errorf("shard %d Recover item %d: got a subscription or message after a prepared transaction, want transactions after every message", shard, i)
 		}
 		if it.Sub != nil {
 			if len(gotMsgs) > 0 {
@@ -160,6 +170,62 @@ func (h *harness) check(shard int, want state) {
 	h.checkSubs(shard, gotSubs, want.subs)
 	h.checkMsgs(shard, gotMsgs, want.msgs)
 	h.checkJobs(shard, gotJobs, want.jobs)
+	h.checkTxs(shard, gotTxs, want.txs)
+}
+
+// checkTxs compares prepared transactions as a set by XID: the adds in
+// order per destination with every field, the acks as a set.
+func (h *harness) checkTxs(shard int, got, want []engine.PreparedTx) {
+	h.t.Helper()
+	byXID := func(a, b engine.PreparedTx) int { return strings.Compare(a.XID.String(), b.XID.String()) }
+	got, want = slices.Clone(got), slices.Clone(want)
+	slices.SortFunc(got, byXID)
+	slices.SortFunc(want, byXID)
+	xids := func(ts []engine.PreparedTx) []string {
+		s := make([]string, len(ts))
+		for i, t := range ts {
+			s[i] = t.XID.String()
+		}
+		return s
+	}
+	if g, w := xids(got), xids(want); !slices.Equal(g, w) {
+		h.t.Errorf("shard %d recovered prepared transactions: got %v, want %v", shard, g, w)
+		return
+	}
+	byAck := func(a, b engine.TxAck) int {
+		if c := compareDests(a.Dest, b.Dest); c != 0 {
+			return c
+		}
+		if a.Seq != b.Seq {
+			return cmp.Compare(a.Seq, b.Seq)
+		}
+		return compareKeys(a.Sub, b.Sub)
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		x := w.XID.String()
+		// In order per destination: a store split by destination
+		// (mKahaDB) cannot keep the order between them.
+		byDest := func(a, b *message.Message) int { return compareDests(a.Destination, b.Destination) }
+		g.Adds, w.Adds = slices.Clone(g.Adds), slices.Clone(w.Adds)
+		slices.SortStableFunc(g.Adds, byDest)
+		slices.SortStableFunc(w.Adds, byDest)
+		if len(g.Adds) != len(w.Adds) {
+			h.t.Errorf("shard %d transaction %s: got %d adds, want %d", shard, x, len(g.Adds), len(w.Adds))
+		} else {
+			for j := range w.Adds {
+				for _, line := range diffMessage(g.Adds[j], w.Adds[j]) {
+					h.t.Errorf("shard %d transaction %s add %d: %s", shard, x, j, line)
+				}
+			}
+		}
+		ga, wa := slices.Clone(g.Acks), slices.Clone(w.Acks)
+		slices.SortFunc(ga, byAck)
+		slices.SortFunc(wa, byAck)
+		if !slices.Equal(ga, wa) {
+			h.t.Errorf("shard %d transaction %s acks:\n got  %+v\n want %+v", shard, x, ga, wa)
+		}
+	}
 }
 
 // checkJobs compares jobs as a set by ID, every field and the message.

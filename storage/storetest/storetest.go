@@ -36,6 +36,11 @@ func Run(t *testing.T, newStore func(t *testing.T) (reopen func() engine.Store))
 		{"RecoverStopsOnError", testRecoverStopsOnError},
 		{"ScheduledJobs", testScheduledJobs},
 		{"ScheduledJobsAtomicBatch", testScheduledJobsAtomicBatch},
+		{"XAPrepareRestart", testXAPrepareRestart},
+		{"XAPrepareCommit", testXAPrepareCommit},
+		{"XAPrepareRollback", testXAPrepareRollback},
+		{"XACommitPartly", testXACommitPartly},
+		{"XATwoTransactions", testXATwoTransactions},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore) })
