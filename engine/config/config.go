@@ -264,7 +264,8 @@ type KahaDB struct {
 	JournalDiskSyncInterval time.Duration
 	// CheckpointInterval is how often dirty index pages are written.
 	CheckpointInterval time.Duration
-	// CleanupInterval is how often unreferenced journal files are removed.
+	// CleanupInterval is how often unreferenced journal files are removed;
+	// 0 disables the periodic cleanup (a clean stop still cleans up).
 	CleanupInterval time.Duration
 	// IndexCacheSize is the number of index pages kept in memory.
 	IndexCacheSize int

@@ -269,7 +269,7 @@ func (ss *shardStore) Apply(ops []engine.StoreOp) error {
 		return fmt.Errorf("kahadb: journal write: %w", err)
 	}
 	ss.wrote(locs)
-	if time.Since(ss.lastGC) >= ss.st.opts.CleanupInterval {
+	if iv := ss.st.opts.CleanupInterval; iv > 0 && time.Since(ss.lastGC) >= iv {
 		ss.cleanup()
 	}
 	ss.maybeCheckpoint()
