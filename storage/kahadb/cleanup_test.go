@@ -1,6 +1,8 @@
 package kahadb_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,4 +47,61 @@ func TestKahaDBCleanupIntervalZeroDisables(t *testing.T) {
 			t.Errorf("journal files while running: %v, want at most the last two", running)
 		}
 	})
+}
+
+// A durable subscription without backlog whose record pins the oldest
+// journal file is written again at the head before cleanup removes the
+// file. When that write fails, the file must stay: it holds the only
+// record of the subscription.
+func TestKahaDBRewriteForwardFailureKeepsFile(t *testing.T) {
+	dir := t.TempDir()
+	topic := message.TopicDest("rewrite.t")
+	sub := engine.DurableSub{Key: engine.SubKey{ClientID: "c1", Name: "s1"}, Destination: topic}
+	o := kahadb.Options{JournalMaxFileLength: 64 << 10, CleanupInterval: time.Hour}
+	c := openCP(t, dir, o)
+	// send adds message i and acks it; with cleanup, a cleanup is due at
+	// the ack, when the subscription has no backlog.
+	send := func(c cpStore, i int, cleanup bool) {
+		c.apply(t, engine.StoreOp{Kind: engine.OpAdd, Dest: topic, Seq: uint64(i), Msg: bigMsg(topic, i), Subs: []engine.SubKey{sub.Key}})
+		if cleanup {
+			kahadb.AgeCleanupForTest(c.ss, 24*time.Hour)
+		}
+		c.apply(t, engine.StoreOp{Kind: engine.OpAck, Dest: topic, Seq: uint64(i), Sub: sub})
+	}
+	c.apply(t, engine.StoreOp{Kind: engine.OpAddSub, Dest: topic, Sub: sub})
+	for i := 1; i <= 100; i++ {
+		send(c, i, false)
+	}
+	if files := journalFiles(t, dir); len(files) < 3 || files[0] != 1 {
+		t.Fatalf("journal files: %v, want several from db-1.log on", files)
+	}
+	want := c.state(t)
+	if len(want) != 1 || !strings.HasPrefix(want[0], "sub ") {
+		t.Fatalf("state: %q, want the subscription alone", want)
+	}
+
+	injected := errors.New("injected journal write failure")
+	kahadb.FailRewriteForTest(c.ss, injected)
+	send(c, 101, true)
+	if files := journalFiles(t, dir); files[0] != 1 {
+		t.Fatalf("journal files after a failed rewrite: %v, want db-1.log kept", files)
+	}
+	sameState(t, "full replay after a failed rewrite", fullReplayState(t, dir), want)
+	c.close(t) // cleanupOnStop: the rewrite fails again
+	if files := journalFiles(t, dir); files[0] != 1 {
+		t.Fatalf("journal files after a clean stop: %v, want db-1.log kept", files)
+	}
+
+	c = openCP(t, dir, o)
+	sameState(t, "restart after failed rewrites", c.state(t), want)
+	// Once the write works, the record moves forward and the file goes.
+	send(c, 102, true)
+	if files := journalFiles(t, dir); len(files) > 2 {
+		t.Fatalf("journal files after a working rewrite: %v, want at most the last two", files)
+	}
+	sameState(t, "full replay after the rewrite", fullReplayState(t, dir), want)
+	c.close(t)
+	c = openCP(t, dir, o)
+	sameState(t, "restart after the rewrite", c.state(t), want)
+	c.close(t)
 }

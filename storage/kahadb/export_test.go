@@ -5,6 +5,7 @@ import (
 
 	"wharf/engine"
 	"wharf/engine/message"
+	"wharf/storage/kahadb/journal"
 )
 
 // MarshalForTest exposes the stored form of a message to the tests.
@@ -14,4 +15,15 @@ func MarshalForTest(m *message.Message) ([]byte, error) { return marshal(m, m.Re
 func AgeCleanupForTest(ss engine.ShardStore, d time.Duration) {
 	s := ss.(*shardStore)
 	s.lastGC = s.lastGC.Add(-d)
+}
+
+// FailRewriteForTest makes every later rewrite of durable subscriptions
+// forward fail with err (nil: write them again).
+func FailRewriteForTest(ss engine.ShardStore, err error) {
+	s := ss.(*shardStore)
+	if err == nil {
+		s.rewriteAppend = nil
+		return
+	}
+	s.rewriteAppend = func([][]byte) ([]journal.Location, error) { return nil, err }
 }

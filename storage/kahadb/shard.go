@@ -115,6 +115,10 @@ type shardStore struct {
 	lastGC time.Time
 	closed bool
 
+	// rewriteAppend replaces appendAll in rewriteForward when set (tests
+	// inject write failures through it).
+	rewriteAppend func([][]byte) ([]journal.Location, error)
+
 	cp    checkpointState // the checkpoint index (checkpoint.go)
 	stats shardStats
 }
@@ -382,14 +386,7 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 			}
 		})
 	case engine.OpAddSub:
-		info, err := wire.Marshal(&wire.SubscriptionInfo{
-			ClientId:              op.Sub.Key.ClientID,
-			SubcriptionName:       op.Sub.Key.Name,
-			Destination:           openwire.DestFromEngine(op.Sub.Destination),
-			SubscribedDestination: openwire.DestFromEngine(op.Sub.Destination),
-			Selector:              op.Sub.Selector,
-			NoLocal:               op.Sub.NoLocal,
-		}, wire.StoreFormat())
+		rec, err := encodeSub(op.Sub)
 		if err != nil {
 			return err
 		}
@@ -399,9 +396,7 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 		}
 		r := &subRec{sub: op.Sub}
 		ss.subs[key] = r
-		ss.add(command.Encode(nil, &command.Subscription{
-			Destination: kahaDest(op.Sub.Destination), SubscriptionKey: key.String(), SubscriptionInfo: info,
-		}), func(l journal.Location) {
+		ss.add(rec, func(l journal.Location) {
 			r.file = l.File
 			if !r.dead {
 				ss.live[l.File]++
@@ -474,6 +469,24 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 		ss.dropJob(r)
 	}
 	return nil
+}
+
+// encodeSub is the KahaSubscriptionCommand record that adds sub.
+func encodeSub(sub engine.DurableSub) ([]byte, error) {
+	info, err := wire.Marshal(&wire.SubscriptionInfo{
+		ClientId:              sub.Key.ClientID,
+		SubcriptionName:       sub.Key.Name,
+		Destination:           openwire.DestFromEngine(sub.Destination),
+		SubscribedDestination: openwire.DestFromEngine(sub.Destination),
+		Selector:              sub.Selector,
+		NoLocal:               sub.NoLocal,
+	}, wire.StoreFormat())
+	if err != nil {
+		return nil, err
+	}
+	return command.Encode(nil, &command.Subscription{
+		Destination: kahaDest(sub.Destination), SubscriptionKey: sub.Key.String(), SubscriptionInfo: info,
+	}), nil
 }
 
 // appendAll writes records as one batch, or as several when together they
@@ -695,6 +708,11 @@ func (ss *shardStore) compactAcks(files []int) {
 // backlog is left alone: re-adding it would start it afresh on replay and
 // lose the backlog. Files holding pending messages or scheduled jobs are
 // not rewritten (ack compaction is not implemented).
+//
+// f is released only once the rewritten records are written: if the write
+// fails, the subscriptions still count f's records, so cleanup keeps the
+// only copy. The state is then unchanged (a failed Append leaves the
+// journal's append position where it was), so checkpoints go on.
 func (ss *shardStore) rewriteForward(f int) {
 	for _, s := range ss.msgs {
 		if s.file == f {
@@ -706,7 +724,7 @@ func (ss *shardStore) rewriteForward(f int) {
 			return
 		}
 	}
-	var move []engine.SubKey
+	var move []*subRec
 	for key, r := range ss.subs {
 		if r.file != f {
 			continue
@@ -716,28 +734,33 @@ func (ss *shardStore) rewriteForward(f int) {
 				return
 			}
 		}
-		move = append(move, key)
+		move = append(move, r)
 	}
 	if len(move) == 0 {
 		return
 	}
-	ops := make([]engine.StoreOp, 0, len(move))
-	for _, key := range move {
-		r := ss.subs[key]
-		ops = append(ops, engine.StoreOp{Kind: engine.OpAddSub, Dest: r.sub.Destination, Sub: r.sub})
-	}
 	ss.recs, ss.owners, ss.seqs = ss.recs[:0], ss.owners[:0], ss.seqs[:0]
-	for i := range ops {
-		if err := ss.encode(&ops[i]); err != nil {
-			ss.log.Error("subscription rewrite failed", "err", err)
-			ss.diverged(err)
+	for _, r := range move {
+		rec, err := encodeSub(r.sub)
+		if err != nil {
+			ss.log.Error("subscription rewrite failed", "file", f, "sub", r.sub.Key.String(), "err", err)
 			return
 		}
+		ss.add(rec, func(l journal.Location) {
+			old := r.file
+			r.file = l.File
+			ss.live[l.File]++
+			ss.release(old)
+		})
 	}
-	locs, err := ss.appendAll(ss.recs)
+	appendAll := ss.appendAll
+	if ss.rewriteAppend != nil {
+		appendAll = ss.rewriteAppend
+	}
+	locs, err := appendAll(ss.recs)
 	if err != nil {
-		ss.log.Error("subscription rewrite failed", "err", err)
-		ss.diverged(err)
+		clear(ss.owners)
+		ss.log.Error("subscription rewrite failed: the journal file is kept", "file", f, "err", err)
 		return
 	}
 	ss.wrote(locs)
