@@ -293,6 +293,10 @@ type KahaDB struct {
 	// CompactAcksAfterNoGC is the number of cleanup cycles without any
 	// garbage collected before ack compaction is tried.
 	CompactAcksAfterNoGC int
+	// CompactAcksIgnoresStoreGrowth lets ack compaction run while the
+	// journal is still growing (a new data file since the last check);
+	// without it compaction waits until the journal stops growing.
+	CompactAcksIgnoresStoreGrowth bool
 }
 
 // Dead letter strategy kinds.
@@ -537,6 +541,7 @@ func defaultKahaDB() KahaDB {
 		ChecksumJournalFiles:             true,
 		EnableAckCompaction:              true,
 		CompactAcksAfterNoGC:             10,
+		CompactAcksIgnoresStoreGrowth:    false, // compactAcksIgnoresStoreGrowth = false
 	}
 }
 

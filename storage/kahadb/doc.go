@@ -31,7 +31,9 @@
 // checkpoint so that the index never refers to a removed file; a durable
 // subscription record that pins an old file is rewritten forward first.
 // With EnableAckCompaction, once the oldest file has stayed pinned for
-// CompactAcksAfterNoGC cycles, cleanup also frees the later files that
+// CompactAcksAfterNoGC cycles (and the journal has not moved to a new
+// file since the previous cycle, unless CompactAcksIgnoresStoreGrowth),
+// cleanup also frees the later files that
 // hold no needed record: the removals in them that cancel records of older
 // files still present (queue removes, durable subscription acks, tracked
 // per file as they are written or replayed) are written again in one batch

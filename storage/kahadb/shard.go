@@ -108,6 +108,10 @@ type shardStore struct {
 	noCompact map[int]bool
 	opaqueTo  int
 	noGC      int
+	// growthFile is the file being written at the previous cleanup cycle
+	// that freed nothing (0 before the first): ack compaction waits while
+	// the journal grows (CompactAcksIgnoresStoreGrowth).
+	growthFile int
 
 	recs   [][]byte
 	owners []func(l journal.Location) // per record: what to note once its location is known
@@ -569,7 +573,8 @@ func (ss *shardStore) current(d message.Destination, seq uint64) (*message.Messa
 // in older files, so a prefix of free files can go without bringing acked
 // messages back on replay. The file being written is never removed. When
 // the oldest file has stayed pinned for CompactAcksAfterNoGC cycles, ack
-// compaction (compactAcks) frees the free files after it.
+// compaction (compactAcks) frees the free files after it, unless the
+// journal is still growing (see CompactAcksIgnoresStoreGrowth).
 func (ss *shardStore) cleanup() {
 	ss.lastGC = time.Now()
 	files := ss.j.Files()
@@ -591,10 +596,20 @@ func (ss *shardStore) cleanup() {
 			if !ss.st.opts.EnableAckCompaction {
 				return
 			}
+			// As MessageDatabase.checkpointUpdate: once the cycles are
+			// up, compact only if the journal has not moved to a new
+			// file since the previous cycle, unless told to ignore that
+			// growth; either way the count starts again.
+			head := files[len(files)-1]
 			if ss.noGC++; ss.noGC >= ss.st.opts.CompactAcksAfterNoGC {
 				ss.noGC = 0
-				ss.compactAcks(files)
+				if ss.growthFile == head || ss.st.opts.CompactAcksIgnoresStoreGrowth {
+					ss.compactAcks(files)
+				} else {
+					ss.log.Debug("ack compaction skipped: the journal is growing", "file", head, "previous", ss.growthFile)
+				}
 			}
+			ss.growthFile = head
 			return
 		}
 		if !ss.removeFile(f) {

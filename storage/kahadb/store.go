@@ -46,6 +46,12 @@ type Options struct {
 	// CompactAcksAfterNoGC is how many cleanup cycles in a row must free
 	// nothing before ack compaction is tried; 0 means 10.
 	CompactAcksAfterNoGC int
+	// CompactAcksIgnoresStoreGrowth lets ack compaction run when its
+	// cycles are up even if the journal moved to a new data file since
+	// the previous cleanup cycle; without it such a growing journal is
+	// left alone until a later check (ActiveMQ's
+	// compactAcksIgnoresStoreGrowth, default false).
+	CompactAcksIgnoresStoreGrowth bool
 	// LockRetry is how often a store whose directory another broker holds
 	// retries the lock (lockAcquireSleepInterval, 10 s).
 	LockRetry time.Duration
