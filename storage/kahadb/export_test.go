@@ -27,3 +27,18 @@ func FailRewriteForTest(ss engine.ShardStore, err error) {
 	}
 	s.rewriteAppend = func([][]byte) ([]journal.Location, error) { return nil, err }
 }
+
+// CheckpointForTest writes ss's index now, as a periodic checkpoint does
+// (off the goroutine when async and the state is large), and returns how
+// long the shard's goroutine was held.
+func CheckpointForTest(ss engine.ShardStore, async bool) time.Duration {
+	s := ss.(*shardStore)
+	s.collect(true)
+	s.cp.at = journal.Location{} // as if the journal had moved on
+	start := time.Now()
+	s.checkpointAt(async && len(s.msgs) >= asyncCheckpointMin)
+	return time.Since(start)
+}
+
+// WaitCheckpointForTest waits for an index being written off the goroutine.
+func WaitCheckpointForTest(ss engine.ShardStore) { ss.(*shardStore).collect(true) }

@@ -295,6 +295,7 @@ func (ss *shardStore) wrote(locs []journal.Location) {
 	clear(ss.owners)
 	if len(locs) > 0 {
 		ss.cp.lastRec = locs[len(locs)-1]
+		ss.cp.changed += len(locs)
 	}
 }
 
@@ -704,6 +705,7 @@ func (ss *shardStore) compactAcks(files []int) {
 			ss.acks[l.File] = append(ss.acks[l.File], &fwdAck{rec: a.rec, targets: a.targets})
 		}
 		ss.cp.lastRec = locs[len(locs)-1]
+		ss.cp.changed += len(locs)
 	}
 	var removed []int
 	for _, f := range free {
