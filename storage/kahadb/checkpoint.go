@@ -40,6 +40,13 @@ import (
 // (reference kahadb.md §9). Records ActiveMQ appends to the journal later
 // come after L and are replayed; files it removes make the index stale.
 //
+// A large state (asyncCheckpointMin pending messages or more) is copied
+// out on the shard's goroutine and encoded, written and fsynced on another
+// one, one at a time; a periodic checkpoint of it also waits until the
+// journal has grown by one record per checkpointChangeRatio pending
+// messages. Cleanup (before removing a file) and Close write the index on
+// the shard's goroutine, after waiting for one in flight.
+//
 // The file is replaced atomically (temporary file, fsync, rename, fsync of
 // the directory; the fsyncs only with EnableJournalDiskSyncs, whose journal
 // batches are then already on disk, so the index never runs ahead of the

@@ -18,7 +18,8 @@
 // (the consumer acknowledged before the write).
 //
 // Index. The pending state is kept in memory (a storage/memory shard). Every
-// checkpointInterval and at Close, a shard writes it as of a journal
+// checkpointInterval (for a large state, once enough has changed: see
+// checkpoint.go) and at Close, a shard writes it as of a journal
 // location to its own checkpoint index, wharf-index.bin (checkpoint.go:
 // locations of the pending messages, subscriptions, jobs, counters; never
 // the messages themselves). At start-up a valid index is loaded, each

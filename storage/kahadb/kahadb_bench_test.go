@@ -113,6 +113,7 @@ func rawFsyncRate(b *testing.B) float64 {
 // index skips. ns/op is one restart; index-vs-full is the full replay's
 // time over the index load's, both measured in the same run.
 func BenchmarkKahaDBRecover(b *testing.B) {
+	parent := b
 	pending := *benchPending
 	for _, sc := range []struct {
 		name     string
@@ -128,7 +129,10 @@ func BenchmarkKahaDBRecover(b *testing.B) {
 		for _, mode := range []string{"full", "index"} {
 			b.Run(sc.name+"/replay="+mode, func(b *testing.B) {
 				if dir == "" {
-					dir = buildBacklog(b, pending, sc.consumed)
+					// In the parent's directory: a sub-benchmark's is
+					// removed when it ends.
+					dir = parent.TempDir()
+					buildBacklog(b, dir, pending, sc.consumed)
 				}
 				o := kahadb.Options{Dir: dir, CheckpointInterval: -1}
 				if mode == "index" {
@@ -184,9 +188,8 @@ func BenchmarkKahaDBRecover(b *testing.B) {
 // buildBacklog writes pending 1 KiB messages to a queue, and consumed
 // more per pending one that are removed in the next batch, so that every
 // journal file holds both (cleanup removes none).
-func buildBacklog(b *testing.B, pending, consumed int) string {
+func buildBacklog(b *testing.B, dir string, pending, consumed int) {
 	b.Helper()
-	dir := b.TempDir()
 	st, err := kahadb.Open(context.Background(), kahadb.Options{Dir: dir, CheckpointInterval: -1})
 	if err != nil {
 		b.Fatal(err)
@@ -222,7 +225,6 @@ func buildBacklog(b *testing.B, pending, consumed int) string {
 			ops, removes = ops[:0], removes[:0]
 		}
 	}
-	return dir
 }
 
 func itoa(i int) string {
@@ -249,7 +251,8 @@ func itoa(i int) string {
 // measured in the same run; stall-vs-apply is the ratio.
 func BenchmarkKahaDBCheckpoint(b *testing.B) {
 	pending := *benchPending
-	dir := buildBacklog(b, pending, 0)
+	dir := b.TempDir()
+	buildBacklog(b, dir, pending, 0)
 	st, err := kahadb.Open(context.Background(), kahadb.Options{Dir: dir, EnableJournalDiskSyncs: true, CheckpointInterval: time.Hour})
 	if err != nil {
 		b.Fatal(err)
