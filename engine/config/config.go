@@ -269,7 +269,8 @@ type KahaDB struct {
 	JournalDiskSyncInterval time.Duration
 	// CheckpointInterval is how often dirty index pages are written.
 	CheckpointInterval time.Duration
-	// CleanupInterval is how often unreferenced journal files are removed.
+	// CleanupInterval is how often unreferenced journal files are removed;
+	// 0 disables the periodic cleanup (a clean stop still cleans up).
 	CleanupInterval time.Duration
 	// IndexCacheSize is the number of index pages kept in memory.
 	IndexCacheSize int
@@ -297,6 +298,10 @@ type KahaDB struct {
 	// CompactAcksAfterNoGC is the number of cleanup cycles without any
 	// garbage collected before ack compaction is tried.
 	CompactAcksAfterNoGC int
+	// CompactAcksIgnoresStoreGrowth lets ack compaction run while the
+	// journal is still growing (a new data file since the last check);
+	// without it compaction waits until the journal stops growing.
+	CompactAcksIgnoresStoreGrowth bool
 }
 
 // Dead letter strategy kinds.
@@ -544,6 +549,7 @@ func defaultKahaDB() KahaDB {
 		ChecksumJournalFiles:             true,
 		EnableAckCompaction:              true,
 		CompactAcksAfterNoGC:             10,
+		CompactAcksIgnoresStoreGrowth:    false, // compactAcksIgnoresStoreGrowth = false
 	}
 }
 

@@ -354,7 +354,8 @@ const equivXML = `<beans xmlns="http://www.springframework.org/schema/beans">
         advisorySupport="FALSE" schedulerSupport="true" offlineDurableSubscriberTimeout="60000">
   <persistenceAdapter>
     <kahaDB directory="/k" journalMaxFileLength="16mb" enableJournalDiskSyncs="false" checkpointInterval="1000"
-            cleanupInterval="2000" indexCacheSize="500" concurrentStoreAndDispatchQueues="false" archiveDataLogs="true"/>
+            cleanupInterval="2000" indexCacheSize="500" concurrentStoreAndDispatchQueues="false" archiveDataLogs="true"
+            compactAcksIgnoresStoreGrowth="true"/>
   </persistenceAdapter>
   <transportConnectors>
     <transportConnector name="openwire" uri="tcp://127.0.0.1:61616?maximumConnections=10"/>
@@ -410,6 +411,7 @@ persistence:
     index_cache_size: 500
     concurrent_store_and_dispatch_queues: false
     archive_data_logs: true
+    compact_acks_ignores_store_growth: true
 transport_connectors:
   - {name: openwire, uri: "tcp://127.0.0.1:61616?maximumConnections=10"}
   - name: stomp
@@ -472,6 +474,9 @@ func TestConfigYAMLEquivalentToXML(t *testing.T) {
 	// Spot-check the values so that "equal" does not mean "equally wrong".
 	if x.Persistence.KahaDB.JournalDiskSyncStrategy != SyncNever || x.Persistence.KahaDB.EnableJournalDiskSyncs {
 		t.Errorf("sync = %+v", x.Persistence.KahaDB)
+	}
+	if k := x.Persistence.KahaDB; !k.CompactAcksIgnoresStoreGrowth || Default().Persistence.KahaDB.CompactAcksIgnoresStoreGrowth {
+		t.Errorf("compactAcksIgnoresStoreGrowth = %v, default %v: want true, default false", k.CompactAcksIgnoresStoreGrowth, Default().Persistence.KahaDB.CompactAcksIgnoresStoreGrowth)
 	}
 	if x.OfflineDurableSubscriberTimeout != time.Minute || x.AdvisorySupport {
 		t.Errorf("broker = %+v", x)
@@ -1049,4 +1054,13 @@ func TestConfigVirtualDestinationErrors(t *testing.T) {
 	if !strings.HasPrefix(err.Error(), "activemq.xml:3:3: ") {
 		t.Errorf("Error() = %q", err)
 	}
+}
+
+func TestConfigKahaDBCompactAcksIgnoresStoreGrowthNotBool(t *testing.T) {
+	_, err := ParseXML(strings.NewReader(`<broker xmlns="http://activemq.apache.org/schema/core">
+<persistenceAdapter><kahaDB compactAcksIgnoresStoreGrowth="sometimes"/></persistenceAdapter>
+</broker>`), "activemq.xml", nil)
+	wantProblem(t, err, 2, 0, "sometimes")
+	_, err = ParseYAML(strings.NewReader("persistence:\n  kahadb:\n    compact_acks_ignores_store_growth: 3\n"), "wharf.yaml", nil)
+	wantProblem(t, err, 3, 0, "compact_acks_ignores_store_growth")
 }

@@ -534,6 +534,9 @@ func (p *xmlParser) kahaDB(k *xmlElem, path string, kd *KahaDB, sync *syncSet, d
 		"checksumJournalFiles":        at(kp+"checksum_journal_files", func(v val) { l.setBool(&kd.ChecksumJournalFiles, v) }),
 		"enableAckCompaction":         at(kp+"enable_ack_compaction", func(v val) { l.setBool(&kd.EnableAckCompaction, v) }),
 		"compactAcksAfterNoGC":        at(kp+"compact_acks_after_no_gc", func(v val) { l.setInt(&kd.CompactAcksAfterNoGC, v) }),
+		"compactAcksIgnoresStoreGrowth": at(kp+"compact_acks_ignores_store_growth", func(v val) {
+			l.setBool(&kd.CompactAcksIgnoresStoreGrowth, v)
+		}),
 	})
 }
 

@@ -299,6 +299,7 @@ func (p *yamlParser) kahaDBKeys(kd *KahaDB, sync *syncSet, dirSet func()) map[st
 		"checksum_journal_files":               p.boolean(&kd.ChecksumJournalFiles),
 		"enable_ack_compaction":                p.boolean(&kd.EnableAckCompaction),
 		"compact_acks_after_no_gc":             p.integer(&kd.CompactAcksAfterNoGC),
+		"compact_acks_ignores_store_growth":    p.boolean(&kd.CompactAcksIgnoresStoreGrowth),
 	}
 }
 

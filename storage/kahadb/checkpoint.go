@@ -40,6 +40,13 @@ import (
 // (reference kahadb.md §9). Records ActiveMQ appends to the journal later
 // come after L and are replayed; files it removes make the index stale.
 //
+// A large state (asyncCheckpointMin pending messages or more) is copied
+// out on the shard's goroutine and encoded, written and fsynced on another
+// one, one at a time; a periodic checkpoint of it also waits until the
+// journal has grown by one record per checkpointChangeRatio pending
+// messages. Cleanup (before removing a file) and Close write the index on
+// the shard's goroutine, after waiting for one in flight.
+//
 // The file is replaced atomically (temporary file, fsync, rename, fsync of
 // the directory; the fsyncs only with EnableJournalDiskSyncs, whose journal
 // batches are then already on disk, so the index never runs ahead of the
@@ -78,7 +85,36 @@ type checkpointState struct {
 	// stopped: the in-memory state may hold operations the journal does
 	// not (a failed write); no index may record it.
 	stopped bool
+	// changed counts the journal records written since the last snapshot:
+	// a periodic checkpoint of a large state waits until enough changed.
+	changed int
+	// inflight receives the result of an index being written off the
+	// shard's goroutine (a large state); nil when none is.
+	inflight chan cpResult
 }
+
+// cpResult is how writing one index went.
+type cpResult struct {
+	at       journal.Location
+	n, bytes int
+	took     time.Duration
+	err      error
+}
+
+const (
+	// asyncCheckpointMin is the number of pending messages from which the
+	// index is encoded and written off the shard's goroutine: below it the
+	// whole checkpoint takes well under a millisecond.
+	asyncCheckpointMin = 4096
+	// checkpointChangeRatio bounds how often a large state is written: a
+	// periodic checkpoint needs at least one journal record written since
+	// the last one per checkpointChangeRatio pending messages. The index
+	// costs O(pending) to write, so at most checkpointChangeRatio index
+	// entries are written per journal record, and a restart replays at most
+	// pending/checkpointChangeRatio records more than with an index per
+	// interval (next to reading the pending messages, which it does anyway).
+	checkpointChangeRatio = 8
+)
 
 // diverged stops checkpoints after an Apply failed once the in-memory
 // state had changed: the journal, not that state, is then the truth, and
@@ -106,14 +142,63 @@ func (ss *shardStore) maybeCheckpoint() {
 	if iv < 0 || time.Since(ss.cp.last) < iv {
 		return
 	}
-	ss.checkpoint()
+	if ss.cp.changed*checkpointChangeRatio < len(ss.msgs) {
+		return
+	}
+	if ss.cp.inflight != nil && !ss.collect(false) {
+		return // the previous index is still being written
+	}
+	ss.checkpointAt(len(ss.msgs) >= asyncCheckpointMin)
+}
+
+// collect takes the result of the index being written off the shard's
+// goroutine, waiting for it when wait. It reports whether there was none
+// left in flight.
+func (ss *shardStore) collect(wait bool) bool {
+	if ss.cp.inflight == nil {
+		return true
+	}
+	var r cpResult
+	if wait {
+		r = <-ss.cp.inflight
+	} else {
+		select {
+		case r = <-ss.cp.inflight:
+		default:
+			return false
+		}
+	}
+	ss.cp.inflight = nil
+	ss.done(r)
+	return true
+}
+
+// done records a written index (or logs why it was not).
+func (ss *shardStore) done(r cpResult) {
+	if r.err != nil {
+		ss.log.Error("checkpoint failed", "dir", ss.dir, "file", indexFile, "err", r.err)
+		return
+	}
+	ss.cp.at = r.at
+	ss.stats.Checkpoints.Add(1)
+	ss.log.Debug("checkpoint written", "dir", ss.dir, "at", r.at.String(), "messages", r.n, "bytes", r.bytes, "took", r.took)
 }
 
 // checkpoint writes the index for the state as of the journal's append
-// position, unless nothing was written since the last one. A failure is
-// logged: the previous index (or none) still leads to a correct start, at
-// worst a longer replay.
+// position, unless nothing was written since the last one, and returns
+// once it is written (waiting for one written off the goroutine first):
+// cleanup relies on it before it removes a file, Close before it closes. A
+// failure is logged: the previous index (or none) still leads to a correct
+// start, at worst a longer replay.
 func (ss *shardStore) checkpoint() {
+	ss.collect(true)
+	ss.checkpointAt(false)
+}
+
+// checkpointAt takes a snapshot of the state and writes it as the index,
+// on the shard's goroutine or, when async, on another one (collect takes
+// the result). No other may be in flight.
+func (ss *shardStore) checkpointAt(async bool) {
 	if ss.st.opts.CheckpointInterval < 0 || ss.cp.stopped {
 		return
 	}
@@ -147,99 +232,148 @@ func (ss *shardStore) checkpoint() {
 		ss.cp.txFile = 0
 	}
 	start := time.Now()
-	n, size, err := ss.writeIndex(head)
+	snap, err := ss.snapshot(head)
 	if err != nil {
 		ss.log.Error("checkpoint failed", "dir", ss.dir, "file", indexFile, "err", err)
 		return
 	}
-	ss.cp.at = head
-	ss.stats.Checkpoints.Add(1)
-	ss.log.Debug("checkpoint written", "dir", ss.dir, "at", head.String(), "messages", n, "bytes", size, "took", time.Since(start))
+	ss.cp.changed = 0
+	write := func() cpResult {
+		n, size, err := snap.write(ss.dir, ss.st.opts.EnableJournalDiskSyncs)
+		return cpResult{at: head, n: n, bytes: size, took: time.Since(start), err: err}
+	}
+	if !async {
+		ss.done(write())
+		return
+	}
+	// The snapshot is the goroutine's own: the shard goes on changing its
+	// state meanwhile, and the index on disk stays the previous one until
+	// the rename.
+	ch := make(chan cpResult, 1)
+	ss.cp.inflight = ch
+	go func() { ch <- write() }()
 }
 
-// indexEntry is one pending message as the index holds it.
+// indexEntry is one pending message as the index holds it: copied out of
+// the shard's state, so that it can be encoded on another goroutine.
 type indexEntry struct {
 	seq     uint64
-	s       *stored
+	id      string
+	loc     journal.Location
 	counter int32
-	subs    []engine.SubKey
+	subs    []engine.SubKey // the store's copy (memory Recover clones them)
 }
 
 type indexDest struct {
 	d    message.Destination
-	msgs []indexEntry
+	from int // its messages: entries[from:to]
+	to   int
 }
 
-// writeIndex encodes the state as of head and replaces the index file. It
-// returns the number of messages and the file's size.
-func (ss *shardStore) writeIndex(head journal.Location) (int, int, error) {
-	var lastCRC uint32
+type indexSubEntry struct {
+	sub  engine.DurableSub
+	file int
+}
+
+// indexSnapshot is the state an index records, as of head.
+type indexSnapshot struct {
+	head, lastRec journal.Location
+	lastCRC       uint32
+	nextSeq       []indexSeq
+	subs          []indexSubEntry
+	dests         []indexDest
+	entries       []indexEntry
+	jobs          []indexJob
+}
+
+type indexSeq struct {
+	d   message.Destination
+	seq uint64
+}
+
+// snapshot copies out of the shard's state what the index as of head
+// records. Runs on the shard's goroutine; the result is immutable.
+func (ss *shardStore) snapshot(head journal.Location) (*indexSnapshot, error) {
+	x := &indexSnapshot{head: head, lastRec: ss.cp.lastRec}
 	if ss.cp.lastRec.File != 0 {
 		p, err := ss.j.Read(ss.cp.lastRec)
 		if err != nil {
-			return 0, 0, fmt.Errorf("read the last record: %w", err)
+			return nil, fmt.Errorf("read the last record: %w", err)
 		}
-		lastCRC = crc32.Checksum(p, castagnoli)
+		x.lastCRC = crc32.Checksum(p, castagnoli)
 	}
-	var (
-		subs  []engine.DurableSub
-		dests []indexDest
-		jobs  []string
-	)
+	x.nextSeq = make([]indexSeq, 0, len(ss.nextSeq))
+	for d, seq := range ss.nextSeq {
+		x.nextSeq = append(x.nextSeq, indexSeq{d, seq})
+	}
+	x.entries = make([]indexEntry, 0, len(ss.msgs))
 	err := ss.idx.Recover(func(it engine.RecoveredItem) error {
 		switch {
 		case it.Sub != nil:
-			subs = append(subs, *it.Sub)
+			r := ss.subs[it.Sub.Key]
+			if r == nil || r.file == 0 {
+				return fmt.Errorf("subscription %s has no journal location", it.Sub.Key)
+			}
+			x.subs = append(x.subs, indexSubEntry{*it.Sub, r.file})
 		case it.Job != nil:
-			jobs = append(jobs, it.Job.ID)
+			r := ss.jobs[it.Job.ID]
+			if r == nil || r.loc.File == 0 {
+				return fmt.Errorf("scheduled job %s has no journal location", it.Job.ID)
+			}
+			x.jobs = append(x.jobs, indexJob{id: it.Job.ID, loc: r.loc})
 		case it.Msg != nil:
 			s := ss.msgs[msgKey{it.Dest, it.Seq}]
 			if s == nil || s.loc.File == 0 {
 				return fmt.Errorf("%s seq %d has no journal location", it.Dest, it.Seq)
 			}
-			if len(dests) == 0 || dests[len(dests)-1].d != it.Dest {
-				dests = append(dests, indexDest{d: it.Dest})
+			if len(x.dests) == 0 || x.dests[len(x.dests)-1].d != it.Dest {
+				x.dests = append(x.dests, indexDest{d: it.Dest, from: len(x.entries)})
 			}
-			last := &dests[len(dests)-1]
-			last.msgs = append(last.msgs, indexEntry{seq: it.Seq, s: s, counter: it.Msg.RedeliveryCounter, subs: it.Subs})
+			x.entries = append(x.entries, indexEntry{seq: it.Seq, id: s.id, loc: s.loc, counter: it.Msg.RedeliveryCounter, subs: it.Subs})
+			x.dests[len(x.dests)-1].to = len(x.entries)
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
+	return x, nil
+}
 
-	var w indexWriter
-	w.loc(head)
-	w.loc(ss.cp.lastRec)
-	w.uint(uint64(lastCRC))
-	w.uint(uint64(len(ss.nextSeq)))
-	for d, seq := range ss.nextSeq {
-		w.dest(d)
-		w.uint(seq)
+// indexBytesPerMessage is about what one pending message takes in the
+// index (the buffer is sized with it).
+const indexBytesPerMessage = 64
+
+// write encodes the snapshot and replaces dir's index file with it. It
+// returns the number of messages and the file's size. Safe on any
+// goroutine.
+func (x *indexSnapshot) write(dir string, sync bool) (int, int, error) {
+	w := indexWriter{b: make([]byte, indexHeadSize, indexHeadSize+indexBytesPerMessage*(len(x.entries)+len(x.subs)+len(x.jobs)+len(x.nextSeq))+64)}
+	w.loc(x.head)
+	w.loc(x.lastRec)
+	w.uint(uint64(x.lastCRC))
+	w.uint(uint64(len(x.nextSeq)))
+	for _, s := range x.nextSeq {
+		w.dest(s.d)
+		w.uint(s.seq)
 	}
-	w.uint(uint64(len(subs)))
-	for _, sub := range subs {
-		r := ss.subs[sub.Key]
-		if r == nil || r.file == 0 {
-			return 0, 0, fmt.Errorf("subscription %s has no journal location", sub.Key)
-		}
-		w.str(sub.Key.ClientID)
-		w.str(sub.Key.Name)
-		w.dest(sub.Destination)
-		w.str(sub.Selector)
-		w.bool(sub.NoLocal)
-		w.uint(uint64(r.file))
+	w.uint(uint64(len(x.subs)))
+	for _, s := range x.subs {
+		w.str(s.sub.Key.ClientID)
+		w.str(s.sub.Key.Name)
+		w.dest(s.sub.Destination)
+		w.str(s.sub.Selector)
+		w.bool(s.sub.NoLocal)
+		w.uint(uint64(s.file))
 	}
-	n := 0
-	w.uint(uint64(len(dests)))
-	for _, d := range dests {
+	w.uint(uint64(len(x.dests)))
+	for _, d := range x.dests {
 		w.dest(d.d)
-		w.uint(uint64(len(d.msgs)))
-		for _, e := range d.msgs {
+		w.uint(uint64(d.to - d.from))
+		for _, e := range x.entries[d.from:d.to] {
 			w.uint(e.seq)
-			w.str(e.s.id)
-			w.loc(e.s.loc)
+			w.str(e.id)
+			w.loc(e.loc)
 			w.int(int64(e.counter))
 			w.uint(uint64(len(e.subs)))
 			for _, k := range e.subs {
@@ -247,28 +381,21 @@ func (ss *shardStore) writeIndex(head journal.Location) (int, int, error) {
 				w.str(k.Name)
 			}
 		}
-		n += len(d.msgs)
 	}
-	w.uint(uint64(len(jobs)))
-	for _, id := range jobs {
-		r := ss.jobs[id]
-		if r == nil || r.loc.File == 0 {
-			return 0, 0, fmt.Errorf("scheduled job %s has no journal location", id)
-		}
-		w.str(id)
-		w.loc(r.loc)
+	w.uint(uint64(len(x.jobs)))
+	for _, jb := range x.jobs {
+		w.str(jb.id)
+		w.loc(jb.loc)
 	}
-
-	b := make([]byte, 0, indexHeadSize+len(w.b)+4)
-	b = append(b, indexMagic...)
-	b = binary.BigEndian.AppendUint32(b, indexVersion)
-	b = binary.BigEndian.AppendUint64(b, uint64(len(w.b)))
-	b = append(b, w.b...)
+	b := w.b
+	copy(b, indexMagic)
+	binary.BigEndian.PutUint32(b[len(indexMagic):], indexVersion)
+	binary.BigEndian.PutUint64(b[len(indexMagic)+4:], uint64(len(b)-indexHeadSize))
 	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
-	if err := writeFileAtomic(ss.dir, indexFile, indexTmpFile, b, ss.st.opts.EnableJournalDiskSyncs); err != nil {
+	if err := writeFileAtomic(dir, indexFile, indexTmpFile, b, sync); err != nil {
 		return 0, 0, err
 	}
-	return n, len(b), nil
+	return len(x.entries), len(b), nil
 }
 
 // writeFileAtomic replaces dir/name with b: written to dir/tmp, fsynced,

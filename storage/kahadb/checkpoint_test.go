@@ -431,3 +431,48 @@ func TestKahaDBCheckpointJournalReplaced(t *testing.T) {
 	}
 	sameState(t, "other journal", c.state(t), want)
 }
+
+// A large state is checkpointed off the shard's goroutine, and only once
+// enough has changed since the last index (one journal record per 8
+// pending messages); the index is as good as a synchronous one.
+func TestKahaDBCheckpointLargeState(t *testing.T) {
+	dir := t.TempDir()
+	c := openCP(t, dir, kahadb.Options{CheckpointInterval: time.Nanosecond, EnableJournalDiskSyncs: true})
+	const n = 6000 // over the size written off the goroutine
+	var ops []engine.StoreOp
+	for i := 1; i <= n; i++ {
+		ops = append(ops, engine.StoreOp{Kind: engine.OpAdd, Dest: cpQueue, Seq: uint64(i), Msg: cpMsg(cpQueue, i)})
+		if len(ops) == 2000 {
+			c.apply(t, ops...)
+			ops = ops[:0]
+		}
+	}
+	kahadb.WaitCheckpointForTest(c.ss)
+	before := c.st.Recovery().Checkpoints
+	if before == 0 {
+		t.Fatalf("no checkpoint after %d messages with a 1ns interval", n)
+	}
+	// One record is too little change for 6000 pending messages ...
+	c.apply(t, engine.StoreOp{Kind: engine.OpRemove, Dest: cpQueue, Seq: 1})
+	kahadb.WaitCheckpointForTest(c.ss)
+	if got := c.st.Recovery().Checkpoints; got != before {
+		t.Fatalf("checkpoints after one more record: %d, want still %d", got, before)
+	}
+	// ... n/8 records are enough.
+	for i := 2; i <= 2+n/8; i++ {
+		c.apply(t, engine.StoreOp{Kind: engine.OpRemove, Dest: cpQueue, Seq: uint64(i)})
+	}
+	kahadb.WaitCheckpointForTest(c.ss)
+	if got := c.st.Recovery().Checkpoints; got != before+1 {
+		t.Fatalf("checkpoints after %d more records: %d, want %d", n/8+1, got, before+1)
+	}
+	want := c.state(t)
+	crashed := crashCopy(t, dir)
+	c.close(t)
+	c = openCP(t, crashed, kahadb.Options{})
+	defer c.close(t)
+	if r := c.st.Recovery(); r.FromIndex != 1 || r.IndexMessages == 0 {
+		t.Fatalf("recovery %+v, want the index written off the goroutine", r)
+	}
+	sameState(t, "after a large checkpoint", c.state(t), want)
+}

@@ -142,3 +142,61 @@ func TestKahaDBAckCompactionDisabled(t *testing.T) {
 		t.Fatalf("journal files: %v, want all of them", files)
 	}
 }
+
+// compactAcksIgnoresStoreGrowth=false (ActiveMQ's default): while every
+// cleanup cycle finds the journal in a new data file, ack compaction waits;
+// once writes stop filling files it runs. With true it runs while the
+// journal grows.
+func TestKahaDBAckCompactionStoreGrowth(t *testing.T) {
+	d, other := message.QueueDest("compact.grow"), message.QueueDest("compact.small")
+	huge := func(n int) *message.Message {
+		m := cpMsg(d, n)
+		m.Body = bytes.Repeat([]byte{'x'}, 40<<10) // one batch per 64 KiB file
+		return m
+	}
+	// grow pins message 1 in db-1.log, then adds a message per Apply, each
+	// in a new file, removing the one before.
+	grow := func(t *testing.T, ignore bool) (cpStore, string) {
+		dir := t.TempDir()
+		c := openCP(t, dir, kahadb.Options{JournalMaxFileLength: 64 << 10, CleanupInterval: time.Nanosecond,
+			EnableAckCompaction: true, CompactAcksAfterNoGC: 2, CompactAcksIgnoresStoreGrowth: ignore})
+		c.apply(t, engine.StoreOp{Kind: engine.OpAdd, Dest: d, Seq: 1, Msg: cpMsg(d, 1)})
+		for i := 2; i <= 40; i++ {
+			ops := []engine.StoreOp{{Kind: engine.OpAdd, Dest: d, Seq: uint64(i), Msg: huge(i)}}
+			if i > 2 {
+				ops = append(ops, engine.StoreOp{Kind: engine.OpRemove, Dest: d, Seq: uint64(i - 1)})
+			}
+			c.apply(t, ops...)
+		}
+		return c, dir
+	}
+	t.Run("false waits while the journal grows", func(t *testing.T) {
+		c, dir := grow(t, false)
+		files := journalFiles(t, dir)
+		if len(files) < 35 || files[0] != 1 {
+			t.Fatalf("journal files while growing: %v, want all of them (no compaction)", files)
+		}
+		// The journal stops growing: small writes stay in the last file.
+		c.apply(t, engine.StoreOp{Kind: engine.OpRemove, Dest: d, Seq: 40})
+		for i := 1; i <= 6; i++ {
+			c.apply(t, engine.StoreOp{Kind: engine.OpAdd, Dest: other, Seq: uint64(i), Msg: cpMsg(other, i)})
+		}
+		files = journalFiles(t, dir)
+		if files[0] != 1 || len(files) > 3 {
+			t.Fatalf("journal files once growth stopped: %v, want db-1.log and at most the last two", files)
+		}
+		want := c.state(t)
+		sameState(t, "full replay", fullReplayState(t, dir), want)
+		c.close(t)
+	})
+	t.Run("true compacts while the journal grows", func(t *testing.T) {
+		c, dir := grow(t, true)
+		files := journalFiles(t, dir)
+		if files[0] != 1 || len(files) > 5 {
+			t.Fatalf("journal files while growing: %v, want db-1.log and a few of the last", files)
+		}
+		want := c.state(t)
+		sameState(t, "full replay", fullReplayState(t, dir), want)
+		c.close(t)
+	})
+}

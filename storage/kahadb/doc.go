@@ -25,7 +25,8 @@
 // fsync instead of 2.
 //
 // Index. The pending state is kept in memory (a storage/memory shard). Every
-// checkpointInterval and at Close, a shard writes it as of a journal
+// checkpointInterval (for a large state, once enough has changed: see
+// checkpoint.go) and at Close, a shard writes it as of a journal
 // location to its own checkpoint index, wharf-index.bin (checkpoint.go:
 // locations of the pending messages, subscriptions, jobs, counters; never
 // the messages themselves). At start-up a valid index is loaded, each
@@ -38,7 +39,9 @@
 // checkpoint so that the index never refers to a removed file; a durable
 // subscription record that pins an old file is rewritten forward first.
 // With EnableAckCompaction, once the oldest file has stayed pinned for
-// CompactAcksAfterNoGC cycles, cleanup also frees the later files that
+// CompactAcksAfterNoGC cycles (and the journal has not moved to a new
+// file since the previous cycle, unless CompactAcksIgnoresStoreGrowth),
+// cleanup also frees the later files that
 // hold no needed record: the removals in them that cancel records of older
 // files still present (queue removes, durable subscription acks, tracked
 // per file as they are written or replayed) are written again in one batch

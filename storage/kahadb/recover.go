@@ -33,6 +33,7 @@ func (ss *shardStore) replay(from journal.Location) (int, error) {
 	err := ss.j.Replay(from, func(l journal.Location, payload []byte) error {
 		records++
 		ss.cp.lastRec = l
+		ss.cp.changed++
 		c, err := command.Decode(payload)
 		if err != nil {
 			// A record that cannot be decoded is reported and skipped, as

@@ -108,6 +108,10 @@ type shardStore struct {
 	noCompact map[int]bool
 	opaqueTo  int
 	noGC      int
+	// growthFile is the file being written at the previous cleanup cycle
+	// that freed nothing (0 before the first): ack compaction waits while
+	// the journal grows (CompactAcksIgnoresStoreGrowth).
+	growthFile int
 
 	recs   [][]byte
 	owners []func(l journal.Location) // per record: what to note once its location is known
@@ -119,6 +123,9 @@ type shardStore struct {
 	// batch being encoded holds.
 	prepared   map[string]*prepTx
 	committing []*prepTx
+	// rewriteAppend replaces appendAll in rewriteForward when set (tests
+	// inject write failures through it).
+	rewriteAppend func([][]byte) ([]journal.Location, error)
 
 	cp    checkpointState // the checkpoint index (checkpoint.go)
 	stats shardStats
@@ -290,7 +297,7 @@ func (ss *shardStore) apply(ops []engine.StoreOp, sync bool) error {
 		return fmt.Errorf("kahadb: journal write: %w", err)
 	}
 	ss.wrote(locs)
-	if time.Since(ss.lastGC) >= ss.st.opts.CleanupInterval {
+	if iv := ss.st.opts.CleanupInterval; iv > 0 && time.Since(ss.lastGC) >= iv {
 		ss.cleanup()
 	}
 	ss.maybeCheckpoint()
@@ -308,6 +315,7 @@ func (ss *shardStore) wrote(locs []journal.Location) {
 	clear(ss.owners)
 	if len(locs) > 0 {
 		ss.cp.lastRec = locs[len(locs)-1]
+		ss.cp.changed += len(locs)
 	}
 }
 
@@ -422,14 +430,7 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 			}
 		})
 	case engine.OpAddSub:
-		info, err := wire.Marshal(&wire.SubscriptionInfo{
-			ClientId:              op.Sub.Key.ClientID,
-			SubcriptionName:       op.Sub.Key.Name,
-			Destination:           openwire.DestFromEngine(op.Sub.Destination),
-			SubscribedDestination: openwire.DestFromEngine(op.Sub.Destination),
-			Selector:              op.Sub.Selector,
-			NoLocal:               op.Sub.NoLocal,
-		}, wire.StoreFormat())
+		rec, err := encodeSub(op.Sub)
 		if err != nil {
 			return err
 		}
@@ -439,9 +440,7 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 		}
 		r := &subRec{sub: op.Sub}
 		ss.subs[key] = r
-		ss.add(command.Encode(nil, &command.Subscription{
-			Destination: kahaDest(op.Sub.Destination), SubscriptionKey: key.String(), SubscriptionInfo: info,
-		}), func(l journal.Location) {
+		ss.add(rec, func(l journal.Location) {
 			r.file = l.File
 			if !r.dead {
 				ss.live[l.File]++
@@ -518,6 +517,24 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 		ss.dropJob(r)
 	}
 	return nil
+}
+
+// encodeSub is the KahaSubscriptionCommand record that adds sub.
+func encodeSub(sub engine.DurableSub) ([]byte, error) {
+	info, err := wire.Marshal(&wire.SubscriptionInfo{
+		ClientId:              sub.Key.ClientID,
+		SubcriptionName:       sub.Key.Name,
+		Destination:           openwire.DestFromEngine(sub.Destination),
+		SubscribedDestination: openwire.DestFromEngine(sub.Destination),
+		Selector:              sub.Selector,
+		NoLocal:               sub.NoLocal,
+	}, wire.StoreFormat())
+	if err != nil {
+		return nil, err
+	}
+	return command.Encode(nil, &command.Subscription{
+		Destination: kahaDest(sub.Destination), SubscriptionKey: sub.Key.String(), SubscriptionInfo: info,
+	}), nil
 }
 
 // appendAll writes records as one batch, or as several when together they
@@ -604,7 +621,8 @@ func (ss *shardStore) current(d message.Destination, seq uint64) (*message.Messa
 // in older files, so a prefix of free files can go without bringing acked
 // messages back on replay. The file being written is never removed. When
 // the oldest file has stayed pinned for CompactAcksAfterNoGC cycles, ack
-// compaction (compactAcks) frees the free files after it.
+// compaction (compactAcks) frees the free files after it, unless the
+// journal is still growing (see CompactAcksIgnoresStoreGrowth).
 func (ss *shardStore) cleanup() {
 	ss.lastGC = time.Now()
 	files := ss.j.Files()
@@ -626,10 +644,20 @@ func (ss *shardStore) cleanup() {
 			if !ss.st.opts.EnableAckCompaction {
 				return
 			}
+			// As MessageDatabase.checkpointUpdate: once the cycles are
+			// up, compact only if the journal has not moved to a new
+			// file since the previous cycle, unless told to ignore that
+			// growth; either way the count starts again.
+			head := files[len(files)-1]
 			if ss.noGC++; ss.noGC >= ss.st.opts.CompactAcksAfterNoGC {
 				ss.noGC = 0
-				ss.compactAcks(files)
+				if ss.growthFile == head || ss.st.opts.CompactAcksIgnoresStoreGrowth {
+					ss.compactAcks(files)
+				} else {
+					ss.log.Debug("ack compaction skipped: the journal is growing", "file", head, "previous", ss.growthFile)
+				}
 			}
+			ss.growthFile = head
 			return
 		}
 		if !ss.removeFile(f) {
@@ -730,6 +758,7 @@ func (ss *shardStore) compactAcks(files []int) {
 			ss.acks[l.File] = append(ss.acks[l.File], &fwdAck{rec: a.rec, targets: a.targets})
 		}
 		ss.cp.lastRec = locs[len(locs)-1]
+		ss.cp.changed += len(locs)
 	}
 	var removed []int
 	for _, f := range free {
@@ -749,6 +778,11 @@ func (ss *shardStore) compactAcks(files []int) {
 // backlog is left alone: re-adding it would start it afresh on replay and
 // lose the backlog. Files holding pending messages or scheduled jobs are
 // not rewritten (ack compaction is not implemented).
+//
+// f is released only once the rewritten records are written: if the write
+// fails, the subscriptions still count f's records, so cleanup keeps the
+// only copy. The state is then unchanged (a failed Append leaves the
+// journal's append position where it was), so checkpoints go on.
 func (ss *shardStore) rewriteForward(f int) {
 	for _, s := range ss.msgs {
 		if s.file == f {
@@ -760,7 +794,7 @@ func (ss *shardStore) rewriteForward(f int) {
 			return
 		}
 	}
-	var move []engine.SubKey
+	var move []*subRec
 	for key, r := range ss.subs {
 		if r.file != f {
 			continue
@@ -770,28 +804,33 @@ func (ss *shardStore) rewriteForward(f int) {
 				return
 			}
 		}
-		move = append(move, key)
+		move = append(move, r)
 	}
 	if len(move) == 0 {
 		return
 	}
-	ops := make([]engine.StoreOp, 0, len(move))
-	for _, key := range move {
-		r := ss.subs[key]
-		ops = append(ops, engine.StoreOp{Kind: engine.OpAddSub, Dest: r.sub.Destination, Sub: r.sub})
-	}
 	ss.recs, ss.owners, ss.seqs = ss.recs[:0], ss.owners[:0], ss.seqs[:0]
-	for i := range ops {
-		if err := ss.encode(&ops[i]); err != nil {
-			ss.log.Error("subscription rewrite failed", "err", err)
-			ss.diverged(err)
+	for _, r := range move {
+		rec, err := encodeSub(r.sub)
+		if err != nil {
+			ss.log.Error("subscription rewrite failed", "file", f, "sub", r.sub.Key.String(), "err", err)
 			return
 		}
+		ss.add(rec, func(l journal.Location) {
+			old := r.file
+			r.file = l.File
+			ss.live[l.File]++
+			ss.release(old)
+		})
 	}
-	locs, err := ss.appendAll(ss.recs, true)
+	appendAll := func(recs [][]byte) ([]journal.Location, error) { return ss.appendAll(recs, true) }
+	if ss.rewriteAppend != nil {
+		appendAll = ss.rewriteAppend
+	}
+	locs, err := appendAll(ss.recs)
 	if err != nil {
-		ss.log.Error("subscription rewrite failed", "err", err)
-		ss.diverged(err)
+		clear(ss.owners)
+		ss.log.Error("subscription rewrite failed: the journal file is kept", "file", f, "err", err)
 		return
 	}
 	ss.wrote(locs)

@@ -22,7 +22,15 @@ type Options struct {
 	Dir                    string
 	JournalMaxFileLength   int64 // bytes, 32 MiB
 	EnableJournalDiskSyncs bool  // fsync every batch (true)
-	CleanupInterval        time.Duration
+	// CleanupInterval is how often, at most, a shard removes (or archives)
+	// the journal files nothing needs any more; cleanup runs after an
+	// Apply once it has passed. 0 (or negative) disables the periodic
+	// cleanup, as cleanupInterval="0" does in ActiveMQ 5.17
+	// (MessageDatabase.CheckpointRunner runs it only when
+	// cleanupInterval > 0); Close still cleans up, as ActiveMQ's
+	// cleanupOnStop (default true) does at a clean stop. ActiveMQ's
+	// default, 30 s, comes from the config (engine/config Default).
+	CleanupInterval time.Duration
 	// CheckpointInterval is how often each shard writes its checkpoint
 	// index (wharf-index.bin, checkpoint.go), which bounds what a restart
 	// replays; a clean Close writes one too. 0 means 5 s (ActiveMQ's
@@ -38,6 +46,12 @@ type Options struct {
 	// CompactAcksAfterNoGC is how many cleanup cycles in a row must free
 	// nothing before ack compaction is tried; 0 means 10.
 	CompactAcksAfterNoGC int
+	// CompactAcksIgnoresStoreGrowth lets ack compaction run when its
+	// cycles are up even if the journal moved to a new data file since
+	// the previous cleanup cycle; without it such a growing journal is
+	// left alone until a later check (ActiveMQ's
+	// compactAcksIgnoresStoreGrowth, default false).
+	CompactAcksIgnoresStoreGrowth bool
 	// LockRetry is how often a store whose directory another broker holds
 	// retries the lock (lockAcquireSleepInterval, 10 s).
 	LockRetry time.Duration
@@ -69,9 +83,6 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	if o.LockRetry <= 0 {
 		o.LockRetry = 10 * time.Second
-	}
-	if o.CleanupInterval <= 0 {
-		o.CleanupInterval = 30 * time.Second
 	}
 	if o.CheckpointInterval == 0 {
 		o.CheckpointInterval = 5 * time.Second

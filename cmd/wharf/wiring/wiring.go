@@ -237,14 +237,15 @@ func kahaDBOptions(k config.KahaDB) kahadb.Options {
 		checkpoint = -1 // checkpointInterval="0": no checkpoint index
 	}
 	return kahadb.Options{
-		Dir:                    k.Directory,
-		JournalMaxFileLength:   k.JournalMaxFileLength,
-		EnableJournalDiskSyncs: k.EnableJournalDiskSyncs,
-		CleanupInterval:        k.CleanupInterval,
-		CheckpointInterval:     checkpoint,
-		ArchiveDataLogs:        k.ArchiveDataLogs,
-		EnableAckCompaction:    k.EnableAckCompaction,
-		CompactAcksAfterNoGC:   k.CompactAcksAfterNoGC,
+		Dir:                           k.Directory,
+		JournalMaxFileLength:          k.JournalMaxFileLength,
+		EnableJournalDiskSyncs:        k.EnableJournalDiskSyncs,
+		CleanupInterval:               k.CleanupInterval,
+		CheckpointInterval:            checkpoint,
+		ArchiveDataLogs:               k.ArchiveDataLogs,
+		EnableAckCompaction:           k.EnableAckCompaction,
+		CompactAcksAfterNoGC:          k.CompactAcksAfterNoGC,
+		CompactAcksIgnoresStoreGrowth: k.CompactAcksIgnoresStoreGrowth,
 	}
 }
 

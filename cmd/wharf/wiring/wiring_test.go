@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"wharf/engine"
 	"wharf/engine/config"
@@ -50,5 +51,21 @@ persistence:
 	if len(logs) == 0 {
 		entries, _ := os.ReadDir(filepath.Join(dir, "mkahadb"))
 		t.Errorf("no journal in the orders child; mkahadb holds %v", entries)
+	}
+}
+
+// The <kahaDB> attributes reach the store as ActiveMQ reads them:
+// cleanupInterval 0 stays 0 (the store disables the periodic cleanup) and
+// compactAcksIgnoresStoreGrowth is passed on.
+func TestWiringKahaDBOptions(t *testing.T) {
+	k := config.Default().Persistence.KahaDB
+	o := kahaDBOptions(k)
+	if o.CleanupInterval != 30*time.Second || o.CompactAcksIgnoresStoreGrowth || !o.EnableAckCompaction {
+		t.Errorf("defaults: %+v, want cleanup 30s, ack compaction on, store growth not ignored", o)
+	}
+	k.CleanupInterval, k.CompactAcksIgnoresStoreGrowth = 0, true
+	o = kahaDBOptions(k)
+	if o.CleanupInterval != 0 || !o.CompactAcksIgnoresStoreGrowth {
+		t.Errorf("cleanupInterval=0 compactAcksIgnoresStoreGrowth=true: %+v", o)
 	}
 }
