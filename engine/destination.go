@@ -730,6 +730,7 @@ func (s *shard) tick() {
 		s.sweep(d)
 	}
 	s.fireJobs() // scheduled messages due (the timer fires them too: scheduler.go)
+	s.housekeep()
 }
 
 // sweep expires the pending messages of d that are past their expiration.

@@ -197,3 +197,76 @@ func TestEngineGroupCommitGathersReleasedProducers(t *testing.T) {
 		t.Fatalf("%.2f adds per sync over %d syncs, want at least 3 of 4 producers per sync", mean, len(st.adds))
 	}
 }
+
+// housekeepStore counts Housekeep calls and checks that none overlaps an
+// Apply (both must run on the goroutine that writes the store).
+type housekeepStore struct {
+	syncs      bool
+	mu         sync.Mutex
+	applying   bool
+	housekeeps int
+	overlaps   int
+}
+
+func (h *housekeepStore) OpenShard(int, int) (engine.ShardStore, error)  { return h, nil }
+func (h *housekeepStore) Close() error                                   { return nil }
+func (h *housekeepStore) Syncs() bool                                    { return h.syncs }
+func (h *housekeepStore) Recover(func(engine.RecoveredItem) error) error { return nil }
+func (h *housekeepStore) Apply([]engine.StoreOp) error {
+	h.mu.Lock()
+	h.applying = true
+	h.mu.Unlock()
+	time.Sleep(time.Millisecond) // a write, simulated
+	h.mu.Lock()
+	h.applying = false
+	h.mu.Unlock()
+	return nil
+}
+
+func (h *housekeepStore) Housekeep() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.housekeeps++
+	if h.applying {
+		h.overlaps++
+	}
+	return nil
+}
+
+// Each tick gives a Housekeeper store its turn, on the goroutine that
+// applies its batches: the writer of a syncing store, the shard otherwise.
+func TestEngineTickHousekeepsStore(t *testing.T) {
+	for _, syncs := range []bool{false, true} {
+		h := &housekeepStore{syncs: syncs}
+		e, err := engine.New(engine.Options{Shards: 1, Store: h, TickInterval: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := e.Connect(engine.Credentials{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := message.QueueDest("housekeep")
+		for i := range 20 {
+			if err := c.Send(msg(q, fmt.Sprint(i), true), "", nil, 0); err != nil {
+				t.Fatal(err)
+			}
+			if i%5 == 0 {
+				e.Tick()
+			}
+		}
+		if err := e.Close(); err != nil { // drains the writer
+			t.Fatal(err)
+		}
+		h.mu.Lock()
+		// The writer merges the turns asked for while it was busy.
+		low := 4
+		if syncs {
+			low = 1
+		}
+		if h.housekeeps < low || h.housekeeps > 4 || h.overlaps != 0 {
+			t.Errorf("syncs=%v: %d housekeeping turns (%d during an Apply), want %d to 4 and none during an Apply", syncs, h.housekeeps, h.overlaps, low)
+		}
+		h.mu.Unlock()
+	}
+}

@@ -241,6 +241,24 @@ func (s *shard) flush() {
 type writeBatch struct {
 	ops   []StoreOp
 	comps []completion
+	// housekeep: the tick asks for the store's timed work (Housekeeper).
+	housekeep bool
+}
+
+// housekeep gives the store its turn for timed work, on the goroutine that
+// applies its batches.
+func (s *shard) housekeep() {
+	h, ok := s.store.(Housekeeper)
+	if !ok {
+		return
+	}
+	if s.writer != nil {
+		s.writer <- writeBatch{housekeep: true}
+		return
+	}
+	if err := h.Housekeep(); err != nil {
+		s.log.Error("store housekeeping failed", "err", err)
+	}
 }
 
 // gatherMax bounds how long the writer waits for the waiters of the last
@@ -267,12 +285,14 @@ func (s *shard) write() {
 	gather := time.NewTimer(time.Hour)
 	gather.Stop()
 	defer gather.Stop()
+	var housekeep bool
 	take := func(b writeBatch) {
 		ops = append(ops, b.ops...)
 		comps = append(comps, b.comps...)
+		housekeep = housekeep || b.housekeep
 	}
 	for b := range s.writer {
-		ops, comps = ops[:0], comps[:0]
+		ops, comps, housekeep = ops[:0], comps[:0], false
 		take(b)
 		armed, expired := false, false
 	more:
@@ -338,6 +358,11 @@ func (s *shard) write() {
 		}
 		clear(ops)
 		clear(comps)
+		if housekeep {
+			if err := s.store.(Housekeeper).Housekeep(); err != nil {
+				s.log.Error("store housekeeping failed", "err", err)
+			}
+		}
 	}
 }
 

@@ -64,6 +64,14 @@ type NoSyncApplier interface {
 	ApplyNoSync(ops []StoreOp) error
 }
 
+// Housekeeper is implemented by a ShardStore with timed work of its own
+// (KahaDB's periodic journal sync, cleanup and checkpoint). The shard calls
+// Housekeep at each tick, on the goroutine that calls Apply (the writer,
+// for a Syncer), so that an idle store still does it.
+type Housekeeper interface {
+	Housekeep() error
+}
+
 // StoreOpKind tells what a StoreOp does.
 type StoreOpKind uint8
 

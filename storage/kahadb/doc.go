@@ -22,7 +22,12 @@
 // Close syncs it, in journal order. The engine's writer also gathers the
 // sends of the producers the last sync released before it syncs again
 // (engine/shard.go write): 4 synchronous producers get ~4 messages per
-// fsync instead of 2.
+// fsync instead of 2. With journalDiskSyncStrategy="periodic"
+// (JournalDiskSyncInterval) every batch is written unsynced and Syncs
+// reports false, so producers are answered after the write, and the
+// journal is fsynced once the interval has passed. Timed work — that
+// sync, cleanup, checkpoints — runs after each Apply and, for an idle
+// shard, at each engine tick (Housekeep, engine.Housekeeper).
 //
 // Index. The pending state is kept in memory (a storage/memory shard). Every
 // checkpointInterval (for a large state, once enough has changed: see

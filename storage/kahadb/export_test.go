@@ -42,3 +42,9 @@ func CheckpointForTest(ss engine.ShardStore, async bool) time.Duration {
 
 // WaitCheckpointForTest waits for an index being written off the goroutine.
 func WaitCheckpointForTest(ss engine.ShardStore) { ss.(*shardStore).collect(true) }
+
+// AgeSyncForTest makes ss's last periodic journal sync d older.
+func AgeSyncForTest(ss engine.ShardStore, d time.Duration) {
+	s := ss.(*shardStore)
+	s.lastSync = s.lastSync.Add(-d)
+}

@@ -709,6 +709,20 @@ func (ms *multiShard) Recover(fn func(engine.RecoveredItem) error) error {
 	return nil
 }
 
+// Housekeep runs each open child's timed work (engine.Housekeeper).
+func (ms *multiShard) Housekeep() error {
+	if ms.closed {
+		return nil
+	}
+	var errs []error
+	for _, c := range ms.children {
+		if err := c.ss.Housekeep(); err != nil {
+			errs = append(errs, fmt.Errorf("kahadb: mKahaDB child %s: %w", filepath.Base(c.dir), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Syncs reports whether any child fsyncs its batches.
 func (ms *multiShard) Syncs() bool {
 	for _, c := range ms.children {

@@ -117,7 +117,10 @@ type shardStore struct {
 	owners []func(l journal.Location) // per record: what to note once its location is known
 	seqs   []uint64                   // the engine's sequences of this batch's adds
 	lastGC time.Time
-	closed bool
+	// lastSync: the last periodic journal sync (journalDiskSyncStrategy
+	// periodic).
+	lastSync time.Time
+	closed   bool
 
 	// Prepared XA transactions by XID (xa.go), and those whose commit the
 	// batch being encoded holds.
@@ -145,6 +148,7 @@ func newShardStore(st *Store, j *journal.Journal, dir string, log *slog.Logger) 
 		noCompact: map[int]bool{},
 		prepared:  map[string]*prepTx{},
 		lastGC:    time.Now(),
+		lastSync:  time.Now(),
 	}
 }
 
@@ -291,17 +295,41 @@ func (ss *shardStore) apply(ops []engine.StoreOp, sync bool) error {
 		copy(ss.owners[1:], ss.owners)
 		ss.owners[0] = nil
 	}
-	locs, err := ss.appendAll(ss.recs, sync)
+	// With the periodic strategy every batch is written unsynced; the
+	// journal is synced by time (housekeep).
+	locs, err := ss.appendAll(ss.recs, sync && !ss.st.periodic())
 	if err != nil {
 		ss.diverged(err)
 		return fmt.Errorf("kahadb: journal write: %w", err)
 	}
 	ss.wrote(locs)
+	ss.housekeep()
+	return nil
+}
+
+// Housekeep does the store's timed work when the shard is idle
+// (engine.Housekeeper): the periodic journal sync, the cleanup and the
+// checkpoint that are due, which otherwise wait for the next Apply.
+func (ss *shardStore) Housekeep() error {
+	if ss.closed {
+		return nil
+	}
+	return ss.housekeep()
+}
+
+func (ss *shardStore) housekeep() error {
+	var err error
+	if ss.st.periodic() && time.Since(ss.lastSync) >= ss.st.opts.JournalDiskSyncInterval {
+		ss.lastSync = time.Now()
+		if err = ss.j.Sync(); err != nil {
+			ss.log.Error("periodic journal sync failed", "dir", ss.dir, "err", err)
+		}
+	}
 	if iv := ss.st.opts.CleanupInterval; iv > 0 && time.Since(ss.lastGC) >= iv {
 		ss.cleanup()
 	}
 	ss.maybeCheckpoint()
-	return nil
+	return err
 }
 
 // wrote hands each record's location to its owner once its batch is

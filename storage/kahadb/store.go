@@ -22,6 +22,12 @@ type Options struct {
 	Dir                    string
 	JournalMaxFileLength   int64 // bytes, 32 MiB
 	EnableJournalDiskSyncs bool  // fsync every batch (true)
+	// JournalDiskSyncInterval, with EnableJournalDiskSyncs off, is
+	// journalDiskSyncStrategy="periodic": batches are acknowledged once
+	// written and the journal is fsynced when this long has passed since
+	// the last sync, at the next write or housekeeping turn (the engine's
+	// tick, 1 s). 0 with syncs off is the "never" strategy.
+	JournalDiskSyncInterval time.Duration
 	// CleanupInterval is how often, at most, a shard removes (or archives)
 	// the journal files nothing needs any more; cleanup runs after an
 	// Apply once it has passed. 0 (or negative) disables the periodic
@@ -97,10 +103,19 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kahadb: lock %s: %w", o.Dir, err)
 	}
-	if !o.EnableJournalDiskSyncs {
+	switch {
+	case o.EnableJournalDiskSyncs:
+	case o.JournalDiskSyncInterval > 0:
+		o.Logger.Warn("journalDiskSyncStrategy=periodic: persistent sends are acknowledged before they are on disk; the journal is synced periodically, and a crash of the machine can lose what was written since the last sync", "dir", o.Dir, "interval", o.JournalDiskSyncInterval)
+	default:
 		o.Logger.Warn("enableJournalDiskSyncs=false: persistent sends are acknowledged before they are on disk; a crash can lose them", "dir", o.Dir)
 	}
 	return &Store{opts: o, log: o.Logger, lock: lock}, nil
+}
+
+// periodic reports the "periodic" journal disk sync strategy.
+func (s *Store) periodic() bool {
+	return !s.opts.EnableJournalDiskSyncs && s.opts.JournalDiskSyncInterval > 0
 }
 
 // shardDir is where shard index of count keeps its journal.
@@ -143,7 +158,7 @@ func (s *Store) OpenShard(index, count int) (engine.ShardStore, error) {
 		// One Apply is one batch (atomic on replay); only a batch bigger
 		// than a whole file is split.
 		MaxWriteBatchSize: int(max(s.opts.JournalMaxFileLength, 4<<20)),
-		Sync:              s.opts.EnableJournalDiskSyncs,
+		Sync:              s.opts.EnableJournalDiskSyncs || s.periodic(),
 		Checksum:          true,
 		Logger:            s.log.With("shard", index),
 	})

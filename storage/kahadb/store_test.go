@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"wharf/engine"
 	"wharf/engine/message"
@@ -96,4 +97,71 @@ func recoveredSeqs(t *testing.T, ss engine.ShardStore) []uint64 {
 		t.Fatal(err)
 	}
 	return seqs
+}
+
+// journalDiskSyncStrategy="periodic": batches are acknowledged unsynced
+// (the engine applies them inline: Syncs is false), and the journal is
+// synced once the interval has passed, by the next Apply or by Housekeep
+// when the shard is idle — once for everything written meanwhile.
+func TestKahaDBPeriodicSync(t *testing.T) {
+	dir := t.TempDir()
+	st, err := kahadb.Open(context.Background(), kahadb.Options{Dir: dir, JournalDiskSyncInterval: time.Second, CheckpointInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ss, err := st.OpenShard(0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ss.(engine.Syncer).Syncs() {
+		t.Fatal("periodic strategy: Syncs() = true, want sends acknowledged after the write")
+	}
+	hk, ok := ss.(engine.Housekeeper)
+	if !ok {
+		t.Fatalf("%T does not implement engine.Housekeeper", ss)
+	}
+	q := message.QueueDest("q")
+	add := func(seq uint64) {
+		t.Helper()
+		if err := ss.Apply([]engine.StoreOp{{Kind: engine.OpAdd, Dest: q, Seq: seq, Msg: &message.Message{
+			ID: fmt.Sprintf("ID:periodic-1:1:1:%d", seq), Destination: q, Persistent: true, Priority: 4, BodyType: message.TextBody, Body: []byte("m")}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	syncs := func() uint64 { return st.Stats().Syncs }
+	before := syncs()
+	add(1)
+	add(2)
+	if err := hk.Housekeep(); err != nil {
+		t.Fatal(err)
+	}
+	if got := syncs() - before; got != 0 {
+		t.Fatalf("within the interval: %d fsyncs, want 0", got)
+	}
+	kahadb.AgeSyncForTest(ss, time.Second)
+	if err := hk.Housekeep(); err != nil {
+		t.Fatal(err)
+	}
+	if got := syncs() - before; got != 1 {
+		t.Fatalf("idle after the interval: %d fsyncs, want 1 for both batches", got)
+	}
+	before = syncs()
+	add(3)
+	kahadb.AgeSyncForTest(ss, time.Second)
+	add(4)
+	if got := syncs() - before; got != 1 {
+		t.Fatalf("a write after the interval: %d fsyncs, want 1", got)
+	}
+	before = syncs()
+	kahadb.AgeSyncForTest(ss, time.Second)
+	if err := hk.Housekeep(); err != nil {
+		t.Fatal(err)
+	}
+	if got := syncs() - before; got != 0 {
+		t.Fatalf("nothing written since the last sync: %d fsyncs, want 0", got)
+	}
+	if err := ss.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"wharf/engine"
 	"wharf/engine/broker"
@@ -232,6 +233,10 @@ func kahaDBStore(c *config.Config, log *slog.Logger) (engine.Store, error) {
 
 // kahaDBOptions are the store options of a <kahaDB>.
 func kahaDBOptions(k config.KahaDB) kahadb.Options {
+	var periodic time.Duration
+	if k.JournalDiskSyncStrategy == config.SyncPeriodic {
+		periodic = k.JournalDiskSyncInterval
+	}
 	checkpoint := k.CheckpointInterval
 	if checkpoint == 0 {
 		checkpoint = -1 // checkpointInterval="0": no checkpoint index
@@ -240,6 +245,7 @@ func kahaDBOptions(k config.KahaDB) kahadb.Options {
 		Dir:                           k.Directory,
 		JournalMaxFileLength:          k.JournalMaxFileLength,
 		EnableJournalDiskSyncs:        k.EnableJournalDiskSyncs,
+		JournalDiskSyncInterval:       periodic,
 		CleanupInterval:               k.CleanupInterval,
 		CheckpointInterval:            checkpoint,
 		ArchiveDataLogs:               k.ArchiveDataLogs,

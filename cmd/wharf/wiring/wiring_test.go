@@ -68,4 +68,15 @@ func TestWiringKahaDBOptions(t *testing.T) {
 	if o.CleanupInterval != 0 || !o.CompactAcksIgnoresStoreGrowth {
 		t.Errorf("cleanupInterval=0 compactAcksIgnoresStoreGrowth=true: %+v", o)
 	}
+	if o.JournalDiskSyncInterval != 0 {
+		t.Errorf("strategy always: sync interval %v, want none", o.JournalDiskSyncInterval)
+	}
+	k.JournalDiskSyncStrategy, k.EnableJournalDiskSyncs, k.JournalDiskSyncInterval = config.SyncPeriodic, false, 250*time.Millisecond
+	if o = kahaDBOptions(k); o.EnableJournalDiskSyncs || o.JournalDiskSyncInterval != 250*time.Millisecond {
+		t.Errorf("strategy periodic 250ms: %+v", o)
+	}
+	k.JournalDiskSyncStrategy = config.SyncNever
+	if o = kahaDBOptions(k); o.EnableJournalDiskSyncs || o.JournalDiskSyncInterval != 0 {
+		t.Errorf("strategy never: %+v", o)
+	}
 }
