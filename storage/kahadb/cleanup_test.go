@@ -2,6 +2,7 @@ package kahadb_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,9 +19,9 @@ import (
 // cleans once it has passed.
 func TestKahaDBCleanupIntervalZeroDisables(t *testing.T) {
 	d := message.QueueDest("cleanup.q")
-	run := func(t *testing.T, interval time.Duration) (running, stopped []int) {
+	run := func(t *testing.T, interval time.Duration, noCleanupOnStop bool) (running, stopped []int) {
 		dir := t.TempDir()
-		c := openCP(t, dir, kahadb.Options{JournalMaxFileLength: 64 << 10, CleanupInterval: interval})
+		c := openCP(t, dir, kahadb.Options{JournalMaxFileLength: 64 << 10, CleanupInterval: interval, NoCleanupOnStop: noCleanupOnStop})
 		for i := 1; i <= 200; i++ {
 			c.apply(t, engine.StoreOp{Kind: engine.OpAdd, Dest: d, Seq: uint64(i), Msg: bigMsg(d, i)})
 			c.apply(t, engine.StoreOp{Kind: engine.OpRemove, Dest: d, Seq: uint64(i)})
@@ -33,7 +34,7 @@ func TestKahaDBCleanupIntervalZeroDisables(t *testing.T) {
 		return running, journalFiles(t, dir)
 	}
 	t.Run("zero disables", func(t *testing.T) {
-		running, stopped := run(t, 0)
+		running, stopped := run(t, 0, false)
 		if len(running) < 5 || running[0] != 1 || running[len(running)-1] != len(running) {
 			t.Errorf("journal files while running: %v, want every file from db-1.log on", running)
 		}
@@ -42,9 +43,15 @@ func TestKahaDBCleanupIntervalZeroDisables(t *testing.T) {
 		}
 	})
 	t.Run("positive cleans once due", func(t *testing.T) {
-		running, _ := run(t, time.Hour)
+		running, _ := run(t, time.Hour, false)
 		if len(running) > 2 {
 			t.Errorf("journal files while running: %v, want at most the last two", running)
+		}
+	})
+	t.Run("cleanupOnStop false", func(t *testing.T) {
+		running, stopped := run(t, 0, true)
+		if len(running) < 5 || !slices.Equal(stopped, running) {
+			t.Errorf("journal files after a clean stop: %v, want all of them as while running, %v", stopped, running)
 		}
 	})
 }

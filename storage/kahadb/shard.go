@@ -875,7 +875,9 @@ func (ss *shardStore) Close() error {
 		return nil
 	}
 	ss.closed = true
-	ss.cleanup()
+	if !ss.st.opts.NoCleanupOnStop {
+		ss.cleanup()
+	}
 	// A clean stop leaves an index of everything: the next start replays
 	// nothing but what a later writer (ActiveMQ) appended.
 	ss.checkpoint()

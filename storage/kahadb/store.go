@@ -37,6 +37,10 @@ type Options struct {
 	// cleanupOnStop (default true) does at a clean stop. ActiveMQ's
 	// default, 30 s, comes from the config (engine/config Default).
 	CleanupInterval time.Duration
+	// NoCleanupOnStop is cleanupOnStop="false": Close writes the
+	// checkpoint index but leaves the journal files as they are
+	// (MessageDatabase.close: checkpointUpdate(cleanupOnStop)).
+	NoCleanupOnStop bool
 	// CheckpointInterval is how often each shard writes its checkpoint
 	// index (wharf-index.bin, checkpoint.go), which bounds what a restart
 	// replays; a clean Close writes one too. 0 means 5 s (ActiveMQ's

@@ -242,15 +242,18 @@ func kahaDBOptions(k config.KahaDB) kahadb.Options {
 		checkpoint = -1 // checkpointInterval="0": no checkpoint index
 	}
 	return kahadb.Options{
-		Dir:                           k.Directory,
-		JournalMaxFileLength:          k.JournalMaxFileLength,
-		EnableJournalDiskSyncs:        k.EnableJournalDiskSyncs,
-		JournalDiskSyncInterval:       periodic,
-		CleanupInterval:               k.CleanupInterval,
-		CheckpointInterval:            checkpoint,
-		ArchiveDataLogs:               k.ArchiveDataLogs,
-		EnableAckCompaction:           k.EnableAckCompaction,
-		CompactAcksAfterNoGC:          k.CompactAcksAfterNoGC,
+		Dir:                     k.Directory,
+		JournalMaxFileLength:    k.JournalMaxFileLength,
+		EnableJournalDiskSyncs:  k.EnableJournalDiskSyncs,
+		JournalDiskSyncInterval: periodic,
+		CleanupInterval:         k.CleanupInterval,
+		NoCleanupOnStop:         !k.CleanupOnStop,
+		CheckpointInterval:      checkpoint,
+		ArchiveDataLogs:         k.ArchiveDataLogs,
+		EnableAckCompaction:     k.EnableAckCompaction,
+		// 0 in ActiveMQ compacts at every cycle, as 1 does (the count
+		// is incremented, then compared); the store reads 0 as 10.
+		CompactAcksAfterNoGC:          max(k.CompactAcksAfterNoGC, 1),
 		CompactAcksIgnoresStoreGrowth: k.CompactAcksIgnoresStoreGrowth,
 	}
 }

@@ -75,6 +75,10 @@ func TestWiringKahaDBOptions(t *testing.T) {
 	if o = kahaDBOptions(k); o.EnableJournalDiskSyncs || o.JournalDiskSyncInterval != 250*time.Millisecond {
 		t.Errorf("strategy periodic 250ms: %+v", o)
 	}
+	k.CleanupOnStop, k.CompactAcksAfterNoGC = false, 0
+	if o = kahaDBOptions(k); !o.NoCleanupOnStop || o.CompactAcksAfterNoGC != 1 {
+		t.Errorf("cleanupOnStop=false compactAcksAfterNoGC=0: %+v, want no cleanup on stop, compaction every cycle", o)
+	}
 	k.JournalDiskSyncStrategy = config.SyncNever
 	if o = kahaDBOptions(k); o.EnableJournalDiskSyncs || o.JournalDiskSyncInterval != 0 {
 		t.Errorf("strategy never: %+v", o)
