@@ -247,6 +247,12 @@ func (s *shard) txHold(sub *Subscription, t *tx) {
 
 // txRelease puts a held message back for redelivery, if its destination
 // (or durable subscription) still exists.
+//
+// DEVIATION: the message comes back flagged redelivered also when the
+// transaction was recovered after a restart; ActiveMQ 5.17 then
+// redelivers it with redelivery counter 0 (conformance
+// TestConformanceKahaDBXAActiveMQReference), as its count was in memory.
+// It was delivered before, so JMSRedelivered is the truthful flag.
 func (s *shard) txRelease(h heldEntry) {
 	e := h.e
 	alive := s.dests[e.dest.d] == e.dest

@@ -663,6 +663,11 @@ func convMessageID(id string) *wire.MessageId {
 	return &wire.MessageId{TextView: id, ProducerId: &wire.ProducerId{ConnectionId: id}}
 }
 
+// MessageIDFromEngine is the OpenWire MessageId of an engine message id,
+// as convMessageID makes it: the structured id (no TextView) when id has
+// ActiveMQ's "<producer id>:<seq>" shape, so that its toProducerKey is id.
+func MessageIDFromEngine(id string) *wire.MessageId { return convMessageID(id) }
+
 // convConsumerID parses "conn:session:value"; an id of another shape is kept
 // whole as the connection part.
 func convConsumerID(s string) *wire.ConsumerId {

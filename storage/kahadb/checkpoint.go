@@ -685,6 +685,11 @@ func (ss *shardStore) loadMessages(msgs []indexMsg) error {
 			}
 			ss.msgs[msgKey{m.d, m.seq}] = s
 			ss.index(m.d, m.id, m.seq)
+			// The index's nextSeq is as of the last replay: messages
+			// written since then took their sequences from the engine. An
+			// add replayed after the checkpoint without a sequence trace
+			// (one ActiveMQ appended) must come after them.
+			ss.nextSeq[m.d] = max(ss.nextSeq[m.d], m.seq)
 			ss.live[m.loc.File]++
 			chunk[i] = indexMsg{} // let the decoded message be the store's only copy
 		}

@@ -15,6 +15,8 @@ import (
 	"wharf/engine"
 	"wharf/engine/message"
 	"wharf/storage/kahadb"
+	"wharf/storage/kahadb/command"
+	"wharf/storage/kahadb/journal"
 	"wharf/storage/storetest"
 )
 
@@ -475,4 +477,66 @@ func TestKahaDBCheckpointLargeState(t *testing.T) {
 		t.Fatalf("recovery %+v, want the index written off the goroutine", r)
 	}
 	sameState(t, "after a large checkpoint", c.state(t), want)
+}
+
+// An add that ActiveMQ appended after Wharf's last checkpoint (no sequence
+// trace) takes a sequence after the messages Wharf wrote since its last
+// replay, which the index holds: it used to take the index's stale
+// next-sequence and collide with one of them ("duplicate message"), and
+// the broker did not start on a journal handed back from ActiveMQ.
+func TestKahaDBCheckpointThenActiveMQAdd(t *testing.T) {
+	dir := t.TempDir()
+	q := message.QueueDest("cp.foreign.q")
+	open := func() (*kahadb.Store, engine.ShardStore) {
+		t.Helper()
+		st, err := kahadb.Open(context.Background(), kahadb.Options{Dir: dir, EnableJournalDiskSyncs: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss, err := st.OpenShard(0, 1)
+		if err != nil {
+			st.Close()
+			t.Fatal(err)
+		}
+		return st, ss
+	}
+	st, ss := open()
+	for i := uint64(1); i <= 2; i++ {
+		m := &message.Message{ID: fmt.Sprintf("ID:wharf-1:1:1:1:%d", i), Destination: q, Persistent: true,
+			BodyType: message.TextBody, Body: fmt.Appendf(nil, "w%d", i)}
+		if err := ss.Apply([]engine.StoreOp{{Kind: engine.OpAdd, Dest: q, Seq: i, Msg: m}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ss.Close()
+	st.Close() // writes the checkpoint index
+
+	j, err := journal.Open(journal.DefaultOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &message.Message{ID: "ID:amq-9:1:1:1:1", Destination: q, Persistent: true, BodyType: message.TextBody, Body: []byte("a1")}
+	frame, err := kahadb.MarshalForTest(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Append([][]byte{command.Encode(nil, &command.AddMessage{
+		Destination: command.Destination{Type: command.Queue, Name: q.Name}, MessageID: m.ID, Message: frame, Priority: 4,
+	})}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	st, ss = open()
+	defer st.Close()
+	defer ss.Close()
+	if r := st.Recovery(); r.FromIndex != 1 || r.RecordsReplayed != 1 {
+		t.Fatalf("recovery %+v, want the checkpoint index and the 1 record after it", r)
+	}
+	msgs, _ := recoverShard(t, ss)
+	if len(msgs) != 3 || msgs["w1"] != 1 || msgs["w2"] != 2 || msgs["a1"] <= 2 {
+		t.Fatalf("recovered %v, want w1 (seq 1), w2 (seq 2) and a1 after them", msgs)
+	}
 }

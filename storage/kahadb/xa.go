@@ -6,14 +6,16 @@ import (
 
 	"wharf/engine"
 	"wharf/engine/message"
+	"wharf/protocols/openwire"
+	"wharf/protocols/openwire/wire"
 	"wharf/storage/kahadb/command"
 	"wharf/storage/kahadb/journal"
 )
 
 // Prepared XA transactions, written as ActiveMQ's KahaDBTransactionStore
 // writes them: the transaction's adds (KahaAddMessageCommand) and acks
-// (KahaRemoveMessageCommand), each with a transactionInfo holding the
-// XATransactionId, then a KahaPrepareCommand, all in one batch; later a
+// (KahaRemoveMessageCommand, its ack field an OpenWire MessageAck: see
+// preparedAck), each with a transactionInfo holding the XATransactionId, then a KahaPrepareCommand, all in one batch; later a
 // KahaCommitCommand or KahaRollbackCommand with the same id.
 //
 // Until its end record, every journal file holding one of its records is
@@ -118,7 +120,11 @@ func (ss *shardStore) encodePrepare(t *engine.PreparedTx) error {
 			continue
 		}
 		p.acks[txAckKey{a.Dest, a.Seq, a.Sub}] = true
-		rm := &command.RemoveMessage{Transaction: ti, Destination: kahaDest(a.Dest), MessageID: s.id}
+		ack, err := preparedAck(a.Dest, s.id, t.XID)
+		if err != nil {
+			return err
+		}
+		rm := &command.RemoveMessage{Transaction: ti, Destination: kahaDest(a.Dest), MessageID: s.id, Ack: ack}
 		if a.Sub != (engine.SubKey{}) {
 			rm.SubscriptionKey = a.Sub.String()
 		}
@@ -127,6 +133,23 @@ func (ss *shardStore) encodePrepare(t *engine.PreparedTx) error {
 	ss.add(command.Encode(nil, &command.Prepare{Transaction: p.ti}), pin)
 	ss.prepared[key] = p
 	return nil
+}
+
+// preparedAck is the OpenWire MessageAck (store format) that a prepared
+// transaction's remove record carries in its ack field, as ActiveMQ's
+// KahaDBMessageStore writes the client's ack there. ActiveMQ needs it:
+// KahaDBTransactionStore.recover unmarshals the ack of every remove of a
+// prepared transaction (a record without one stops the broker's start
+// with a NullPointerException), takes the destination from it, and hides
+// the message whose producer key its LastMessageId gives until the
+// transaction ends. id is the message's key in the journal (its producer
+// key), so LastMessageId is the structured id of that key.
+func preparedAck(d message.Destination, id string, x engine.XID) ([]byte, error) {
+	mid := openwire.MessageIDFromEngine(id)
+	return wire.Marshal(&wire.MessageAck{
+		Destination: openwire.DestFromEngine(d), TransactionId: openwire.XIDFromEngine(x),
+		AckType: wire.AckStandard, FirstMessageId: mid, LastMessageId: mid, MessageCount: 1,
+	}, wire.StoreFormat())
 }
 
 // encodeEnd writes the commit or rollback record of a prepared

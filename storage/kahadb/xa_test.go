@@ -11,6 +11,7 @@ import (
 
 	"wharf/engine"
 	"wharf/engine/message"
+	"wharf/protocols/openwire/wire"
 	"wharf/storage/kahadb"
 	"wharf/storage/kahadb/command"
 	"wharf/storage/kahadb/journal"
@@ -202,5 +203,89 @@ func TestKahaDBPreparedPinsJournalFiles(t *testing.T) {
 	msgs, txs := recoverShard(t, ss)
 	if len(msgs) != 0 || len(txs) != 1 || txs[0].XID.String() != x.String() || len(txs[0].Adds) != 1 {
 		t.Fatalf("after restart: %d messages, transactions %+v; want none and %s with its add", len(msgs), txs, x)
+	}
+}
+
+// The remove record of a prepared transaction's ack carries, in its ack
+// field, the OpenWire MessageAck that ActiveMQ's KahaDBTransactionStore
+// unmarshals on recovery (without it ActiveMQ fails to start): the
+// destination, the Xid, and a LastMessageId whose producer key is the
+// record's messageId.
+func TestKahaDBPreparedAckCarriesMessageAck(t *testing.T) {
+	dir := t.TempDir()
+	st, err := kahadb.Open(context.Background(), kahadb.Options{Dir: dir, EnableJournalDiskSyncs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := st.OpenShard(0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := message.QueueDest("xa.ack.q")
+	m := &message.Message{ID: "ID:ack-host-4242-1700000000000-1:3:1:1:7", Destination: q, Persistent: true,
+		BodyType: message.TextBody, Body: []byte("acked")}
+	x := engine.XID{FormatID: 0x57484152, GlobalID: []byte("gtid-1"), Branch: []byte("b1")}
+	if err := ss.Apply([]engine.StoreOp{{Kind: engine.OpAdd, Dest: q, Seq: 1, Msg: m}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ss.Apply([]engine.StoreOp{{Kind: engine.OpPrepare, Tx: &engine.PreparedTx{XID: x, Acks: []engine.TxAck{{Dest: q, Seq: 1}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	ss.Close()
+	st.Close()
+
+	logs, _ := filepath.Glob(filepath.Join(dir, "db-*.log"))
+	if len(logs) == 0 {
+		t.Fatalf("no journal file in %s", dir)
+	}
+	r, err := journal.Open(journal.DefaultOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var removes []*command.RemoveMessage
+	if err := r.Replay(journal.Location{}, func(_ journal.Location, p []byte) error {
+		c, err := command.Decode(p)
+		if err != nil {
+			return err
+		}
+		if rm, ok := c.(*command.RemoveMessage); ok && rm.Transaction != nil {
+			rm.Ack = append([]byte(nil), rm.Ack...) // p is the reader's buffer
+			removes = append(removes, rm)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(removes) != 1 {
+		t.Fatalf("%d transactional remove records, want 1", len(removes))
+	}
+	rm := removes[0]
+	if rm.MessageID != m.ID {
+		t.Errorf("remove record messageId %q, want %q", rm.MessageID, m.ID)
+	}
+	if len(rm.Ack) == 0 {
+		t.Fatal("the prepared remove record has no ack: ActiveMQ's recovery would fail on it")
+	}
+	ds, err := wire.Unmarshal(rm.Ack, wire.StoreFormat(), wire.DefaultLimits())
+	if err != nil {
+		t.Fatalf("ack field: %v", err)
+	}
+	ack, ok := ds.(*wire.MessageAck)
+	if !ok {
+		t.Fatalf("ack field holds a %s, want MessageAck", wire.TypeName(ds.DataStructureType()))
+	}
+	if ack.Destination == nil || ack.Destination.Kind != wire.TypeActiveMQQueue || ack.Destination.PhysicalName != "xa.ack.q" {
+		t.Errorf("ack destination %+v, want queue xa.ack.q", ack.Destination)
+	}
+	if ack.LastMessageId == nil || ack.LastMessageId.TextView != "" || ack.LastMessageId.String() != m.ID {
+		t.Errorf("ack LastMessageId %+v, want the structured id of %q", ack.LastMessageId, m.ID)
+	}
+	xa, ok := ack.TransactionId.(*wire.XATransactionId)
+	if !ok || xa.FormatId != x.FormatID || string(xa.GlobalTransactionId) != "gtid-1" || string(xa.BranchQualifier) != "b1" {
+		t.Errorf("ack transaction %#v, want %s", ack.TransactionId, x)
+	}
+	if ack.AckType != wire.AckStandard || ack.MessageCount != 1 {
+		t.Errorf("ack type %d count %d, want STANDARD (2) and 1", ack.AckType, ack.MessageCount)
 	}
 }
