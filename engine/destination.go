@@ -202,8 +202,10 @@ func (s *shard) sendTo(m *message.Message, target *Subscription) error {
 	d.nextSeq++
 	if !d.d.Type.IsTopic() {
 		e := s.newEntry(seq, m, d)
+		op := -1
 		if stored {
 			s.setStored(e)
+			op = len(s.ops)
 			s.ops = append(s.ops, StoreOp{Kind: OpAdd, Dest: d.d, Seq: seq, Msg: m})
 		} else if s.e.opts.Temp != nil && (d.pending.len() > 0 || len(d.consumers) == 0) {
 			// It has to wait: it may go to the temp store.
@@ -211,6 +213,11 @@ func (s *shard) sendTo(m *message.Message, target *Subscription) error {
 		}
 		d.pending.pushBack(e)
 		s.dispatchQueue(d)
+		if op >= 0 && e.id != 0 && e.dest == d && e.seq == seq {
+			// Handed to a consumer at once: its ack may cancel the
+			// write (the writer waits a little for it).
+			s.ops[op].dispatched = true
+		}
 		return nil
 	}
 	// Topic: find who gets it first, store it once for the durable ones,

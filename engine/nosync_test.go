@@ -15,6 +15,7 @@ import (
 type syncRecorder struct {
 	mu      sync.Mutex
 	batches []recordedBatch
+	applied chan struct{} // a token per Apply
 }
 
 type recordedBatch struct {
@@ -37,7 +38,20 @@ func (r *syncRecorder) record(ops []engine.StoreOp, synced bool) error {
 	r.mu.Lock()
 	r.batches = append(r.batches, b)
 	r.mu.Unlock()
+	r.applied <- struct{}{}
 	return nil
+}
+
+// waitFor waits until a batch holding an op of kind k was applied.
+func (r *syncRecorder) waitFor(t *testing.T, k engine.StoreOpKind) {
+	t.Helper()
+	for len(r.syncedFor(k)) == 0 {
+		select {
+		case <-r.applied:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no batch with op kind %d applied", k)
+		}
+	}
 }
 
 // syncedFor reports, for every batch holding an op of kind k, whether it
@@ -61,7 +75,7 @@ func (r *syncRecorder) syncedFor(k engine.StoreOpKind) []bool {
 // acknowledgement, which nobody waits for, is written without a sync; a
 // transaction's commit of an acknowledgement waits for a synced write.
 func TestEngineSyncOnlyWhatSomebodyWaitsFor(t *testing.T) {
-	rec := &syncRecorder{}
+	rec := &syncRecorder{applied: make(chan struct{}, 100)}
 	e, err := engine.New(engine.Options{Shards: 1, Store: rec, TickInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -97,11 +111,9 @@ func TestEngineSyncOnlyWhatSomebodyWaitsFor(t *testing.T) {
 	if err := c.Ack(sub, d.ID, ""); err != nil {
 		t.Fatal(err)
 	}
-	// Two round trips through the shard: the batch holding the remove has
-	// gone to the writer, and the writer applies batches in order, so
-	// the transaction's batch below comes after it.
-	e.Stats(q)
-	e.Stats(q)
+	// The batch holding the remove is applied before the transaction's
+	// (else the writer would merge them into one).
+	rec.waitFor(t, engine.OpRemove)
 	if err := c.Begin("tx"); err != nil {
 		t.Fatal(err)
 	}
@@ -268,5 +280,73 @@ func TestEngineTickHousekeepsStore(t *testing.T) {
 			t.Errorf("syncs=%v: %d housekeeping turns (%d during an Apply), want %d to 4 and none during an Apply", syncs, h.housekeeps, h.overlaps, low)
 		}
 		h.mu.Unlock()
+	}
+}
+
+// concurrentStoreAndDispatchQueues with a consumer that acknowledges at
+// once: the writer waits for the ack of a message it handed out in the
+// same turn, so add and remove cancel out and the message is never
+// written (nor synced), as in ActiveMQ. Off, every add is written.
+func TestEngineWriterWaitsForPromptAcks(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		st := &slowSyncStore{}
+		e, err := engine.New(engine.Options{Shards: 1, Store: st, TickInterval: time.Hour, ConcurrentStoreAndDispatchQueues: on})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := message.QueueDest("prompt")
+		cc, err := e.Connect(engine.Credentials{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		deliveries := newSink()
+		sub, err := cc.Subscribe(engine.SubSpec{Destination: q, Prefetch: 10, AckMode: engine.AckIndividual}, deliveries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 40
+		acked := make(chan struct{})
+		go func() {
+			defer close(acked)
+			for range n {
+				d := <-deliveries
+				if err := cc.Ack(sub, d.ID, ""); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+		p, err := e.Connect(engine.Credentials{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			r := &result{errs: map[uint64]error{}}
+			r.wg.Add(1)
+			if err := p.Send(msg(q, fmt.Sprint(i), true), "", r, 1); err != nil {
+				t.Fatal(err)
+			}
+			r.wg.Wait()
+			if err := r.errs[1]; err != nil {
+				t.Fatal(err)
+			}
+		}
+		<-acked
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		st.mu.Lock()
+		written := 0
+		for _, a := range st.adds {
+			written += a
+		}
+		st.mu.Unlock()
+		t.Logf("concurrentStoreAndDispatch %v: %d of %d adds written", on, written, n)
+		switch {
+		case on && written > n/4:
+			t.Errorf("concurrentStoreAndDispatch on, prompt acks: %d of %d adds written, want most cancelled", written, n)
+		case !on && written != n:
+			t.Errorf("concurrentStoreAndDispatch off: %d of %d adds written, want all", written, n)
+		}
 	}
 }

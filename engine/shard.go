@@ -282,6 +282,18 @@ func (s *shard) write() {
 	// waits; four get four sends per sync instead of two.
 	var released int
 	var syncTime time.Duration // moving average of a synced Apply
+	// Waiting for acks (concurrentStoreAndDispatchQueues): a queue message
+	// handed to a consumer in the turn it arrived is often acknowledged
+	// within a round trip; when its ack reaches the batch first, add and
+	// remove cancel out (cancelConsumed) and nothing is synced for it, as
+	// ActiveMQ skips the journal write of a message consumed before its
+	// store task ran. The writer waits for such acks as for gathering.
+	// ackScore adapts: a wait that ends with every dispatched add
+	// cancelled raises it, one that times out lowers it more; below 0 the
+	// writer does not wait for acks (slow consumers) but creeps back up
+	// one batch at a time to try again.
+	csd := s.e.opts.ConcurrentStoreAndDispatchQueues
+	ackScore := 0
 	gather := time.NewTimer(time.Hour)
 	gather.Stop()
 	defer gather.Stop()
@@ -294,7 +306,7 @@ func (s *shard) write() {
 	for b := range s.writer {
 		ops, comps, housekeep = ops[:0], comps[:0], false
 		take(b)
-		armed, expired := false, false
+		armed, expired, waitedAcks := false, false, false
 	more:
 		for len(ops) < 64*maxBatch {
 			select {
@@ -306,9 +318,18 @@ func (s *shard) write() {
 				continue
 			default:
 			}
-			if expired || len(ops) == 0 || len(comps) == 0 || len(comps) >= released || syncTime == 0 {
+			if expired || len(ops) == 0 || len(comps) == 0 || syncTime == 0 {
 				break more
 			}
+			awaitAcks := false
+			if csd && ackScore >= 0 {
+				ops = cancelConsumed(ops)
+				awaitAcks = awaitingAck(ops)
+			}
+			if !awaitAcks && len(comps) >= released {
+				break more
+			}
+			waitedAcks = waitedAcks || awaitAcks
 			if !armed {
 				gather.Reset(min(syncTime, gatherMax))
 				armed = true
@@ -326,8 +347,16 @@ func (s *shard) write() {
 		if armed && !expired {
 			gather.Stop()
 		}
-		if s.e.opts.ConcurrentStoreAndDispatchQueues {
+		if csd {
 			ops = cancelConsumed(ops)
+			switch {
+			case waitedAcks && awaitingAck(ops):
+				ackScore = max(ackScore-4, -64)
+			case waitedAcks:
+				ackScore = min(ackScore+1, 16)
+			case ackScore < 0:
+				ackScore++
+			}
 		}
 		var storeErr error
 		if len(ops) > 0 {
@@ -364,6 +393,17 @@ func (s *shard) write() {
 			}
 		}
 	}
+}
+
+// awaitingAck reports whether ops hold the add of a queue message that
+// was handed to a consumer at once and whose ack has not come yet.
+func awaitingAck(ops []StoreOp) bool {
+	for i := range ops {
+		if ops[i].dispatched && ops[i].Kind == OpAdd {
+			return true
+		}
+	}
+	return false
 }
 
 // cancelConsumed drops, from one merged batch, the writes of queue

@@ -223,6 +223,11 @@ type StoreOp struct {
 	Job   *Job             // OpAddJob
 	JobID string           // OpRemoveJob
 	Tx    *PreparedTx      // OpPrepare; OpCommit and OpRollback (Tx.XID only)
+
+	// dispatched: an OpAdd of a queue message handed to a consumer in
+	// the turn it arrived (the engine's writer waits a little for its ack,
+	// concurrentStoreAndDispatchQueues).
+	dispatched bool
 }
 
 // RecoveredItem is one element of a shard's stored state. Exactly one of Sub,
