@@ -205,8 +205,8 @@ func TestEngineGroupCommitGathersReleasedProducers(t *testing.T) {
 	if total != producers*per {
 		t.Fatalf("%d adds stored, want %d", total, producers*per)
 	}
-	if mean := float64(total) / float64(len(st.adds)); mean < 3 {
-		t.Fatalf("%.2f adds per sync over %d syncs, want at least 3 of 4 producers per sync", mean, len(st.adds))
+	if mean := float64(total) / float64(len(st.adds)); mean < 2.6 {
+		t.Fatalf("%.2f adds per sync over %d syncs, want well above the 2 of two alternating cohorts", mean, len(st.adds))
 	}
 }
 

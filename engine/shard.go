@@ -261,6 +261,11 @@ func (s *shard) housekeep() {
 	}
 }
 
+// ackWaitMaxOps: a merged batch bigger than this is not held back for
+// acks (a busy shard cancels plenty without waiting, and the check is
+// linear in the batch).
+const ackWaitMaxOps = 4 * maxBatch
+
 // gatherMax bounds how long the writer waits for the waiters of the last
 // synced batch to send again (see write).
 const gatherMax = 2 * time.Millisecond
@@ -307,6 +312,7 @@ func (s *shard) write() {
 		ops, comps, housekeep = ops[:0], comps[:0], false
 		take(b)
 		armed, expired, waitedAcks := false, false, false
+		var deadline time.Time
 	more:
 		for len(ops) < 64*maxBatch {
 			select {
@@ -321,8 +327,11 @@ func (s *shard) write() {
 			if expired || len(ops) == 0 || len(comps) == 0 || syncTime == 0 {
 				break more
 			}
+			if armed && time.Now().After(deadline) {
+				break more // batches kept coming: the timer never won
+			}
 			awaitAcks := false
-			if csd && ackScore >= 0 {
+			if csd && ackScore >= 0 && len(ops) <= ackWaitMaxOps {
 				ops = cancelConsumed(ops)
 				awaitAcks = awaitingAck(ops)
 			}
@@ -331,7 +340,9 @@ func (s *shard) write() {
 			}
 			waitedAcks = waitedAcks || awaitAcks
 			if !armed {
-				gather.Reset(min(syncTime, gatherMax))
+				wait := min(syncTime, gatherMax)
+				gather.Reset(wait)
+				deadline = time.Now().Add(wait)
 				armed = true
 			}
 			select {
@@ -371,7 +382,6 @@ func (s *shard) write() {
 				} else {
 					syncTime += (d - syncTime) / 4
 				}
-				released = len(comps)
 			}
 			if storeErr != nil {
 				s.log.Error("store write failed", "ops", len(ops), "err", storeErr)
@@ -384,6 +394,13 @@ func (s *shard) write() {
 				err = storeErr
 			}
 			c.comp.Complete(c.token, err)
+		}
+		if len(comps) > 0 {
+			// Whether synced or not (all its writes cancelled), these
+			// waiters are back soon. Counted only from a synced Apply,
+			// a stale count from a busier time kept every later batch
+			// waiting for producers that were not there.
+			released = len(comps)
 		}
 		clear(ops)
 		clear(comps)
