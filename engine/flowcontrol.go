@@ -59,7 +59,11 @@ func (s *shard) room(d *destination, m *message.Message) string {
 			if l.StoreLimit > 0 && s.e.storeUsed.Load() >= l.StoreLimit {
 				return "store"
 			}
-			return ""
+			if !d.d.Type.IsTopic() {
+				return ""
+			}
+			// A topic's copies for non-durable subscribers are not
+			// stored: they page out to the temp store.
 		}
 		if s.tempFull() {
 			return "temp"

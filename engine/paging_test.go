@@ -463,3 +463,33 @@ func TestEnginePagingFlowControlStoreNotMemory(t *testing.T) {
 		t.Fatalf("vmQueueCursor queue: %d bytes in memory, %d in the temp store, broker memory %d; want its backlog in memory up to the limit", st.MemoryUsage, st.TempUsage, u.MemoryUsed)
 	}
 }
+
+// A persistent message on a topic with non-durable subscribers only is not
+// stored: its paged-out copies count in the temp usage, whose limit then
+// holds persistent sends back too.
+func TestEnginePagingTopicCopiesMeetTempLimit(t *testing.T) {
+	const tempLimit = 256 << 10
+	v := startPaging(t, func(o *engine.Options) {
+		o.Limits.TempLimit = tempLimit
+		o.Limits.SendFailIfNoSpace = true
+	})
+	tp := message.TopicDest("nondurable.t")
+	sub(t, v.conn(""), engine.SubSpec{Destination: tp, AckMode: engine.AckIndividual, Prefetch: 1})
+	p := v.conn("")
+	var sendErr error
+	sent := 0
+	for ; sent < 3000 && sendErr == nil; sent++ {
+		pc := newPending()
+		if err := p.Send(pageMsg(tp, sent), "", pc, 1); err != nil {
+			t.Fatal(err)
+		}
+		sendErr = pc.wait(t, 1)
+	}
+	u := v.e.Usage()
+	if !errors.Is(sendErr, engine.ErrResourceAllocation) || !strings.Contains(sendErr.Error(), "Temp") {
+		t.Fatalf("after %d sends (memory %d, temp %d, store %d): %v; want the temp limit", sent, u.MemoryUsed, u.TempUsed, u.StoreUsed, sendErr)
+	}
+	if u.TempUsed < tempLimit || u.StoreUsed != 0 || u.MemoryUsed > pageMemLimit {
+		t.Fatalf("refused after %d sends: temp %d (limit %d), store %d, memory %d; want the temp store full, nothing stored", sent, u.TempUsed, tempLimit, u.StoreUsed, u.MemoryUsed)
+	}
+}
