@@ -207,8 +207,9 @@ func (s *shard) sendTo(m *message.Message, target *Subscription) error {
 			s.setStored(e)
 			op = len(s.ops)
 			s.ops = append(s.ops, StoreOp{Kind: OpAdd, Dest: d.d, Seq: seq, Msg: m})
-		} else if s.e.opts.Temp != nil && (d.pending.len() > 0 || len(d.consumers) == 0) {
-			// It has to wait: it may go to the temp store.
+		}
+		if s.e.opts.Temp != nil && (d.pending.len() > 0 || len(d.consumers) == 0) {
+			// It has to wait: it may be paged out (spill.go).
 			s.spillDone(s.spillNew(e, nil))
 		}
 		d.pending.pushBack(e)
@@ -250,9 +251,10 @@ func (s *shard) sendTo(m *message.Message, target *Subscription) error {
 		e := s.newEntry(seq, m, d)
 		if len(keys) > 0 && p.durable != nil {
 			s.setStored(e)
-		} else if s.e.opts.Temp != nil && (p.sub == nil || p.pending.len() > 0 || !p.sub.hasCredit()) {
-			// It has to wait for this subscriber: it may go to the temp
-			// store.
+		}
+		if s.e.opts.Temp != nil && (p.sub == nil || p.pending.len() > 0 || !p.sub.hasCredit()) {
+			// It has to wait for this subscriber: it may be paged out
+			// (spill.go).
 			enc = s.spillNew(e, enc)
 		}
 		p.pending.pushBack(e)

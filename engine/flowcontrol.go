@@ -51,9 +51,20 @@ func (s *shard) room(d *destination, m *message.Message) string {
 	}
 	l := &s.e.opts.Limits
 	if s.e.opts.Temp != nil && s.spillable(d, m) {
-		// It goes to the temp store when memory runs short, so only the
-		// temp usage holds it back (Queue.checkUsage: "Temp Store is
-		// Full").
+		// It is paged out when memory runs short, so only the usage that
+		// then holds it holds it back: the store's for a persistent
+		// message (Queue.checkUsage: "Persistent store is Full"), the
+		// temp store's for the others ("Temp Store is Full").
+		if m.Persistent && s.store != nil {
+			if l.StoreLimit > 0 && s.e.storeUsed.Load() >= l.StoreLimit {
+				return "store"
+			}
+			if !d.d.Type.IsTopic() {
+				return ""
+			}
+			// A topic's copies for non-durable subscribers are not
+			// stored: they page out to the temp store.
+		}
 		if s.tempFull() {
 			return "temp"
 		}

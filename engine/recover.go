@@ -9,8 +9,15 @@ import (
 // recover rebuilds the shard's destinations and durable subscriptions from
 // its store. It runs before the shard loop starts.
 func (s *shard) recover() error {
-	subs, msgs, jobs, txs := 0, 0, 0, 0
-	err := s.store.Recover(func(it RecoveredItem) error {
+	subs, msgs, jobs, txs, stubs := 0, 0, 0, 0, 0
+	recoverAll := s.store.Recover
+	if ld, ok := s.store.(MessageLoader); ok {
+		// Pending messages stay in the store until dispatch, browsing or
+		// expiry needs them (ActiveMQ's store cursor).
+		s.loader = ld
+		recoverAll = ld.RecoverStubs
+	}
+	err := recoverAll(func(it RecoveredItem) error {
 		if it.Sub != nil {
 			subs++
 			return s.recoverSub(*it.Sub)
@@ -27,20 +34,31 @@ func (s *shard) recover() error {
 			jobs++
 			return s.recoverJob(*it.Job)
 		}
-		if it.Msg == nil {
+		if it.Msg == nil && (it.Ref.Len == 0 || s.loader == nil) {
 			return fmt.Errorf("recovered item for %s seq %d has neither subscription nor message", it.Dest, it.Seq)
 		}
 		if it.Dest == RetainStore {
+			if it.Msg == nil {
+				m, err := s.loader.LoadMessage(it.Ref)
+				if err != nil {
+					return fmt.Errorf("retained message seq %d: %w", it.Seq, err)
+				}
+				m.RedeliveryCounter = it.Redeliveries
+				it.Msg = m
+			}
 			s.recoverRetained(it)
 			return nil
 		}
 		msgs++
+		if it.Msg == nil {
+			stubs++
+		}
 		d := s.dest(it.Dest, true)
 		if it.Seq >= d.nextSeq {
 			d.nextSeq = it.Seq + 1
 		}
 		if !it.Dest.Type.IsTopic() {
-			e := s.newEntry(it.Seq, it.Msg, d)
+			e := s.recoveredEntry(&it, d)
 			s.setStored(e)
 			d.pending.pushBack(e)
 			return nil
@@ -48,9 +66,9 @@ func (s *shard) recover() error {
 		for _, k := range it.Subs {
 			p := s.durables[k]
 			if p == nil {
-				return fmt.Errorf("message %s on %s is kept for durable subscription %s, which the store does not hold", it.Msg.ID, it.Dest, k)
+				return fmt.Errorf("message seq %d on %s is kept for durable subscription %s, which the store does not hold", it.Seq, it.Dest, k)
 			}
-			e := s.newEntry(it.Seq, it.Msg, d)
+			e := s.recoveredEntry(&it, d)
 			s.setStored(e)
 			p.pending.pushBack(e)
 		}
@@ -60,9 +78,20 @@ func (s *shard) recover() error {
 		return err
 	}
 	if subs+msgs+jobs+txs > 0 {
-		s.log.Info("store recovered", "durable_subs", subs, "messages", msgs, "destinations", len(s.dests), "scheduled_jobs", jobs, "prepared_xa_transactions", txs)
+		s.log.Info("store recovered", "durable_subs", subs, "messages", msgs, "left_in_store", stubs, "destinations", len(s.dests), "scheduled_jobs", jobs, "prepared_xa_transactions", txs)
 	}
 	return nil
+}
+
+// recoveredEntry is the entry of a recovered pending message: a stub, in
+// the store and not in memory, when the store handed one.
+func (s *shard) recoveredEntry(it *RecoveredItem, d *destination) *entry {
+	if it.Msg != nil {
+		return s.newEntry(it.Seq, it.Msg, d)
+	}
+	e := s.allocEntry()
+	*e = entry{seq: it.Seq, dest: d, redeliveries: it.Redeliveries, size: it.Size, prio: it.Priority, exp: it.Expiration, ref: it.Ref}
+	return e
 }
 
 func (s *shard) recoverSub(ds DurableSub) error {

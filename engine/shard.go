@@ -71,7 +71,10 @@ type shard struct {
 	spare   []command
 	mailSig chan struct{}
 
-	store    ShardStore
+	store ShardStore
+	// loader reads back the messages the store recovered as stubs (nil
+	// when it hands full messages).
+	loader   MessageLoader
 	dests    map[message.Destination]*destination
 	parts    map[*Subscription]*part
 	wild     []*part // parts with a wildcard pattern, attached to new destinations
@@ -523,22 +526,28 @@ type entry struct {
 	// message's priority and expiration (ms, 0 never).
 	prio uint8
 	exp  int64
-	// tmp is where the temp store holds the message while msg is nil.
+	// Where the message is while msg is nil: tmp, in the temp store
+	// (spilled); else ref, in the store (a stub recovered by
+	// MessageLoader.RecoverStubs).
 	tmp TempRef
+	ref StoreRef
 }
 
 // expired reports whether the entry's message is past its expiration at
 // now (ms), without needing the message.
 func (e *entry) expired(now int64) bool { return e.exp > 0 && e.exp <= now }
 
-func (s *shard) newEntry(seq uint64, m *message.Message, d *destination) *entry {
-	var e *entry
+func (s *shard) allocEntry() *entry {
 	if n := len(s.free); n > 0 {
-		e = s.free[n-1]
+		e := s.free[n-1]
 		s.free = s.free[:n-1]
-	} else {
-		e = new(entry)
+		return e
 	}
+	return new(entry)
+}
+
+func (s *shard) newEntry(seq uint64, m *message.Message, d *destination) *entry {
+	e := s.allocEntry()
 	size := int64(m.Size())
 	*e = entry{seq: seq, msg: m, dest: d, redeliveries: m.RedeliveryCounter, size: size, prio: m.Priority, exp: m.Expiration}
 	d.mem += size
@@ -564,6 +573,7 @@ func (s *shard) freeEntry(e *entry) {
 	}
 	if e.stored {
 		s.e.storeUsed.Add(-e.size)
+		s.freed = true // store room, for producers held back by the store limit
 	}
 	*e = entry{}
 	if len(s.free) < 4096 {

@@ -4,25 +4,42 @@ import (
 	"wharf/engine/message"
 )
 
-// Spilling non-persistent messages to the temp store, as ActiveMQ's
-// FilePendingMessageCursor does for queues and topic subscriptions: while a
-// destination's memory usage is past cursorMemoryHighWaterMark of its limit
-// (the destination's memoryLimit, or the broker's memoryUsage), a new
-// non-persistent message that has to wait is written to the shard's temp
-// store and only a stub stays in memory: its entry, with msg nil, the
-// priority and expiration that ordering and sweeps need, and tmp, where the
-// record is. The stub keeps its place in the pending deque, so a spilled
-// message neither overtakes nor is overtaken. It is read back (load) when
-// dispatch reaches it; browsing and expiry read it without loading it
-// (peek). Memory usage counts what is in memory; the temp usage counts the
-// temp store's live records.
+// Paging messages out of memory, as ActiveMQ's pending-message cursors
+// do: the FilePendingMessageCursor for non-persistent messages, the store
+// cursor (StoreQueueCursor, QueueStorePrefetch, the durable subscriber's
+// cursor) for persistent ones. While a destination's memory usage is past
+// cursorMemoryHighWaterMark of its limit (the destination's memoryLimit,
+// or the broker's memoryUsage), a new message that has to wait is written
+// to the shard's temp store and only a stub stays in memory: its entry,
+// with msg nil, the priority and expiration that ordering and sweeps need,
+// and tmp, where the record is. The stub keeps its place in the pending
+// deque, so a paged-out message neither overtakes nor is overtaken. It is
+// read back (load) when dispatch reaches it; browsing, expiry, the DLQ and
+// advisories read it without loading it (peek).
 //
-// Never spilled: persistent messages (the store holds them), messages of
-// temporary destinations (ActiveMQ gives them a VM cursor) and of queues
-// whose policy asks for the VM cursor (Policy.VMCursor), and messages
-// handed straight to a consumer. Messages put back by a consumer (nack,
-// close, rollback) stay in memory: they go to the front of the queue, to be
-// dispatched next, as ActiveMQ's redeliveredWaitingDispatch list keeps them.
+// A persistent message pending at start-up stays in the store when the
+// store can hand stubs (MessageLoader.RecoverStubs, KahaDB): its entry
+// holds ref, where the store keeps it, and is loaded from the store the
+// same way. A persistent message paged out at run time goes to the temp
+// store like a non-persistent one: its journal record may not be written
+// yet, and the shard must never read the journal before the writer wrote
+// it.
+//
+// Where the body lives: e.msg (in memory, counted in the memory usage),
+// else e.tmp (temp store), else e.ref (the store). Memory usage counts
+// loaded bodies only; the temp usage counts the temp store's live records
+// of non-persistent messages; the store usage counts every stored entry,
+// wherever its body is.
+//
+// Never paged out: messages of temporary destinations (ActiveMQ gives them
+// a VM cursor) and of queues whose policy asks for the VM cursor
+// (Policy.VMCursor), and messages handed straight to a consumer. Messages
+// put back by a consumer (nack, close, rollback) stay in memory: they go
+// to the front of the queue, to be dispatched next, as ActiveMQ's
+// redeliveredWaitingDispatch list keeps them. Producer flow control follows
+// (flowcontrol.go room): a send that can be paged out meets the temp
+// limit (non-persistent) or the store limit (persistent), not the memory
+// limit.
 
 // DEVIATION: the temp usage counts the bytes of live records, not the temp
 // store's files (ActiveMQ counts its PList journal files, dead records
@@ -32,10 +49,16 @@ import (
 // mark; Wharf does so only for a message that has to wait (see spillNew's
 // callers), which is the same for a backlog but saves a write and a read
 // for a message a consumer takes at once.
+//
+// DEVIATION: a persistent message paged out at run time is written to the
+// temp store too (not counted in the temp usage: the store usage holds
+// it); ActiveMQ's store cursor drops it from memory and reads it back from
+// the journal. A second copy on disk, in exchange for never reading a
+// journal record the writer goroutine may not have written yet.
 
-// spillable reports whether m, on d, may go to the temp store.
+// spillable reports whether m, on d, may be paged out to the temp store.
 func (s *shard) spillable(d *destination, m *message.Message) bool {
-	return !m.Persistent && !s.tempBroken && !d.d.Type.IsTemp() && !d.policy.VMCursor
+	return !s.tempBroken && !d.d.Type.IsTemp() && !d.policy.VMCursor
 }
 
 // overHighWater reports whether d's memory, or the broker's, is past the
@@ -64,7 +87,7 @@ func (s *shard) tempFull() bool {
 // returned for the next one, nil when there is none.
 func (s *shard) spillNew(e *entry, enc []byte) []byte {
 	d := e.dest
-	if !s.spillable(d, e.msg) || !s.overHighWater(d) || s.tempFull() {
+	if !s.spillable(d, e.msg) || !s.overHighWater(d) || !e.stored && s.tempFull() {
 		return enc
 	}
 	if enc == nil {
@@ -82,7 +105,7 @@ func (s *shard) spillNew(e *entry, enc []byte) []byte {
 		t, err := s.e.opts.Temp.OpenShard(s.idx)
 		if err != nil {
 			s.tempBroken = true
-			s.log.Error("temp store unavailable: non-persistent messages stay in memory", "err", err)
+			s.log.Error("temp store unavailable: messages stay in memory", "err", err)
 			return enc
 		}
 		s.temp = t
@@ -99,8 +122,10 @@ func (s *shard) spillNew(e *entry, enc []byte) []byte {
 	e.tmp = ref
 	d.mem -= e.size
 	s.e.memUsed.Add(-e.size)
-	d.temp += int64(ref.Len)
-	s.e.tempUsed.Add(int64(ref.Len))
+	if !e.stored {
+		d.temp += int64(ref.Len)
+		s.e.tempUsed.Add(int64(ref.Len))
+	}
 	return enc
 }
 
@@ -111,8 +136,18 @@ func (s *shard) spillDone(enc []byte) {
 	}
 }
 
-// read decodes a spilled entry's message.
+// read decodes a paged-out entry's message, from the temp store or the
+// store.
 func (s *shard) read(e *entry) (*message.Message, error) {
+	if e.tmp.Len == 0 {
+		m, err := s.loader.LoadMessage(e.ref)
+		if err != nil {
+			return nil, err
+		}
+		// The stub's counter is the stored one, as Recover sets it.
+		m.RedeliveryCounter = e.redeliveries
+		return m, nil
+	}
 	rec, err := s.temp.Get(e.tmp)
 	if err != nil {
 		return nil, err
@@ -120,14 +155,27 @@ func (s *shard) read(e *entry) (*message.Message, error) {
 	return message.UnmarshalBinary(rec)
 }
 
-// load brings a spilled entry's message back into memory and frees its
-// record. It returns false when the record cannot be read: the message is
-// lost, the caller drops the entry (lost).
+// whereOut names where a paged-out entry's message is, for logs.
+func whereOut(e *entry) string {
+	if e.tmp.Len == 0 {
+		return "store"
+	}
+	return "temp store"
+}
+
+// load brings a paged-out entry's message back into memory and frees its
+// temp record (a store keeps its own until the message is removed). It
+// returns false when the message cannot be read: the caller drops the
+// entry (lost); a message of the store then stays there, to come back at
+// the next start.
 func (s *shard) load(e *entry) bool {
 	m, err := s.read(e)
-	s.releaseTemp(e)
 	if err != nil {
-		s.log.Error("spilled message lost: temp store read failed", "dest", e.dest.d.String(), "err", err)
+		s.log.Error("paged-out message dropped: read failed", "from", whereOut(e), "dest", e.dest.d.String(), "seq", e.seq, "err", err)
+	}
+	s.releaseTemp(e)
+	e.ref = StoreRef{}
+	if err != nil {
 		return false
 	}
 	e.msg = m
@@ -136,19 +184,19 @@ func (s *shard) load(e *entry) bool {
 	return true
 }
 
-// peek reads a spilled entry's message without loading it (browse, expiry,
-// advisories); nil when it cannot be read, which is logged.
+// peek reads a paged-out entry's message without loading it (browse,
+// expiry, advisories); nil when it cannot be read, which is logged.
 func (s *shard) peek(e *entry) *message.Message {
 	m, err := s.read(e)
 	if err != nil {
-		s.log.Error("spilled message unreadable: temp store read failed", "dest", e.dest.d.String(), "err", err)
+		s.log.Error("paged-out message unreadable", "from", whereOut(e), "dest", e.dest.d.String(), "seq", e.seq, "err", err)
 		return nil
 	}
 	return m
 }
 
-// msgOf is e's message, read from the temp store when it is spilled; nil
-// when it cannot be read.
+// msgOf is e's message, read from where it is paged out to when it is not
+// in memory; nil when it cannot be read.
 func (s *shard) msgOf(e *entry) *message.Message {
 	if e.msg != nil {
 		return e.msg
@@ -159,19 +207,20 @@ func (s *shard) msgOf(e *entry) *message.Message {
 // releaseTemp frees a spilled entry's record (freeEntry, load).
 func (s *shard) releaseTemp(e *entry) {
 	if e.tmp.Len == 0 {
-		return // already released (a load that failed)
+		return // not in the temp store, or already released
 	}
 	s.temp.Release(e.tmp)
-	n := int64(e.tmp.Len)
-	if d := e.dest; d != nil {
-		d.temp -= n
+	if n := int64(e.tmp.Len); !e.stored {
+		if d := e.dest; d != nil {
+			d.temp -= n
+		}
+		s.e.tempUsed.Add(-n)
 	}
-	s.e.tempUsed.Add(-n)
 	e.tmp = TempRef{}
 	s.freed = true
 }
 
-// lost drops an entry whose spilled message could not be read back.
+// lost drops an entry whose paged-out message could not be read back.
 func (s *shard) lost(e *entry) {
 	e.dest.discarded++
 	s.freeEntry(e)

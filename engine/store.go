@@ -231,7 +231,8 @@ type StoreOp struct {
 }
 
 // RecoveredItem is one element of a shard's stored state. Exactly one of Sub,
-// Msg, Tx and Job is set.
+// Msg, Tx and Job is set, or, for a pending message recovered as a stub
+// (MessageLoader.RecoverStubs), none of them and Ref.
 type RecoveredItem struct {
 	Sub *DurableSub
 	Job *Job
@@ -243,4 +244,38 @@ type RecoveredItem struct {
 	// Subs: for a topic message, the durable subscriptions that have not yet
 	// acknowledged it.
 	Subs []SubKey
+
+	// A stub: where the store keeps the message (Msg is nil), and what the
+	// engine needs of it without its body: its size as Message.Size
+	// counts it (memory usage), priority, expiration (ms since the epoch,
+	// 0 never) and stored redelivery counter.
+	Ref          StoreRef
+	Size         int64
+	Priority     uint8
+	Expiration   int64
+	Redeliveries int32
+}
+
+// StoreRef is where a store keeps a message it recovered as a stub. Its
+// fields mean what the store makes them mean; the zero StoreRef is no
+// reference (Len is never 0 in a real one).
+type StoreRef struct {
+	Part, File, Off, Len uint32
+}
+
+// MessageLoader is implemented by a ShardStore that can recover pending
+// messages without reading them, as ActiveMQ's store cursor leaves them in
+// the store until a consumer needs them: RecoverStubs is Recover, but a
+// pending message may come as a stub (Ref set, Msg nil), which LoadMessage
+// reads back. LoadMessage is called by the shard's goroutine while the
+// writer goroutine may be in Apply, Housekeep or checkpointing: it must use
+// nothing Apply changes (the reference carries the location; the read
+// uses its own file handles). A reference stays valid until the engine
+// removes or acknowledges the message (the store keeps what it points to
+// while the message is pending); the message loaded is the one Recover
+// would have handed, RedeliveryCounter aside (the stub's Redeliveries is
+// the stored counter).
+type MessageLoader interface {
+	RecoverStubs(fn func(RecoveredItem) error) error
+	LoadMessage(ref StoreRef) (*message.Message, error)
 }

@@ -8,10 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,11 +26,12 @@ import (
 // journal location L (the append position) to wharf-index.bin next to its
 // journal: where each pending message's current record is (add or update),
 // the durable subscriptions and the messages each still owes, where each
-// scheduled job's record is, and the sequence counters. A start that finds a
-// valid index loads it, reading each message from the journal at its
-// location, and replays only the records at or after L; without one it
-// replays the whole journal, as before. Messages stay in the journal: the
-// index holds locations.
+// scheduled job's record is, and the sequence counters; for each message
+// also its priority, expiration and size, so that a start that finds a
+// valid index loads it without reading any message (the engine reads each
+// when it needs it: engine.MessageLoader), and replays only the records at
+// or after L; without one it replays the whole journal, as before.
+// Messages stay in the journal: the index holds locations.
 //
 // DEVIATION: ActiveMQ's index is db.data (a B-tree page file). Wharf writes
 // its own, under a name ActiveMQ does not read, and never a db.data: ActiveMQ
@@ -53,8 +52,9 @@ import (
 // journal). An index is used only if it is intact (checksum), of this
 // format version, and still matches the journal: L's file is present and
 // not cut short, the last record before L is the one the index saw (CRC),
-// every file it refers to is present, and every record it names holds the
-// message or job it says. Anything else is logged with the reason, the index
+// every file it refers to is present, and every job record it names holds
+// the job it says (a message record is checked when it is loaded:
+// loadMessages). Anything else is logged with the reason, the index
 // is deleted, and the whole journal is replayed: the index is a shortcut,
 // never the only copy of anything.
 //
@@ -68,7 +68,9 @@ const (
 	indexTmpFile = "wharf-index.bin.tmp"
 	indexMagic   = "WHARFIDX"
 	// indexVersion is the format below; another version is not read.
-	indexVersion = 1
+	// 2 added each message's priority, expiration, size and older flag,
+	// so that a start reads no message.
+	indexVersion = 2
 	// indexHeadSize is magic, version (uint32) and body length (uint64).
 	indexHeadSize = len(indexMagic) + 4 + 8
 )
@@ -262,6 +264,12 @@ type indexEntry struct {
 	loc     journal.Location
 	counter int32
 	subs    []engine.SubKey // the store's copy (memory Recover clones them)
+	prio    uint8
+	exp     int64
+	size    int64
+	// older: an add record of it may be in a file before loc's (loc is
+	// an update), which ack compaction must know (stored.older).
+	older bool
 }
 
 type indexDest struct {
@@ -329,7 +337,8 @@ func (ss *shardStore) snapshot(head journal.Location) (*indexSnapshot, error) {
 			if len(x.dests) == 0 || x.dests[len(x.dests)-1].d != it.Dest {
 				x.dests = append(x.dests, indexDest{d: it.Dest, from: len(x.entries)})
 			}
-			x.entries = append(x.entries, indexEntry{seq: it.Seq, id: s.id, loc: s.loc, counter: it.Msg.RedeliveryCounter, subs: it.Subs})
+			x.entries = append(x.entries, indexEntry{seq: it.Seq, id: s.id, loc: s.loc, counter: it.Msg.RedeliveryCounter, subs: it.Subs,
+				prio: s.prio, exp: s.exp, size: s.size, older: s.older || len(s.files) > 1})
 			x.dests[len(x.dests)-1].to = len(x.entries)
 		}
 		return nil
@@ -375,6 +384,10 @@ func (x *indexSnapshot) write(dir string, sync bool) (int, int, error) {
 			w.str(e.id)
 			w.loc(e.loc)
 			w.int(int64(e.counter))
+			w.uint(uint64(e.prio))
+			w.int(e.exp)
+			w.uint(uint64(e.size))
+			w.bool(e.older)
 			w.uint(uint64(len(e.subs)))
 			for _, k := range e.subs {
 				w.str(k.ClientID)
@@ -469,11 +482,10 @@ type indexMsg struct {
 	loc     journal.Location
 	counter int32
 	subs    []engine.SubKey
-
-	payload []byte
-	msg     *message.Message
-	update  bool // the record at loc is an UpdateMessage
-	err     error
+	prio    uint8
+	exp     int64
+	size    int64
+	older   bool
 }
 
 type indexSub struct {
@@ -627,56 +639,35 @@ func (ss *shardStore) checkIndex(x *decodedIndex) error {
 	return nil
 }
 
-// loadChunk is how many messages are read and decoded at a time: bounds
-// the raw records held next to the decoded messages.
+// loadChunk is how many messages are added to the store at a time.
 const loadChunk = 4096
 
-// loadMessages reads every pending message at its location, in the index's
-// order, decodes them on all CPUs (OpenWire unmarshalling is most of a
-// start's work), and adds them to the store.
+// loadMessages adds every pending message the index names to the store,
+// in the index's order, without reading it: the store keeps no body, and
+// the engine reads each when it needs it (RecoverStubs, LoadMessage).
+//
+// DEVIATION: the index no longer proves, message by message, that the
+// record at each location is the message it names (that took reading
+// every pending message at start); checkIndex still requires every file
+// it names to be present and the record before its location to be the
+// one it was written after, and a record that turns out wrong is
+// reported when it is loaded. ActiveMQ trusts its db.data the same way.
 func (ss *shardStore) loadMessages(msgs []indexMsg) error {
-	workers := max(1, runtime.GOMAXPROCS(0))
 	ops := make([]engine.StoreOp, 0, loadChunk)
-	locs := make([]journal.Location, 0, loadChunk)
 	for lo := 0; lo < len(msgs); lo += loadChunk {
 		chunk := msgs[lo:min(lo+loadChunk, len(msgs))]
-		locs = locs[:0]
-		for i := range chunk {
-			locs = append(locs, chunk[i].loc)
-		}
-		payloads, err := ss.j.ReadMany(locs)
-		if err != nil {
-			return fmt.Errorf("%w: messages: %w", ErrIndexStale, err)
-		}
-		for i := range chunk {
-			chunk[i].payload = payloads[i]
-		}
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Go(func() {
-				for i := w; i < len(chunk); i += workers {
-					chunk[i].decode()
-				}
-			})
-		}
-		wg.Wait()
 		ops = ops[:0]
 		for i := range chunk {
 			m := &chunk[i]
-			if m.err != nil {
-				return m.err
-			}
-			ops = append(ops, engine.StoreOp{Kind: engine.OpAdd, Dest: m.d, Seq: m.seq, Msg: m.msg, Subs: m.subs})
-			if m.counter != m.msg.RedeliveryCounter {
-				ops = append(ops, engine.StoreOp{Kind: engine.OpUpdate, Dest: m.d, Seq: m.seq, Count: m.counter})
-			}
+			ops = append(ops, engine.StoreOp{Kind: engine.OpAdd, Dest: m.d, Seq: m.seq, Msg: placeholder(m.counter), Subs: m.subs})
 		}
 		if err := ss.idx.Apply(ops); err != nil {
 			return fmt.Errorf("%w: %w", ErrIndexStale, err)
 		}
 		for i := range chunk {
 			m := &chunk[i]
-			s := &stored{id: m.id, file: m.loc.File, loc: m.loc, files: []int{m.loc.File}, older: m.update}
+			s := &stored{id: m.id, file: m.loc.File, loc: m.loc, files: []int{m.loc.File}, older: m.older,
+				prio: m.prio, exp: m.exp, size: m.size}
 			if m.d.Type.IsTopic() {
 				s.pending = make(map[engine.SubKey]bool, len(m.subs))
 				for _, k := range m.subs {
@@ -691,36 +682,9 @@ func (ss *shardStore) loadMessages(msgs []indexMsg) error {
 			// (one ActiveMQ appended) must come after them.
 			ss.nextSeq[m.d] = max(ss.nextSeq[m.d], m.seq)
 			ss.live[m.loc.File]++
-			chunk[i] = indexMsg{} // let the decoded message be the store's only copy
 		}
 	}
 	return nil
-}
-
-// decode turns the record read at m.loc into m.msg, checking that it is
-// the add or update of the message the index names. Safe to run for
-// different messages at once.
-func (m *indexMsg) decode() {
-	c, err := command.Decode(m.payload)
-	var add *command.AddMessage
-	switch c := c.(type) {
-	case *command.AddMessage:
-		add = c
-	case *command.UpdateMessage:
-		add = &c.Message
-		m.update = true
-	}
-	if err != nil || add == nil || add.MessageID != m.id || engineDest(add.Destination) != m.d {
-		m.err = fmt.Errorf("%w: record %v does not hold message %s of %s", ErrIndexStale, m.loc, m.id, m.d)
-		return
-	}
-	msg, err := unmarshal(add.Message)
-	if err != nil {
-		m.err = fmt.Errorf("%w: message %s at %v: %w", ErrIndexStale, m.id, m.loc, err)
-		return
-	}
-	msg.Destination = m.d
-	m.msg, m.payload = msg, nil
 }
 
 // indexWriter appends the index's fields: unsigned varints, zig-zag
@@ -875,6 +839,18 @@ func decodeIndex(b []byte) (*decodedIndex, error) {
 				r.fail("redelivery counter")
 			}
 			m.counter = int32(c)
+			if p := r.uint(); p <= 255 {
+				m.prio = uint8(p)
+			} else {
+				r.fail("priority")
+			}
+			m.exp = r.int()
+			if z := r.uint(); z <= 1<<62 {
+				m.size = int64(z)
+			} else {
+				r.fail("size")
+			}
+			m.older = r.bool()
 			if np := r.count(2); np > 0 {
 				m.subs = make([]engine.SubKey, 0, np)
 				for range np {

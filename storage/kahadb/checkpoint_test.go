@@ -296,6 +296,9 @@ func TestKahaDBCheckpointUnusableIndex(t *testing.T) {
 		{"empty", func([]byte) []byte { return nil }},
 		{"zeroed", func(b []byte) []byte { return make([]byte, len(b)) }},
 		{"other format version", func(b []byte) []byte { binary.BigEndian.PutUint32(b[8:], 99); return b }},
+		// Version 1 had no priority, expiration or size per message: a
+		// start from it had to read every message.
+		{"version 1", func(b []byte) []byte { binary.BigEndian.PutUint32(b[8:], 1); return b }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -29,16 +29,26 @@
 // sync, cleanup, checkpoints — runs after each Apply and, for an idle
 // shard, at each engine tick (Housekeep, engine.Housekeeper).
 //
-// Index. The pending state is kept in memory (a storage/memory shard). Every
+// Index. The pending state is kept in memory (a storage/memory shard),
+// without the messages' bodies: the index holds a shared placeholder per
+// message, and the shard store, per message, its id, the location of its
+// current record, the durable subscriptions still owing an ack, its
+// priority, expiration and size. The engine gets pending messages as
+// stubs (engine.MessageLoader: RecoverStubs) and reads each back when it
+// needs it (LoadMessage, on the engine shard's goroutine, with a
+// journal.Reader of its own while the writer appends), as ActiveMQ's
+// store cursor pages messages in from the store; Recover, for tools and
+// tests, reads every one. Every
 // checkpointInterval (for a large state, once enough has changed: see
-// checkpoint.go) and at Close, a shard writes it as of a journal
+// checkpoint.go) and at Close, a shard writes the state as of a journal
 // location to its own checkpoint index, wharf-index.bin (checkpoint.go:
-// locations of the pending messages, subscriptions, jobs, counters; never
-// the messages themselves). At start-up a valid index is loaded, each
-// message read from the journal at its location, and only the records
-// after the checkpoint are replayed; without a usable index the state is
-// rebuilt by replaying the whole journal, as ActiveMQ rebuilds its index
-// when db.data is absent. Wharf writes no db.data: ActiveMQ must rebuild
+// locations, priorities, expirations and sizes of the pending messages,
+// subscriptions, jobs, counters; never the messages themselves). At
+// start-up a valid index is loaded without reading any message, and only
+// the records after the checkpoint are replayed; without a usable index
+// (or one of an older format version) the state is rebuilt by replaying
+// the whole journal, as ActiveMQ rebuilds its index when db.data is
+// absent. Wharf writes no db.data: ActiveMQ must rebuild
 // its own index from a Wharf journal. Cleanup deletes (or archives) the
 // oldest journal files once nothing they hold is still needed, after a
 // checkpoint so that the index never refers to a removed file; a durable

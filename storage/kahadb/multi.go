@@ -225,11 +225,11 @@ func (m *MultiStore) OpenShard(index, count int) (engine.ShardStore, error) {
 	// later operations go to the child that holds them even if the
 	// filters changed.
 	for _, c := range ms.children {
-		err := c.ss.Recover(func(it engine.RecoveredItem) error {
+		err := c.ss.RecoverStubs(func(it engine.RecoveredItem) error {
 			switch {
 			case it.Sub != nil:
 				ms.subs[it.Sub.Key] = it.Sub.Destination
-			case it.Msg != nil:
+			case it.Msg != nil || it.Ref.Len != 0:
 				if _, ok := ms.route[it.Dest]; !ok {
 					ms.route[it.Dest] = c
 				}
@@ -375,6 +375,10 @@ type multiShard struct {
 	route    map[message.Destination]*child
 	subs     map[engine.SubKey]message.Destination // durable subscriptions and their topic
 	closed   bool
+	// loaders are the children as RecoverStubs numbered them in its
+	// references (StoreRef.Part): a copy, which LoadMessage reads while
+	// the writer may be opening new children.
+	loaders []*shardStore
 }
 
 // open opens this shard of the child store in dir.
@@ -650,12 +654,35 @@ func errDuplicateAdd(op *engine.StoreOp) error {
 // Recover yields every child's subscriptions, then every child's
 // messages, then the scheduled jobs, as engine.ShardStore requires.
 func (ms *multiShard) Recover(fn func(engine.RecoveredItem) error) error {
+	return ms.recover(fn, false)
+}
+
+// RecoverStubs is Recover with the pending messages as stubs
+// (engine.MessageLoader); their references name the child.
+func (ms *multiShard) RecoverStubs(fn func(engine.RecoveredItem) error) error {
+	ms.loaders = make([]*shardStore, len(ms.children))
+	for i, c := range ms.children {
+		ms.loaders[i] = c.ss
+	}
+	return ms.recover(fn, true)
+}
+
+// LoadMessage reads a stub's message from the child its reference names
+// (engine.MessageLoader).
+func (ms *multiShard) LoadMessage(ref engine.StoreRef) (*message.Message, error) {
+	if int(ref.Part) >= len(ms.loaders) {
+		return nil, fmt.Errorf("kahadb: load message: no mKahaDB child %d", ref.Part)
+	}
+	return ms.loaders[ref.Part].LoadMessage(ref)
+}
+
+func (ms *multiShard) recover(fn func(engine.RecoveredItem) error, stubs bool) error {
 	if ms.closed {
 		return errors.New("kahadb: shard store is closed")
 	}
 	errSubsDone := errors.New("subscriptions done")
 	for _, c := range ms.children {
-		err := c.ss.Recover(func(it engine.RecoveredItem) error {
+		err := c.ss.idx.Recover(func(it engine.RecoveredItem) error {
 			if it.Sub == nil {
 				return errSubsDone
 			}
@@ -670,8 +697,8 @@ func (ms *multiShard) Recover(fn func(engine.RecoveredItem) error) error {
 	// after every message.
 	var txs []*engine.PreparedTx
 	byXID := map[string]*engine.PreparedTx{}
-	for _, c := range ms.children {
-		err := c.ss.Recover(func(it engine.RecoveredItem) error {
+	for i, c := range ms.children {
+		err := c.ss.recoverItems(func(it engine.RecoveredItem) error {
 			switch {
 			case it.Sub != nil:
 				return nil
@@ -691,7 +718,7 @@ func (ms *multiShard) Recover(fn func(engine.RecoveredItem) error) error {
 				return nil
 			}
 			return fn(it)
-		})
+		}, uint32(i), stubs)
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"wharf/engine"
@@ -14,12 +15,72 @@ import (
 	"wharf/storage/kahadb/journal"
 )
 
-// Recover yields the index, which OpenShard built by replaying the journal.
+// Recover yields the index, which OpenShard built from the checkpoint
+// index and the journal, reading each pending message from the journal.
 func (ss *shardStore) Recover(fn func(engine.RecoveredItem) error) error {
 	if ss.closed {
 		return errors.New("kahadb: shard store is closed")
 	}
-	return ss.idx.Recover(fn)
+	return ss.recoverItems(fn, 0, false)
+}
+
+// RecoverStubs is Recover with every pending message as a stub
+// (engine.MessageLoader): nothing is read from the journal.
+func (ss *shardStore) RecoverStubs(fn func(engine.RecoveredItem) error) error {
+	if ss.closed {
+		return errors.New("kahadb: shard store is closed")
+	}
+	return ss.recoverItems(fn, 0, true)
+}
+
+// recoverItems yields the index; its pending messages as stubs whose
+// references carry part, or read from the journal.
+func (ss *shardStore) recoverItems(fn func(engine.RecoveredItem) error, part uint32, stubs bool) error {
+	return ss.idx.Recover(func(it engine.RecoveredItem) error {
+		if it.Msg == nil {
+			return fn(it)
+		}
+		s := ss.msgs[msgKey{it.Dest, it.Seq}]
+		if s == nil || s.loc.File == 0 {
+			return fmt.Errorf("kahadb: %s seq %d has no journal location", it.Dest, it.Seq)
+		}
+		counter := it.Msg.RedeliveryCounter // the placeholder's
+		l := s.loc
+		if stubs && l.Size > 0 && l.Offset <= math.MaxUint32 && l.File <= math.MaxUint32 {
+			it.Msg = nil
+			it.Ref = engine.StoreRef{Part: part, File: uint32(l.File), Off: uint32(l.Offset), Len: uint32(l.Size)}
+			it.Size, it.Priority, it.Expiration, it.Redeliveries = s.size, s.prio, s.exp, counter
+			return fn(it)
+		}
+		p, err := ss.j.Read(l)
+		if err != nil {
+			return fmt.Errorf("kahadb: %s seq %d: %w", it.Dest, it.Seq, err)
+		}
+		m, err := decodeMessage(p, l)
+		if err != nil {
+			return err
+		}
+		m.RedeliveryCounter = counter
+		it.Msg = m
+		return fn(it)
+	})
+}
+
+// LoadMessage reads a message RecoverStubs handed as a stub
+// (engine.MessageLoader). It runs on the engine shard's goroutine, with
+// the reader's own file handles, while the writer may be appending: it
+// reads nothing but rd, rdGen and the removal count.
+func (ss *shardStore) LoadMessage(ref engine.StoreRef) (*message.Message, error) {
+	if g := ss.removed.Load(); g != ss.rdGen {
+		ss.rd.Reset() // handles of removed files would keep their space
+		ss.rdGen = g
+	}
+	l := journal.Location{File: int(ref.File), Offset: int64(ref.Off), Size: int32(ref.Len)}
+	p, err := ss.rd.Read(l)
+	if err != nil {
+		return nil, fmt.Errorf("kahadb: load message at %v: %w", l, err)
+	}
+	return decodeMessage(p, l)
 }
 
 // replay rebuilds the index from the journal records at or after from
@@ -29,6 +90,8 @@ func (ss *shardStore) Recover(fn func(engine.RecoveredItem) error) error {
 // returns the number of records read.
 func (ss *shardStore) replay(from journal.Location) (int, error) {
 	r := replayer{ss: ss, txs: map[string][]replayed{}, prepared: map[string]bool{}}
+	ss.replaying = true
+	defer func() { ss.replaying = false }()
 	records, skipped := 0, 0
 	err := ss.j.Replay(from, func(l journal.Location, payload []byte) error {
 		records++
@@ -181,7 +244,7 @@ func (r *replayer) apply(l journal.Location, c command.Command) error {
 // location already known.
 func (r *replayer) op(op engine.StoreOp, l journal.Location) error {
 	ss := r.ss
-	if err := ss.idx.Apply([]engine.StoreOp{op}); err != nil {
+	if err := ss.idxApply([]engine.StoreOp{op}); err != nil {
 		return err
 	}
 	ss.recs, ss.owners = ss.recs[:0], ss.owners[:0]
@@ -297,3 +360,8 @@ func (r *replayer) subscription(l journal.Location, c *command.Subscription) err
 	}
 	return r.op(engine.StoreOp{Kind: engine.OpAddSub, Dest: sub.Destination, Sub: sub}, l)
 }
+
+var (
+	_ engine.MessageLoader = (*shardStore)(nil)
+	_ engine.MessageLoader = (*multiShard)(nil)
+)

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"wharf/engine"
@@ -43,6 +44,35 @@ type stored struct {
 	// message loaded from the index at an update record).
 	files []int
 	older bool
+	// What the engine needs of it without its body (RecoverStubs):
+	// priority, expiration and size (message.Message.Size).
+	prio uint8
+	exp  int64
+	size int64
+}
+
+// setMeta records what a stub of m needs.
+func (s *stored) setMeta(m *message.Message) {
+	s.prio, s.exp, s.size = m.Priority, m.Expiration, int64(m.Size())
+}
+
+// bodiless are the placeholders the index (idx) holds instead of the
+// messages, by redelivery counter: the store keeps no message body in
+// memory. The journal holds the messages; ss.msgs where each is.
+var bodiless = func() (p [16]*message.Message) {
+	for i := range p {
+		p[i] = &message.Message{RedeliveryCounter: int32(i)}
+	}
+	return p
+}()
+
+// placeholder is the index's stand-in for a message stored with
+// redelivery counter c. Shared: the index never changes a message.
+func placeholder(c int32) *message.Message {
+	if c >= 0 && int(c) < len(bodiless) {
+		return bodiless[c]
+	}
+	return &message.Message{RedeliveryCounter: c}
 }
 
 // fwdAck is a removal (queue remove, durable subscription ack, ...)
@@ -91,7 +121,22 @@ type shardStore struct {
 	j   *journal.Journal
 	dir string
 	log *slog.Logger
-	idx engine.ShardStore // the pending state (storage/memory semantics)
+	idx engine.ShardStore // the pending state (storage/memory semantics), without bodies (placeholder)
+	// idxOps is the batch as idx gets it (placeholders for messages).
+	idxOps []engine.StoreOp
+	// batch is the batch being encoded (OpUpdate finds there a message
+	// added in the same batch); replaying: encode runs for replay's
+	// bookkeeping, and its records are not written.
+	batch     []engine.StoreOp
+	replaying bool
+
+	// rd reads the messages the engine loads (LoadMessage), on the shard's
+	// goroutine while the writer appends: its own handles. removed counts
+	// the journal files removed; rdGen is the count rd last saw (its
+	// handles of removed files are then closed).
+	rd      *journal.Reader
+	rdGen   uint64
+	removed atomic.Uint64
 
 	msgs    map[msgKey]*stored
 	byID    map[message.Destination]map[string]uint64
@@ -138,6 +183,7 @@ func newShardStore(st *Store, j *journal.Journal, dir string, log *slog.Logger) 
 	return &shardStore{
 		st: st, j: j, dir: dir, log: log,
 		idx:       memory.NewShard(),
+		rd:        journal.NewReader(dir),
 		msgs:      map[msgKey]*stored{},
 		byID:      map[message.Destination]map[string]uint64{},
 		nextSeq:   map[message.Destination]uint64{},
@@ -266,10 +312,12 @@ func (ss *shardStore) apply(ops []engine.StoreOp, sync bool) error {
 	// out before they get here, when concurrentStoreAndDispatchQueues is on
 	// (engine/shard.go cancelConsumed, in linear time on the merged batch);
 	// with it off both are written, as ActiveMQ writes them.
-	if err := ss.idx.Apply(ops); err != nil {
+	if err := ss.idxApply(ops); err != nil {
 		return err
 	}
 	ss.recs, ss.owners, ss.seqs = ss.recs[:0], ss.owners[:0], ss.seqs[:0]
+	ss.batch = ops
+	defer func() { ss.batch = nil }()
 	for i := range ops {
 		if err := ss.encode(&ops[i]); err != nil {
 			clear(ss.committing)
@@ -305,6 +353,19 @@ func (ss *shardStore) apply(ops []engine.StoreOp, sync bool) error {
 	ss.wrote(locs)
 	ss.housekeep()
 	return nil
+}
+
+// idxApply applies ops to the index with placeholders for the messages.
+func (ss *shardStore) idxApply(ops []engine.StoreOp) error {
+	ss.idxOps = append(ss.idxOps[:0], ops...)
+	for i := range ss.idxOps {
+		if op := &ss.idxOps[i]; op.Kind == engine.OpAdd && op.Msg != nil {
+			op.Msg = placeholder(op.Msg.RedeliveryCounter)
+		}
+	}
+	err := ss.idx.Apply(ss.idxOps)
+	clear(ss.idxOps)
+	return err
 }
 
 // Housekeep does the store's timed work when the shard is idle
@@ -363,6 +424,7 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 			ss.seqs[p.slot0+i] = op.Seq
 			l := p.adds[i].loc
 			s = &stored{id: op.Msg.ID, file: l.File, loc: l, files: []int{l.File}}
+			s.setMeta(op.Msg)
 			ss.live[l.File]++
 			ss.msgs[k] = s
 			ss.index(op.Dest, op.Msg.ID, op.Seq)
@@ -372,6 +434,7 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 				return err
 			}
 			s = &stored{id: op.Msg.ID}
+			s.setMeta(op.Msg)
 			ss.msgs[k] = s
 			ss.seqs = append(ss.seqs, op.Seq)
 			ss.index(op.Dest, op.Msg.ID, op.Seq)
@@ -435,18 +498,23 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 		if s == nil {
 			return nil
 		}
-		m, err := ss.current(op.Dest, op.Seq)
-		if err != nil || m == nil {
-			return err
-		}
-		b, err := marshal(m, op.Count)
-		if err != nil {
-			return err
+		var rec []byte
+		if !ss.replaying {
+			// Replay only needs the bookkeeping below.
+			m, err := ss.current(k, s)
+			if err != nil || m == nil {
+				return err
+			}
+			b, err := marshal(m, op.Count)
+			if err != nil {
+				return err
+			}
+			rec = command.Encode(nil, &command.UpdateMessage{Message: command.AddMessage{
+				Destination: kahaDest(op.Dest), MessageID: s.id, Message: b, Priority: int32(m.Priority),
+			}})
 		}
 		old := s.file
-		ss.add(command.Encode(nil, &command.UpdateMessage{Message: command.AddMessage{
-			Destination: kahaDest(op.Dest), MessageID: s.id, Message: b, Priority: int32(m.Priority),
-		}}), func(l journal.Location) {
+		ss.add(rec, func(l journal.Location) {
 			s.files = append(s.files, l.File)
 			if s.dead {
 				return
@@ -627,21 +695,43 @@ func (ss *shardStore) dropJob(r *jobRec) {
 	}
 }
 
-// current reads the index's copy of a message (for UpdateMessage).
-func (ss *shardStore) current(d message.Destination, seq uint64) (*message.Message, error) {
-	var found *message.Message
-	errStop := errors.New("stop")
-	err := ss.idx.Recover(func(it engine.RecoveredItem) error {
-		if it.Msg != nil && it.Dest == d && it.Seq == seq {
-			found = it.Msg
-			return errStop
+// current reads the message s stores (for UpdateMessage): from this
+// batch when it was added in it, else from the journal.
+func (ss *shardStore) current(k msgKey, s *stored) (*message.Message, error) {
+	if s.loc.File == 0 {
+		for i := len(ss.batch) - 1; i >= 0; i-- {
+			if op := &ss.batch[i]; op.Kind == engine.OpAdd && op.Dest == k.dest && op.Seq == k.seq {
+				return op.Msg, nil
+			}
 		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errStop) {
+		return nil, nil
+	}
+	p, err := ss.j.Read(s.loc)
+	if err != nil {
 		return nil, err
 	}
-	return found, nil
+	return decodeMessage(p, s.loc)
+}
+
+// decodeMessage decodes the add or update record read at l.
+func decodeMessage(p []byte, l journal.Location) (*message.Message, error) {
+	c, err := command.Decode(p)
+	var add *command.AddMessage
+	switch c := c.(type) {
+	case *command.AddMessage:
+		add = c
+	case *command.UpdateMessage:
+		add = &c.Message
+	}
+	if err != nil || add == nil {
+		return nil, fmt.Errorf("kahadb: record %v holds no message", l)
+	}
+	m, err := unmarshal(add.Message)
+	if err != nil {
+		return nil, fmt.Errorf("kahadb: message %s at %v: %w", add.MessageID, l, err)
+	}
+	m.Destination = engineDest(add.Destination)
+	return m, nil
 }
 
 // cleanup deletes (or archives) the oldest journal files that hold nothing
@@ -721,6 +811,7 @@ func (ss *shardStore) removeFile(f int) bool {
 		ss.log.Error("journal cleanup failed", "file", f, "err", err)
 		return false
 	}
+	ss.removed.Add(1)
 	delete(ss.acks, f)
 	delete(ss.noCompact, f)
 	return true
@@ -881,6 +972,7 @@ func (ss *shardStore) Close() error {
 	// A clean stop leaves an index of everything: the next start replays
 	// nothing but what a later writer (ActiveMQ) appended.
 	ss.checkpoint()
+	ss.rd.Reset()
 	return ss.j.Close()
 }
 

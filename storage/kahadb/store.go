@@ -262,7 +262,7 @@ func (s *Store) Close() error {
 type RecoveryStats struct {
 	Shards          int // shards opened
 	FromIndex       int // shards that loaded their checkpoint index
-	IndexMessages   int // messages read from the journal at the index's locations
+	IndexMessages   int // pending messages the index named (not read: the engine loads them)
 	RecordsReplayed int // journal records replayed (the tail after the index, or all)
 	Checkpoints     int // checkpoint indexes written since the shards opened
 }

@@ -1,10 +1,13 @@
 package kahadb_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
+	"weak"
 
 	"wharf/engine"
 	"wharf/engine/message"
@@ -163,5 +166,68 @@ func TestKahaDBPeriodicSync(t *testing.T) {
 	}
 	if err := ss.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The store keeps no message in memory: once a batch is applied (and
+// after a restart, recovered as stubs) the engine's messages are not
+// reachable from it; the stubs carry what the engine needs, and each
+// loads its message from the journal.
+func TestKahaDBKeepsNoMessageInMemory(t *testing.T) {
+	dir := t.TempDir()
+	open := func() (*kahadb.Store, engine.ShardStore) {
+		st, err := kahadb.Open(context.Background(), kahadb.Options{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss, err := st.OpenShard(0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, ss
+	}
+	st, ss := open()
+	q := message.QueueDest("nobody.q")
+	var refs []weak.Pointer[message.Message]
+	var ops []engine.StoreOp
+	for i := 1; i <= 100; i++ {
+		m := &message.Message{ID: fmt.Sprintf("ID:nobody-1:1:1:%d", i), Destination: q, Persistent: true, Priority: uint8(i % 10),
+			Expiration: int64(i), BodyType: message.BytesBody, Body: bytes.Repeat([]byte{byte(i)}, 4096)}
+		refs = append(refs, weak.Make(m))
+		ops = append(ops, engine.StoreOp{Kind: engine.OpAdd, Dest: q, Seq: uint64(i), Msg: m})
+	}
+	if err := ss.Apply(ops); err != nil {
+		t.Fatal(err)
+	}
+	clear(ops)
+	runtime.GC()
+	for i, r := range refs {
+		if r.Value() != nil {
+			t.Fatalf("message %d still reachable after Apply: the store keeps it in memory", i+1)
+		}
+	}
+	st.Close()
+	st, ss = open()
+	defer st.Close()
+	ld := ss.(engine.MessageLoader)
+	n := 0
+	err := ld.RecoverStubs(func(it engine.RecoveredItem) error {
+		n++
+		i := int(it.Seq)
+		if it.Msg != nil || it.Ref.Len == 0 || it.Priority != uint8(i%10) || it.Expiration != int64(i) || it.Size < 4096 {
+			return fmt.Errorf("seq %d: got msg %v, ref %+v, priority %d, expiration %d, size %d; want a stub with priority %d, expiration %d, size >= 4096",
+				i, it.Msg != nil, it.Ref, it.Priority, it.Expiration, it.Size, i%10, i)
+		}
+		m, err := ld.LoadMessage(it.Ref)
+		if err != nil {
+			return err
+		}
+		if m.ID != fmt.Sprintf("ID:nobody-1:1:1:%d", i) || !bytes.Equal(m.Body, bytes.Repeat([]byte{byte(i)}, 4096)) || m.Destination != q {
+			return fmt.Errorf("seq %d loaded %s on %s with %d bytes", i, m.ID, m.Destination, len(m.Body))
+		}
+		return nil
+	})
+	if err != nil || n != 100 {
+		t.Fatalf("RecoverStubs: %d items, %v; want 100 stubs", n, err)
 	}
 }

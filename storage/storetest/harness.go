@@ -114,7 +114,77 @@ func (h *harness) recoverAll(shard int) []engine.RecoveredItem {
 			items[i].Job = &j
 		}
 	}
+	h.checkStubs(shard, items)
 	return items
+}
+
+// checkStubs, for a store that recovers stubs (engine.MessageLoader),
+// checks that RecoverStubs yields what Recover yielded (full), in the same
+// order, and that each stub loads the message Recover handed, its
+// priority, expiration and redelivery counter given right.
+func (h *harness) checkStubs(shard int, full []engine.RecoveredItem) {
+	h.t.Helper()
+	ld, ok := h.shards[shard].(engine.MessageLoader)
+	if !ok {
+		return
+	}
+	var items []engine.RecoveredItem
+	err := ld.RecoverStubs(func(it engine.RecoveredItem) error {
+		it.Subs = slices.Clone(it.Subs)
+		items = append(items, it)
+		return nil
+	})
+	if err != nil {
+		h.t.Fatalf("shard %d RecoverStubs: got error %v, want nil", shard, err)
+	}
+	if len(items) != len(full) {
+		h.t.Fatalf("shard %d RecoverStubs: got %d items, want %d as Recover", shard, len(items), len(full))
+	}
+	for i, it := range items {
+		want := full[i]
+		if want.Msg == nil {
+			if it.Msg != nil || it.Ref != (engine.StoreRef{}) || (it.Sub == nil) != (want.Sub == nil) || (it.Job == nil) != (want.Job == nil) || (it.Tx == nil) != (want.Tx == nil) {
+				h.t.Errorf("shard %d RecoverStubs item %d: got %+v, want the kind Recover yielded (%+v)", shard, i, it, want)
+			}
+			continue
+		}
+		if it.Dest != want.Dest || it.Seq != want.Seq || !sameKeys(it.Subs, want.Subs) {
+			h.t.Errorf("shard %d RecoverStubs item %d: got %s seq %d subs %v, want %s seq %d subs %v", shard, i, it.Dest, it.Seq, it.Subs, want.Dest, want.Seq, want.Subs)
+			continue
+		}
+		m := it.Msg
+		if m == nil {
+			if it.Ref.Len == 0 {
+				h.t.Errorf("shard %d RecoverStubs item %d (%s seq %d): got neither a message nor a reference", shard, i, it.Dest, it.Seq)
+				continue
+			}
+			w := want.Msg
+			if it.Priority != w.Priority || it.Expiration != w.Expiration || it.Redeliveries != w.RedeliveryCounter {
+				h.t.Errorf("shard %d stub %s seq %d: got priority %d, expiration %d, redeliveries %d, want %d, %d, %d",
+					shard, it.Dest, it.Seq, it.Priority, it.Expiration, it.Redeliveries, w.Priority, w.Expiration, w.RedeliveryCounter)
+			}
+			if it.Size < int64(len(w.Body)) || it.Size <= 0 {
+				h.t.Errorf("shard %d stub %s seq %d: got size %d, want at least the body's %d bytes", shard, it.Dest, it.Seq, it.Size, len(w.Body))
+			}
+			var err error
+			if m, err = ld.LoadMessage(it.Ref); err != nil {
+				h.t.Errorf("shard %d LoadMessage(%+v) of %s seq %d: got error %v, want nil", shard, it.Ref, it.Dest, it.Seq, err)
+				continue
+			}
+			m.RedeliveryCounter = it.Redeliveries
+		}
+		if d := diffMessage(m, want.Msg); len(d) > 0 {
+			h.t.Errorf("shard %d stub %s seq %d loaded: differs from Recover's message:\n%s", shard, it.Dest, it.Seq, strings.Join(d, "\n"))
+		}
+	}
+}
+
+func sameKeys(a, b []engine.SubKey) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	less := func(x, y engine.SubKey) int { return strings.Compare(x.String(), y.String()) }
+	slices.SortFunc(a, less)
+	slices.SortFunc(b, less)
+	return slices.Equal(a, b)
 }
 
 // stored is a message the store should hold.

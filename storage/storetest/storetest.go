@@ -1,8 +1,10 @@
 package storetest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -41,6 +43,7 @@ func Run(t *testing.T, newStore func(t *testing.T) (reopen func() engine.Store))
 		{"XAPrepareRollback", testXAPrepareRollback},
 		{"XACommitPartly", testXACommitPartly},
 		{"XATwoTransactions", testXATwoTransactions},
+		{"StubsLoadWhileWriting", testStubsLoadWhileWriting},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore) })
@@ -508,4 +511,114 @@ func testScheduledJobsAtomicBatch(t *testing.T, newStore func(*testing.T) func()
 	h.check(0, want)
 	h.restart()
 	h.check(0, want)
+}
+
+// testStubsLoadWhileWriting: for a store that recovers stubs
+// (engine.MessageLoader), every stub loads, on one goroutine, the message a
+// full Recover hands, while another goroutine applies batches that add and
+// remove other messages (the engine's shard loads while its writer
+// writes), and stubs stay loadable until their message is removed.
+func testStubsLoadWhileWriting(t *testing.T, newStore func(*testing.T) func() engine.Store) {
+	const n = 400
+	h := start(t, newStore, 1)
+	if _, ok := h.shards[0].(engine.MessageLoader); !ok {
+		t.Logf("%T recovers full messages: nothing to check", h.shards[0])
+		return
+	}
+	msgs := make([]*message.Message, n+1)
+	var ops []engine.StoreOp
+	for i := 1; i <= n; i++ {
+		msgs[i] = fullMessage(queueA, i)
+		msgs[i].BodyType = message.BytesBody
+		msgs[i].Body = bytes.Repeat([]byte{byte(i)}, 1000+i)
+		msgs[i].Priority = uint8(i % 10)
+		msgs[i].Expiration = int64(i) * 1000
+		ops = append(ops, add(queueA, uint64(i), msgs[i]))
+	}
+	h.apply(0, ops[:n/2]...)
+	h.apply(0, ops[n/2:]...)
+	h.apply(0, update(queueA, 3, 5))
+	h.restart()
+	ld := h.shards[0].(engine.MessageLoader)
+	var stubs []engine.RecoveredItem
+	if err := ld.RecoverStubs(func(it engine.RecoveredItem) error {
+		stubs = append(stubs, it)
+		return nil
+	}); err != nil {
+		t.Fatalf("RecoverStubs: got error %v, want nil", err)
+	}
+	if len(stubs) != n {
+		t.Fatalf("RecoverStubs: got %d items, want %d", len(stubs), n)
+	}
+	// The writer adds big messages to queue B (new journal files) and
+	// removes them, and removes the first half of queue A's.
+	done := make(chan error, 1)
+	go func() {
+		ss := h.shards[0]
+		for round := 0; round < 20; round++ {
+			var ops []engine.StoreOp
+			for i := 0; i < 20; i++ {
+				m := textMessage(queueB, round*20+i+1)
+				m.Body = bytes.Repeat([]byte("x"), 16<<10)
+				ops = append(ops, add(queueB, uint64(round*20+i+1), m))
+			}
+			if err := ss.Apply(ops); err != nil {
+				done <- err
+				return
+			}
+			ops = ops[:0]
+			for i := 0; i < 20; i++ {
+				ops = append(ops, remove(queueB, uint64(round*20+i+1)))
+			}
+			ops = append(ops, remove(queueA, uint64(round*10+1)))
+			if err := ss.Apply(ops); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for _, it := range stubs {
+		i := int(it.Seq)
+		want := msgs[i]
+		counter := int32(0)
+		if i == 3 {
+			counter = 5
+		}
+		m := it.Msg
+		if m == nil {
+			if it.Priority != want.Priority || it.Expiration != want.Expiration || it.Redeliveries != counter || it.Size < int64(len(want.Body)) {
+				t.Errorf("stub seq %d: got priority %d, expiration %d, redeliveries %d, size %d; want %d, %d, %d, at least %d",
+					i, it.Priority, it.Expiration, it.Redeliveries, it.Size, want.Priority, want.Expiration, counter, len(want.Body))
+			}
+			var err error
+			if m, err = ld.LoadMessage(it.Ref); err != nil {
+				t.Errorf("LoadMessage of seq %d while writing: got error %v, want nil", i, err)
+				continue
+			}
+			m.RedeliveryCounter = it.Redeliveries
+		}
+		w := *want
+		w.RedeliveryCounter = counter
+		if d := diffMessage(m, &w); len(d) > 0 {
+			t.Errorf("stub seq %d loaded while writing: differs:\n%s", i, strings.Join(d, "\n"))
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Apply while loading: got error %v, want nil", err)
+	}
+	// The stubs of the messages still stored load after the writes.
+	for _, it := range stubs {
+		if it.Msg != nil || (it.Seq-1)%10 == 0 && it.Seq <= 200 {
+			continue
+		}
+		m, err := ld.LoadMessage(it.Ref)
+		if err != nil {
+			t.Errorf("LoadMessage of seq %d after the writes: got error %v, want nil", it.Seq, err)
+			continue
+		}
+		if m.ID != msgs[it.Seq].ID || !bytes.Equal(m.Body, msgs[it.Seq].Body) {
+			t.Errorf("LoadMessage of seq %d after the writes: got %s (%d bytes), want %s (%d bytes)", it.Seq, m.ID, len(m.Body), msgs[it.Seq].ID, len(msgs[it.Seq].Body))
+		}
+	}
 }

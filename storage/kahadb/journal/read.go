@@ -2,8 +2,11 @@ package journal
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 )
 
@@ -245,4 +248,71 @@ func (j *Journal) replayFile(id int, from Location, fn func(Location, []byte) er
 		j.log.Error("journal data skipped", "file", fileName(id), "offset", sc.off, "bytes", n, "reason", string(reason))
 	}
 	return nil
+}
+
+// Reader reads user records with file handles of its own, apart from the
+// Journal's: a Journal belongs to the goroutine that writes it, a Reader to
+// one other goroutine (the engine's shard reading back the messages the
+// store recovered as stubs while the writer appends). A Reader itself is
+// not safe for concurrent use. It keeps a few handles open; Reset closes
+// them (after files were removed, so that their space is freed).
+type Reader struct {
+	dir   string
+	cache []reader // most recent first
+}
+
+// NewReader returns a Reader of the journal in dir.
+func NewReader(dir string) *Reader { return &Reader{dir: dir} }
+
+// Read returns the payload of the user record at l, which must carry its
+// Size (the record's, header included) and lie in a record already
+// written. The payload is the caller's.
+func (r *Reader) Read(l Location) ([]byte, error) {
+	if l.Offset < 0 || l.Size < recordHeadSize {
+		return nil, fmt.Errorf("journal: read %v size %d: %w", l, l.Size, ErrInvalidLocation)
+	}
+	f, err := r.file(l.File)
+	if err != nil {
+		return nil, err
+	}
+	rec := make([]byte, l.Size)
+	if _, err := f.ReadAt(rec, l.Offset); err != nil {
+		return nil, fmt.Errorf("journal: read %s at %d: %w", fileName(l.File), l.Offset, err)
+	}
+	if size := int32(binary.BigEndian.Uint32(rec)); rec[4] != userRecordType || size != l.Size {
+		return nil, fmt.Errorf("journal: read %v: type %d, record size %d, location size %d: %w", l, rec[4], size, l.Size, ErrCorrupt)
+	}
+	return rec[recordHeadSize:], nil
+}
+
+func (r *Reader) file(id int) (*os.File, error) {
+	for i, c := range r.cache {
+		if c.id == id {
+			copy(r.cache[1:i+1], r.cache[:i])
+			r.cache[0] = c
+			return c.f, nil
+		}
+	}
+	f, err := os.Open(filepath.Join(r.dir, fileName(id)))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("journal: %s: %w", fileName(id), ErrMissingFile)
+		}
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	if len(r.cache) == readCacheSize {
+		r.cache[len(r.cache)-1].f.Close() // read-only: nothing to lose
+		r.cache = r.cache[:len(r.cache)-1]
+	}
+	r.cache = slices.Insert(r.cache, 0, reader{id: id, f: f})
+	return f, nil
+}
+
+// Reset closes the open handles.
+func (r *Reader) Reset() {
+	for _, c := range r.cache {
+		c.f.Close()
+	}
+	clear(r.cache)
+	r.cache = r.cache[:0]
 }
