@@ -316,6 +316,35 @@ func warnNotHonoured(cfg *config.Config, log *slog.Logger) {
 		check(&cfg.Policies[i])
 	}
 	check(cfg.DefaultPolicy)
+	// KahaDB attributes about ActiveMQ's page file (db.data), which Wharf
+	// does not have (its index is in memory, checkpointed to its own
+	// file), and about writing that Wharf always does one way.
+	defKaha := config.Default().Persistence.KahaDB
+	checkKaha := func(k *config.KahaDB) {
+		if k.IndexCacheSize != defKaha.IndexCacheSize {
+			names = append(names, "kahaDB indexCacheSize")
+		}
+		if k.IndexWriteBatchSize != defKaha.IndexWriteBatchSize {
+			names = append(names, "kahaDB indexWriteBatchSize")
+		}
+		if k.JournalMaxWriteBatchSize != defKaha.JournalMaxWriteBatchSize {
+			names = append(names, "kahaDB journalMaxWriteBatchSize")
+		}
+		if k.ConcurrentStoreAndDispatchTopics {
+			names = append(names, "kahaDB concurrentStoreAndDispatchTopics")
+		}
+		if !k.ChecksumJournalFiles {
+			names = append(names, "kahaDB checksumJournalFiles=false")
+		}
+	}
+	switch cfg.Persistence.Kind {
+	case config.KindKahaDB:
+		checkKaha(&cfg.Persistence.KahaDB)
+	case config.KindMKahaDB:
+		for i := range cfg.Persistence.MKahaDB.Filters {
+			checkKaha(&cfg.Persistence.MKahaDB.Filters[i].KahaDB)
+		}
+	}
 	for _, vt := range cfg.VirtualTopics {
 		if vt.SelectorAware || vt.Local || vt.ConcurrentSend || vt.TransactedSend || vt.DropOnResourceLimit {
 			names = append(names, "virtualTopic selectorAware/local/concurrentSend/transactedSend/dropOnResourceLimit")

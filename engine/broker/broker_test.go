@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"bytes"
 	"errors"
 	"log/slog"
 	"strings"
@@ -109,5 +110,38 @@ func recv(t *testing.T, ch sink) engine.Delivery {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no delivery within 5s")
 		return engine.Delivery{}
+	}
+}
+
+// KahaDB attributes about ActiveMQ's page file, which Wharf has no use for,
+// are accepted and said to be so at start-up when set; defaults say
+// nothing.
+func TestBrokerWarnsKahaDBPageFileSettings(t *testing.T) {
+	start := func(kaha string) string {
+		t.Helper()
+		c := parse(t, `<broker xmlns="http://activemq.apache.org/schema/core">
+  <persistenceAdapter>`+kaha+`</persistenceAdapter>
+</broker>`)
+		f := memoryOnly()
+		f.Stores[config.KindKahaDB] = f.Stores[config.KindMemory]
+		var logs bytes.Buffer
+		b, err := broker.Start(c, broker.Options{Factories: f, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+		return logs.String()
+	}
+	logs := start(`<kahaDB directory="${activemq.data}/k" indexCacheSize="500" checksumJournalFiles="false"/>`)
+	for _, want := range []string{`setting="kahaDB indexCacheSize"`, `setting="kahaDB checksumJournalFiles=false"`} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("no warning %s in:\n%s", want, logs)
+		}
+	}
+	if strings.Contains(logs, "indexWriteBatchSize") {
+		t.Errorf("a default attribute was warned about:\n%s", logs)
+	}
+	if logs := start(`<kahaDB directory="${activemq.data}/k"/>`); strings.Contains(logs, "setting=\"kahaDB") {
+		t.Errorf("defaults warned about:\n%s", logs)
 	}
 }
