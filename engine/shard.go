@@ -295,13 +295,10 @@ func (s *shard) write() {
 	// within a round trip; when its ack reaches the batch first, add and
 	// remove cancel out (cancelConsumed) and nothing is synced for it, as
 	// ActiveMQ skips the journal write of a message consumed before its
-	// store task ran. The writer waits for such acks as for gathering.
-	// ackScore adapts: a wait that ends with every dispatched add
-	// cancelled raises it, one that times out lowers it more; below 0 the
-	// writer does not wait for acks (slow consumers) but creeps back up
-	// one batch at a time to try again.
+	// store task ran. The writer waits for such acks as for gathering,
+	// while they keep coming in time (ackWaits).
 	csd := s.e.opts.ConcurrentStoreAndDispatchQueues
-	ackScore := 0
+	var acks ackWaits
 	gather := time.NewTimer(time.Hour)
 	gather.Stop()
 	defer gather.Stop()
@@ -334,7 +331,7 @@ func (s *shard) write() {
 				break more // batches kept coming: the timer never won
 			}
 			awaitAcks := false
-			if csd && ackScore >= 0 && len(ops) <= ackWaitMaxOps {
+			if csd && acks.worth() && len(ops) <= ackWaitMaxOps {
 				ops = cancelConsumed(ops)
 				awaitAcks = awaitingAck(ops)
 			}
@@ -363,14 +360,7 @@ func (s *shard) write() {
 		}
 		if csd {
 			ops = cancelConsumed(ops)
-			switch {
-			case waitedAcks && awaitingAck(ops):
-				ackScore = max(ackScore-4, -64)
-			case waitedAcks:
-				ackScore = min(ackScore+1, 16)
-			case ackScore < 0:
-				ackScore++
-			}
+			acks.record(waitedAcks, !awaitingAck(ops))
 		}
 		var storeErr error
 		if len(ops) > 0 {
@@ -412,6 +402,28 @@ func (s *shard) write() {
 				s.log.Error("store housekeeping failed", "err", err)
 			}
 		}
+	}
+}
+
+// ackWaits decides whether the writer waits for the acks of messages it
+// dispatched at once. A wait that ends with every such add cancelled raises
+// the score, one that times out lowers it four times as much; below 0 the
+// writer does not wait (the consumers ack late) but each batch raises the
+// score by one, so after a run of misses it tries again every few batches.
+type ackWaits struct{ score int }
+
+func (a *ackWaits) worth() bool { return a.score >= 0 }
+
+// record notes how a batch went: whether the writer waited for acks, and
+// whether every dispatched add in it was cancelled.
+func (a *ackWaits) record(waited, allCancelled bool) {
+	switch {
+	case waited && !allCancelled:
+		a.score = max(a.score-4, -64)
+	case waited:
+		a.score = min(a.score+1, 16)
+	case a.score < 0:
+		a.score++
 	}
 }
 
