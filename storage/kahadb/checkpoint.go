@@ -141,7 +141,7 @@ type shardStats struct {
 // the last one. Called by the shard's goroutine after an Apply.
 func (ss *shardStore) maybeCheckpoint() {
 	iv := ss.st.opts.CheckpointInterval
-	if iv < 0 || time.Since(ss.cp.last) < iv {
+	if iv < 0 || ss.st.opts.NoPeriodicCheckpoint || time.Since(ss.cp.last) < iv {
 		return
 	}
 	if ss.cp.changed*checkpointChangeRatio < len(ss.msgs) {

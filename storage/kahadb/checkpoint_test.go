@@ -543,3 +543,26 @@ func TestKahaDBCheckpointThenActiveMQAdd(t *testing.T) {
 		t.Fatalf("recovered %v, want w1 (seq 1), w2 (seq 2) and a1 after them", msgs)
 	}
 }
+
+// checkpointInterval="0" (NoPeriodicCheckpoint): no timed checkpoint, but
+// a clean stop still writes the index and the next start uses it, as
+// ActiveMQ checkpoints at close whatever its interval.
+func TestKahaDBNoPeriodicCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	d := message.QueueDest("noperiodic.q")
+	c := openCP(t, dir, kahadb.Options{CheckpointInterval: time.Nanosecond, NoPeriodicCheckpoint: true})
+	for i := 1; i <= 20; i++ {
+		c.apply(t, engine.StoreOp{Kind: engine.OpAdd, Dest: d, Seq: uint64(i), Msg: bigMsg(d, i)})
+	}
+	if r := c.st.Recovery(); r.Checkpoints != 0 {
+		t.Fatalf("%d checkpoints while running, want none", r.Checkpoints)
+	}
+	want := c.state(t)
+	c.close(t)
+	c = openCP(t, dir, kahadb.Options{NoPeriodicCheckpoint: true})
+	defer c.close(t)
+	if r := c.st.Recovery(); r.FromIndex != 1 || r.RecordsReplayed != 0 {
+		t.Fatalf("recovery %+v, want the index of the clean stop and nothing replayed", r)
+	}
+	sameState(t, "after a clean stop", c.state(t), want)
+}

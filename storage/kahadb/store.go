@@ -47,6 +47,11 @@ type Options struct {
 	// checkpointInterval); negative disables the index: no index is
 	// written and every start replays the whole journal.
 	CheckpointInterval time.Duration
+	// NoPeriodicCheckpoint is checkpointInterval="0": no timed
+	// checkpoint; the index is still written before a cleanup removes a
+	// file and at Close, as MessageDatabase's CheckpointRunner still runs
+	// checkpointCleanup every cleanupInterval and close() checkpoints.
+	NoPeriodicCheckpoint bool
 	ArchiveDataLogs    bool
 	// EnableAckCompaction lets cleanup free a journal file that is not in
 	// the prefix of free files (an older file is pinned) by writing the

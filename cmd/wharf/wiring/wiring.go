@@ -237,10 +237,6 @@ func kahaDBOptions(k config.KahaDB) kahadb.Options {
 	if k.JournalDiskSyncStrategy == config.SyncPeriodic {
 		periodic = k.JournalDiskSyncInterval
 	}
-	checkpoint := k.CheckpointInterval
-	if checkpoint == 0 {
-		checkpoint = -1 // checkpointInterval="0": no checkpoint index
-	}
 	return kahadb.Options{
 		Dir:                     k.Directory,
 		JournalMaxFileLength:    k.JournalMaxFileLength,
@@ -248,7 +244,8 @@ func kahaDBOptions(k config.KahaDB) kahadb.Options {
 		JournalDiskSyncInterval: periodic,
 		CleanupInterval:         k.CleanupInterval,
 		NoCleanupOnStop:         !k.CleanupOnStop,
-		CheckpointInterval:      checkpoint,
+		CheckpointInterval:      k.CheckpointInterval,
+		NoPeriodicCheckpoint:    k.CheckpointInterval == 0,
 		ArchiveDataLogs:         k.ArchiveDataLogs,
 		EnableAckCompaction:     k.EnableAckCompaction,
 		// 0 in ActiveMQ compacts at every cycle, as 1 does (the count

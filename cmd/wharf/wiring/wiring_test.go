@@ -75,6 +75,13 @@ func TestWiringKahaDBOptions(t *testing.T) {
 	if o = kahaDBOptions(k); o.EnableJournalDiskSyncs || o.JournalDiskSyncInterval != 250*time.Millisecond {
 		t.Errorf("strategy periodic 250ms: %+v", o)
 	}
+	if o.NoPeriodicCheckpoint {
+		t.Errorf("checkpointInterval 5s: no periodic checkpoint")
+	}
+	k.CheckpointInterval = 0
+	if o = kahaDBOptions(k); !o.NoPeriodicCheckpoint || o.CheckpointInterval < 0 {
+		t.Errorf("checkpointInterval=0: %+v, want no periodic checkpoint but an index at cleanup and close", o)
+	}
 	k.CleanupOnStop, k.CompactAcksAfterNoGC = false, 0
 	if o = kahaDBOptions(k); !o.NoCleanupOnStop || o.CompactAcksAfterNoGC != 1 {
 		t.Errorf("cleanupOnStop=false compactAcksAfterNoGC=0: %+v, want no cleanup on stop, compaction every cycle", o)
