@@ -36,6 +36,7 @@ type destination struct {
 
 	mem          int64    // bytes of the messages held (memory usage)
 	temp         int64    // bytes of its messages spilled to the temp store (spill.go)
+	held         int64    // messages a prepared XA transaction acknowledged (tx.go), still stored
 	blocked      []parked // producer sends waiting for room, in arrival order
 	blockedSends int64
 	lastFlowWarn int64 // ms
@@ -60,7 +61,7 @@ func (d *destination) stats() DestinationStats {
 		st.ConsumerCount = int64(len(d.subs))
 	} else {
 		st.ConsumerCount = int64(len(d.consumers))
-		st.QueueSize = int64(d.pending.len()) + d.inflight
+		st.QueueSize = int64(d.pending.len()) + d.inflight + d.held
 	}
 	return st
 }

@@ -199,6 +199,7 @@ func (e *Engine) commitPrepared(t *tx) error {
 			s.ops = append(s.ops, StoreOp{Kind: OpCommit, Tx: &PreparedTx{XID: t.xid}})
 		}
 		for _, h := range t.held[s.idx] {
+			h.e.dest.held--
 			s.consumed(h.p, h.e)
 		}
 		t.held[s.idx] = nil
@@ -236,6 +237,7 @@ func (s *shard) txHold(sub *Subscription, t *tx) {
 	for _, e := range p.inflight {
 		if e.tx == t {
 			e.dest.inflight--
+			e.dest.held++
 			t.held[s.idx] = append(t.held[s.idx], heldEntry{p: p, e: e})
 			continue
 		}
@@ -255,6 +257,7 @@ func (s *shard) txHold(sub *Subscription, t *tx) {
 // It was delivered before, so JMSRedelivered is the truthful flag.
 func (s *shard) txRelease(h heldEntry) {
 	e := h.e
+	e.dest.held--
 	alive := s.dests[e.dest.d] == e.dest
 	if alive && e.dest.d.Type.IsTopic() {
 		switch {
@@ -304,6 +307,7 @@ func (s *shard) recoverTx(pt *PreparedTx) error {
 			return false
 		})
 		if found != nil {
+			found.dest.held++
 			held = append(held, heldEntry{p: p, e: found})
 		}
 	}
