@@ -46,9 +46,9 @@ Flags of run:
 
 Protocols in this build: OpenWire 1-12 (tcp://, nio://: ActiveMQ's JMS client,
 failover: URLs included), STOMP 1.0/1.1/1.2 (stomp://, stomp+nio://), MQTT
-3.1/3.1.1/5 (mqtt://, mqtt+nio://), AMQP 1.0 (amqp://, amqp+nio://), and STOMP
-and MQTT over WebSocket (ws://, stomp+ws://, mqtt+ws://). TLS connectors are
-reported as not supported yet.
+3.1/3.1.1/5 (mqtt://, mqtt+nio://), AMQP 1.0 (amqp://, amqp+nio://), and STOMP,
+MQTT and AMQP over WebSocket (ws://, stomp+ws://, mqtt+ws://, amqp+ws://). TLS
+connectors are reported as not supported yet.
 `
 
 func main() {
