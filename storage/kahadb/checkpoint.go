@@ -925,12 +925,13 @@ func decodeIndex(b []byte) (*decodedIndex, error) {
 		t.xid.GlobalID, t.xid.Branch = []byte(r.str()), []byte(r.str())
 		t.prepLoc = r.loc()
 		nrecs := r.count(8)
-		t.recs = make([]prepRec, 0, nrecs)
 		for range nrecs {
 			t.recs = append(t.recs, prepRec{remove: r.bool(), loc: r.loc(), dest: r.dest(), id: r.str(), sub: r.str()})
 		}
 		nacks := r.count(5)
-		t.acks = make([]engine.TxAck, 0, nacks)
+		if nacks > 0 {
+			t.acks = make([]engine.TxAck, 0, nacks)
+		}
 		for range nacks {
 			t.acks = append(t.acks, engine.TxAck{Dest: r.dest(), Seq: r.uint(), Sub: engine.SubKey{ClientID: r.str(), Name: r.str()}})
 		}

@@ -1,6 +1,9 @@
 package kahadb_test
 
 import (
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -51,6 +54,15 @@ func TestKahaDBCheckpointPreparedXA(t *testing.T) {
 	c.close(t)
 
 	sameState(t, "full replay of the crashed journal", fullReplayState(t, crashed), want)
+	replayed := func() []engine.PreparedTx {
+		cp := crashCopy(t, crashed)
+		if err := os.Remove(filepath.Join(cp, "wharf-index.bin")); err != nil {
+			t.Fatal(err)
+		}
+		r := openCP(t, cp, kahadb.Options{CheckpointInterval: -1})
+		defer r.close(t)
+		return preparedOf(t, r.ss)
+	}()
 	c = openCP(t, crashed, kahadb.Options{})
 	r := c.st.Recovery()
 	// populate ×3 (trace+add, add, job each) and remove+ack+job removal.
@@ -61,14 +73,20 @@ func TestKahaDBCheckpointPreparedXA(t *testing.T) {
 
 	// The transaction manager comes back: x1 commits (its sends stored
 	// with the engine's sequences, its acks applied), x2 rolls back.
-	var txs []engine.PreparedTx
-	if err := c.ss.Recover(func(it engine.RecoveredItem) error {
-		if it.Tx != nil {
-			txs = append(txs, *it.Tx)
+	txs := preparedOf(t, c.ss)
+	if len(txs) != len(replayed) {
+		t.Fatalf("%d prepared transactions from the index, %d from a full replay", len(txs), len(replayed))
+	}
+	for i, tx := range txs {
+		r := replayed[i]
+		if tx.XID.String() != r.XID.String() || !slices.Equal(tx.Acks, r.Acks) || len(tx.Adds) != len(r.Adds) {
+			t.Fatalf("prepared transaction %d from the index %+v, from a full replay %+v", i, tx, r)
 		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
+		for j, m := range tx.Adds {
+			if !reflect.DeepEqual(m, r.Adds[j]) {
+				t.Fatalf("%s add %d from the index\n%+v\nfrom a full replay\n%+v", tx.XID, j, m, r.Adds[j])
+			}
+		}
 	}
 	if len(txs) != 2 || txs[0].XID.String() != x1.String() || txs[1].XID.String() != x2.String() || len(txs[0].Adds) != 2 {
 		t.Fatalf("recovered transactions %+v, want %s (2 adds) then %s", txs, x1, x2)
@@ -112,6 +130,20 @@ func TestKahaDBCheckpointPreparedXA(t *testing.T) {
 		t.Fatalf("after a clean stop: recovery %+v, want the index alone", r)
 	}
 	sameState(t, "index after commit and rollback", c.state(t), done)
+}
+
+func preparedOf(t *testing.T, ss engine.ShardStore) []engine.PreparedTx {
+	t.Helper()
+	var txs []engine.PreparedTx
+	if err := ss.Recover(func(it engine.RecoveredItem) error {
+		if it.Tx != nil {
+			txs = append(txs, *it.Tx)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return txs
 }
 
 func prefixed(lines []string, p string) []string {
