@@ -29,10 +29,10 @@ import (
 // the durable subscriptions and the messages each still owes, where each
 // scheduled job's record is, the prepared XA transactions (where each of
 // their records is and what it holds, and their acks), and the sequence
-// counters; for each message
-// also its priority, expiration and size, so that a start that finds a
-// valid index loads it without reading any message (the engine reads each
-// when it needs it: engine.MessageLoader), and replays only the records at
+// counters; for each message also its priority, expiration and size, so
+// that a start that finds a valid index loads it without reading any
+// pending message (the engine reads each when it needs it:
+// engine.MessageLoader), and replays only the records at
 // or after L; without one it replays the whole journal, as before.
 // Messages stay in the journal: the index holds locations.
 //
@@ -55,9 +55,9 @@ import (
 // journal). An index is used only if it is intact (checksum), of this
 // format version, and still matches the journal: L's file is present and
 // not cut short, the last record before L is the one the index saw (CRC),
-// every file it refers to is present, and every job record it names holds
-// the job it says (a message record is checked when it is loaded:
-// loadMessages). Anything else is logged with the reason, the index
+// every file it refers to is present, and every job record and prepared
+// transaction record it names holds what it says (a message record is
+// checked when it is loaded: loadMessages). Anything else is logged with the reason, the index
 // is deleted, and the whole journal is replayed: the index is a shortcut,
 // never the only copy of anything.
 //
