@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,10 +27,12 @@ import (
 // journal location L (the append position) to wharf-index.bin next to its
 // journal: where each pending message's current record is (add or update),
 // the durable subscriptions and the messages each still owes, where each
-// scheduled job's record is, and the sequence counters; for each message
-// also its priority, expiration and size, so that a start that finds a
-// valid index loads it without reading any message (the engine reads each
-// when it needs it: engine.MessageLoader), and replays only the records at
+// scheduled job's record is, the prepared XA transactions (where each of
+// their records is and what it holds, and their acks), and the sequence
+// counters; for each message also its priority, expiration and size, so
+// that a start that finds a valid index loads it without reading any
+// pending message (the engine reads each when it needs it:
+// engine.MessageLoader), and replays only the records at
 // or after L; without one it replays the whole journal, as before.
 // Messages stay in the journal: the index holds locations.
 //
@@ -52,16 +55,20 @@ import (
 // journal). An index is used only if it is intact (checksum), of this
 // format version, and still matches the journal: L's file is present and
 // not cut short, the last record before L is the one the index saw (CRC),
-// every file it refers to is present, and every job record it names holds
-// the job it says (a message record is checked when it is loaded:
-// loadMessages). Anything else is logged with the reason, the index
+// every file it refers to is present, and every job record and prepared
+// transaction record it names holds what it says (a message record is
+// checked when it is loaded: loadMessages). Anything else is logged with the reason, the index
 // is deleted, and the whole journal is replayed: the index is a shortcut,
 // never the only copy of anything.
 //
 // No checkpoint is taken while the journal holds records of a transaction
-// a replay left open (an ActiveMQ journal with in-doubt XA work), or of a
-// prepared XA transaction (xa.go): a commit appended later would need
-// those records, which lie before L.
+// a replay left open and never prepared (an ActiveMQ journal with in-flight
+// work): the index does not record those, and a commit appended later (by
+// ActiveMQ) would need them, which lie before L. A prepared XA transaction
+// (xa.go) is recorded: a start from the index reads its adds back (a few
+// records: the engine holds a prepared transaction's sends as messages)
+// and hands the replay after L its records, for a commit record there.
+// ActiveMQ's db.data records prepared transactions too.
 
 const (
 	indexFile    = "wharf-index.bin"
@@ -69,8 +76,8 @@ const (
 	indexMagic   = "WHARFIDX"
 	// indexVersion is the format below; another version is not read.
 	// 2 added each message's priority, expiration, size and older flag,
-	// so that a start reads no message.
-	indexVersion = 2
+	// so that a start reads no message; 3 the prepared XA transactions.
+	indexVersion = 3
 	// indexHeadSize is magic, version (uint32) and body length (uint64).
 	indexHeadSize = len(indexMagic) + 4 + 8
 )
@@ -209,15 +216,6 @@ func (ss *shardStore) checkpointAt(async bool) {
 	if head == ss.cp.at {
 		return
 	}
-	if len(ss.prepared) > 0 {
-		// The index would start a replay after the prepared
-		// transactions' records, which their commit needs.
-		if !ss.cp.txNoted {
-			ss.cp.txNoted = true
-			ss.log.Info("checkpoint deferred: the journal holds prepared XA transactions", "dir", ss.dir, "count", len(ss.prepared))
-		}
-		return
-	}
 	// The index must not describe records a crash can still take away.
 	if err := ss.j.Sync(); err != nil {
 		ss.log.Error("checkpoint skipped", "dir", ss.dir, "err", err)
@@ -292,6 +290,7 @@ type indexSnapshot struct {
 	dests         []indexDest
 	entries       []indexEntry
 	jobs          []indexJob
+	txs           []indexTx // in prepare order
 }
 
 type indexSeq struct {
@@ -329,6 +328,16 @@ func (ss *shardStore) snapshot(head journal.Location) (*indexSnapshot, error) {
 				return fmt.Errorf("scheduled job %s has no journal location", it.Job.ID)
 			}
 			x.jobs = append(x.jobs, indexJob{id: it.Job.ID, loc: r.loc})
+		case it.Tx != nil:
+			p := ss.prepared[it.Tx.XID.String()]
+			if p == nil {
+				return fmt.Errorf("prepared transaction %s has no journal records", it.Tx.XID)
+			}
+			t, err := indexTxOf(p)
+			if err != nil {
+				return err
+			}
+			x.txs = append(x.txs, t)
 		case it.Msg != nil:
 			s := ss.msgs[msgKey{it.Dest, it.Seq}]
 			if s == nil || s.loc.File == 0 {
@@ -399,6 +408,29 @@ func (x *indexSnapshot) write(dir string, sync bool) (int, int, error) {
 	for _, jb := range x.jobs {
 		w.str(jb.id)
 		w.loc(jb.loc)
+	}
+	w.uint(uint64(len(x.txs)))
+	for i := range x.txs {
+		t := &x.txs[i]
+		w.int(int64(t.xid.FormatID))
+		w.str(string(t.xid.GlobalID))
+		w.str(string(t.xid.Branch))
+		w.loc(t.prepLoc)
+		w.uint(uint64(len(t.recs)))
+		for _, r := range t.recs {
+			w.bool(r.remove)
+			w.loc(r.loc)
+			w.dest(r.dest)
+			w.str(r.id)
+			w.str(r.sub)
+		}
+		w.uint(uint64(len(t.acks)))
+		for _, a := range t.acks {
+			w.dest(a.Dest)
+			w.uint(a.Seq)
+			w.str(a.Sub.ClientID)
+			w.str(a.Sub.Name)
+		}
 	}
 	b := w.b
 	copy(b, indexMagic)
@@ -506,6 +538,7 @@ type decodedIndex struct {
 	subs        []indexSub
 	msgs        []indexMsg
 	jobs        []indexJob
+	txs         []indexTx
 }
 
 // loadIndex loads the shard's index, if there is a usable one, into the
@@ -557,6 +590,11 @@ func (ss *shardStore) loadIndex() error {
 	if err := ss.loadMessages(x.msgs); err != nil {
 		return err
 	}
+	for i := range x.txs {
+		if err := ss.restorePrepared(&x.txs[i]); err != nil {
+			return err
+		}
+	}
 	for _, jb := range x.jobs {
 		p, err := ss.j.Read(jb.loc)
 		if err != nil {
@@ -585,7 +623,7 @@ func (ss *shardStore) loadIndex() error {
 	ss.stats.FromIndex = true
 	ss.stats.IndexMessages = len(x.msgs)
 	ss.log.Info("checkpoint index loaded", "dir", ss.dir, "at", x.at.String(), "messages", len(x.msgs),
-		"subscriptions", len(x.subs), "jobs", len(x.jobs), "took", time.Since(start))
+		"subscriptions", len(x.subs), "jobs", len(x.jobs), "prepared", len(x.txs), "took", time.Since(start))
 	return nil
 }
 
@@ -634,6 +672,18 @@ func (ss *shardStore) checkIndex(x *decodedIndex) error {
 	for _, jb := range x.jobs {
 		if err := check("scheduled job "+jb.id, jb.loc.File); err != nil {
 			return err
+		}
+	}
+	for i := range x.txs {
+		t := &x.txs[i]
+		what := "prepared transaction " + t.xid.String()
+		if err := check(what, t.prepLoc.File); err != nil {
+			return err
+		}
+		for _, r := range t.recs {
+			if err := check(what, r.loc.File); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -863,6 +913,29 @@ func decodeIndex(b []byte) (*decodedIndex, error) {
 	njobs := r.count(5)
 	for range njobs {
 		x.jobs = append(x.jobs, indexJob{id: r.str(), loc: r.loc()})
+	}
+	ntxs := r.count(8)
+	for range ntxs {
+		t := indexTx{}
+		if f := r.int(); f >= math.MinInt32 && f <= math.MaxInt32 {
+			t.xid.FormatID = int32(f)
+		} else {
+			r.fail("XA format id")
+		}
+		t.xid.GlobalID, t.xid.Branch = []byte(r.str()), []byte(r.str())
+		t.prepLoc = r.loc()
+		nrecs := r.count(8)
+		for range nrecs {
+			t.recs = append(t.recs, prepRec{remove: r.bool(), loc: r.loc(), dest: r.dest(), id: r.str(), sub: r.str()})
+		}
+		nacks := r.count(5)
+		if nacks > 0 {
+			t.acks = make([]engine.TxAck, 0, nacks)
+		}
+		for range nacks {
+			t.acks = append(t.acks, engine.TxAck{Dest: r.dest(), Seq: r.uint(), Sub: engine.SubKey{ClientID: r.str(), Name: r.str()}})
+		}
+		x.txs = append(x.txs, t)
 	}
 	if r.err == nil && len(r.b) != 0 {
 		r.fail("trailing bytes")

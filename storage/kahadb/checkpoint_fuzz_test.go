@@ -41,6 +41,15 @@ func FuzzKahaDBIndex(f *testing.F) {
 	if err := ss.Apply(ops); err != nil {
 		f.Fatal(err)
 	}
+	// A prepared transaction: a queue send, a queue ack and a durable
+	// subscription's ack.
+	if err := ss.Apply([]engine.StoreOp{{Kind: engine.OpPrepare, Tx: &engine.PreparedTx{
+		XID:  engine.XID{FormatID: 7, GlobalID: []byte("g"), Branch: []byte("b")},
+		Adds: []*message.Message{{ID: "ID:f-4:1:1:1", Destination: message.QueueDest("q"), Persistent: true, BodyType: message.TextBody, Body: []byte("z")}},
+		Acks: []engine.TxAck{{Dest: message.QueueDest("q"), Seq: 1}, {Dest: top, Seq: 1, Sub: sub.Key}},
+	}}}); err != nil {
+		f.Fatal(err)
+	}
 	if err := st.Close(); err != nil {
 		f.Fatal(err)
 	}
@@ -48,8 +57,10 @@ func FuzzKahaDBIndex(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	if _, err := decodeIndex(seed); err != nil {
+	if x, err := decodeIndex(seed); err != nil {
 		f.Fatalf("seed index: %v", err)
+	} else if len(x.txs) != 1 || len(x.txs[0].recs) != 3 || len(x.txs[0].acks) != 2 {
+		f.Fatalf("seed index: prepared transactions %+v, want one with 3 records and 2 acks", x.txs)
 	}
 	f.Add(seed, false)
 	f.Add(seed[:len(seed)/2], true)
@@ -67,7 +78,11 @@ func FuzzKahaDBIndex(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if n := len(x.msgs) + len(x.subs) + len(x.jobs) + len(x.nextSeq); n > len(b) {
+		n := len(x.msgs) + len(x.subs) + len(x.jobs) + len(x.nextSeq) + len(x.txs)
+		for _, tx := range x.txs {
+			n += len(tx.recs) + len(tx.acks)
+		}
+		if n > len(b) {
 			t.Fatalf("%d entries decoded from %d bytes", n, len(b))
 		}
 	})

@@ -114,6 +114,12 @@ func (c cpStore) state(t *testing.T) []string {
 		case it.Job != nil:
 			j := it.Job
 			out = append(out, fmt.Sprintf("job %s next=%d msg=%s body=%q", j.ID, j.Next, j.Msg.ID, j.Msg.Body))
+		case it.Tx != nil:
+			var adds []string
+			for _, m := range it.Tx.Adds {
+				adds = append(adds, fmt.Sprintf("%s/%s body=%q props=%v", m.Destination, m.ID, m.Body, m.Props))
+			}
+			out = append(out, fmt.Sprintf("tx %s adds=%v acks=%+v", it.Tx.XID, adds, it.Tx.Acks))
 		default:
 			subs := slices.Clone(it.Subs)
 			slices.SortFunc(subs, func(a, b engine.SubKey) int { return strings.Compare(a.String(), b.String()) })
@@ -299,6 +305,9 @@ func TestKahaDBCheckpointUnusableIndex(t *testing.T) {
 		// Version 1 had no priority, expiration or size per message: a
 		// start from it had to read every message.
 		{"version 1", func(b []byte) []byte { binary.BigEndian.PutUint32(b[8:], 1); return b }},
+		// Version 2 had no prepared XA transactions: a journal holding
+		// one was never checkpointed past it.
+		{"version 2", func(b []byte) []byte { binary.BigEndian.PutUint32(b[8:], 2); return b }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

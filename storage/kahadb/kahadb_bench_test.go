@@ -316,3 +316,98 @@ func BenchmarkKahaDBCheckpoint(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkKahaDBRecoverPrepared is BenchmarkKahaDBRecover's restart with
+// an XA transaction prepared before the backlog and never ended (a
+// transaction manager that does not come back): replay=index starts from
+// the checkpoint index, which records it (before index format 3 no index
+// was written while it was prepared, and every restart replayed the
+// whole journal, as replay=full does).
+func BenchmarkKahaDBRecoverPrepared(b *testing.B) {
+	parent := b
+	pending := *benchPending
+	var (
+		dir  string
+		full time.Duration
+	)
+	x := engine.XID{FormatID: 1, GlobalID: []byte("bench-prepared")}
+	for _, mode := range []string{"full", "index"} {
+		b.Run("pending="+itoa(pending)+"/replay="+mode, func(b *testing.B) {
+			if dir == "" {
+				dir = parent.TempDir()
+				st, err := kahadb.Open(context.Background(), kahadb.Options{Dir: dir, CheckpointInterval: -1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ss, err := st.OpenShard(0, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				q := message.QueueDest("prepared")
+				mk := func(id string) *message.Message {
+					return &message.Message{ID: id, Destination: q, Persistent: true, BodyType: message.BytesBody, Body: make([]byte, 1024)}
+				}
+				if err := ss.Apply([]engine.StoreOp{{Kind: engine.OpAdd, Dest: q, Seq: 1, Msg: mk("ID:bench-p:1:1:1")}}); err != nil {
+					b.Fatal(err)
+				}
+				if err := ss.Apply([]engine.StoreOp{{Kind: engine.OpPrepare, Tx: &engine.PreparedTx{XID: x,
+					Adds: []*message.Message{mk("ID:bench-p:1:1:2")}, Acks: []engine.TxAck{{Dest: q, Seq: 1}}}}}); err != nil {
+					b.Fatal(err)
+				}
+				st.Close()
+				buildBacklog(b, dir, pending, 0)
+			}
+			o := kahadb.Options{Dir: dir, CheckpointInterval: -1}
+			if mode == "index" {
+				o.CheckpointInterval = time.Hour
+				st, err := kahadb.Open(context.Background(), o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := st.OpenShard(0, 1); err != nil {
+					b.Fatal(err)
+				}
+				st.Close() // writes the index
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			var replayed int
+			for i := 0; i < b.N; i++ {
+				st, err := kahadb.Open(context.Background(), o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ss, err := st.OpenShard(0, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n, txs := 0, 0
+				err = ss.(engine.MessageLoader).RecoverStubs(func(it engine.RecoveredItem) error {
+					if it.Tx != nil {
+						txs++
+					} else {
+						n++
+					}
+					return nil
+				})
+				if err != nil || n != pending+1 || txs != 1 {
+					b.Fatalf("recovered %d of %d messages and %d transactions: %v", n, pending+1, txs, err)
+				}
+				r := st.Recovery()
+				if (r.FromIndex == 1) != (mode == "index") {
+					b.Fatalf("recovery %+v in mode %s", r, mode)
+				}
+				replayed = r.RecordsReplayed
+				st.Close()
+			}
+			per := b.Elapsed() / time.Duration(b.N)
+			b.ReportMetric(float64(replayed), "records-replayed")
+			b.ReportMetric(per.Seconds(), "s/restart")
+			if mode == "full" {
+				full = per
+			} else if full > 0 {
+				b.ReportMetric(float64(full)/float64(per), "index-vs-full")
+			}
+		})
+	}
+}

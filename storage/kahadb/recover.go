@@ -90,6 +90,11 @@ func (ss *shardStore) LoadMessage(ref engine.StoreRef) (*message.Message, error)
 // returns the number of records read.
 func (ss *shardStore) replay(from journal.Location) (int, error) {
 	r := replayer{ss: ss, txs: map[string][]replayed{}, prepared: map[string]bool{}}
+	for k, recs := range ss.loadedTxs { // prepared before the index's location
+		r.txs[k] = recs
+		r.prepared[k] = true
+	}
+	ss.loadedTxs = nil
 	ss.replaying = true
 	defer func() { ss.replaying = false }()
 	records, skipped := 0, 0
@@ -121,7 +126,7 @@ func (ss *shardStore) replay(from journal.Location) (int, error) {
 		// them: no checkpoint may be taken past them while they are there.
 		for k, recs := range r.txs {
 			if r.prepared[k] {
-				continue // pinned, and no checkpoint while it is prepared
+				continue // pinned, and recorded by the checkpoint index
 			}
 			for _, rc := range recs {
 				if ss.cp.txFile == 0 || rc.loc.File < ss.cp.txFile {

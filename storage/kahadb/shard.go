@@ -171,6 +171,10 @@ type shardStore struct {
 	// batch being encoded holds.
 	prepared   map[string]*prepTx
 	committing []*prepTx
+	// loadedTxs: the records of the prepared transactions the checkpoint
+	// index named, by txKey, until replay takes them (a commit record in
+	// the journal after the index applies them).
+	loadedTxs map[string][]replayed
 	// rewriteAppend replaces appendAll in rewriteForward when set (tests
 	// inject write failures through it).
 	rewriteAppend func([][]byte) ([]journal.Location, error)

@@ -52,7 +52,7 @@ type Options struct {
 	// file and at Close, as MessageDatabase's CheckpointRunner still runs
 	// checkpointCleanup every cleanupInterval and close() checkpoints.
 	NoPeriodicCheckpoint bool
-	ArchiveDataLogs    bool
+	ArchiveDataLogs      bool
 	// EnableAckCompaction lets cleanup free a journal file that is not in
 	// the prefix of free files (an older file is pinned) by writing the
 	// acks in it that still matter again at the head of the journal

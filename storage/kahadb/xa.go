@@ -1,6 +1,7 @@
 package kahadb
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 
@@ -19,9 +20,12 @@ import (
 // KahaCommitCommand or KahaRollbackCommand with the same id.
 //
 // Until its end record, every journal file holding one of its records is
-// pinned (cleanup keeps it) and no checkpoint is taken (the index would
-// start replay after its records). Files holding transaction records are
-// never compacted: a commit record needs the records before it.
+// pinned (cleanup keeps it). A checkpoint index records it (checkpoint.go:
+// its records' locations and what they are, and the acks as a replay
+// resolves them), so that a start from the index puts it back in doubt
+// as a replay does and a commit record after the index finds its records.
+// Files holding transaction records are never compacted: a commit record
+// needs the records before it.
 //
 // A commit writes the commit record only: the engine's OpAdd/OpRemove/OpAck
 // that follow the OpCommit in the batch are matched with the transaction's
@@ -46,6 +50,16 @@ type prepAdd struct {
 	loc  journal.Location // its tx-tagged add record
 }
 
+// prepRec is one of a prepared transaction's add or remove records, as
+// the checkpoint index records it.
+type prepRec struct {
+	remove bool
+	loc    journal.Location
+	dest   message.Destination
+	id     string // the message's KahaDB key
+	sub    string // a remove's subscription key ("" for a queue)
+}
+
 // prepTx is one prepared transaction of the shard.
 type prepTx struct {
 	ti       command.TransactionInfo
@@ -53,6 +67,13 @@ type prepTx struct {
 	acks     map[txAckKey]bool
 	files    []int // pinned: one per record written
 	released bool
+
+	// For the checkpoint index: its add and remove records in journal
+	// order, its prepare record, and its acks as a replay resolves them
+	// (the engine.PreparedTx.Acks a restart hands back).
+	recs    []prepRec
+	prepLoc journal.Location
+	txAcks  []engine.TxAck
 
 	// While its commit is encoded: the slots of its adds in the batch's
 	// sequence trace, which were matched, and the commit record's index.
@@ -105,12 +126,14 @@ func (ss *shardStore) encodePrepare(t *engine.PreparedTx) error {
 		if err != nil {
 			return err
 		}
-		i := len(p.adds)
+		i, r := len(p.adds), len(p.recs)
 		p.adds = append(p.adds, prepAdd{dest: m.Destination, id: m.ID})
+		p.recs = append(p.recs, prepRec{dest: m.Destination, id: m.ID})
 		ss.add(command.Encode(nil, &command.AddMessage{
 			Transaction: ti, Destination: kahaDest(m.Destination), MessageID: m.ID, Message: b, Priority: int32(m.Priority),
 		}), func(l journal.Location) {
 			p.adds[i].loc = l
+			p.recs[r].loc = l
 			pin(l)
 		})
 	}
@@ -120,6 +143,7 @@ func (ss *shardStore) encodePrepare(t *engine.PreparedTx) error {
 			continue
 		}
 		p.acks[txAckKey{a.Dest, a.Seq, a.Sub}] = true
+		p.txAcks = append(p.txAcks, a)
 		ack, err := preparedAck(a.Dest, s.id, t.XID)
 		if err != nil {
 			return err
@@ -128,9 +152,17 @@ func (ss *shardStore) encodePrepare(t *engine.PreparedTx) error {
 		if a.Sub != (engine.SubKey{}) {
 			rm.SubscriptionKey = a.Sub.String()
 		}
-		ss.add(command.Encode(nil, rm), pin)
+		r := len(p.recs)
+		p.recs = append(p.recs, prepRec{remove: true, dest: a.Dest, id: s.id, sub: rm.SubscriptionKey})
+		ss.add(command.Encode(nil, rm), func(l journal.Location) {
+			p.recs[r].loc = l
+			pin(l)
+		})
 	}
-	ss.add(command.Encode(nil, &command.Prepare{Transaction: p.ti}), pin)
+	ss.add(command.Encode(nil, &command.Prepare{Transaction: p.ti}), func(l journal.Location) {
+		p.prepLoc = l
+		pin(l)
+	})
 	ss.prepared[key] = p
 	return nil
 }
@@ -257,10 +289,11 @@ func (r *replayer) replayPrepare(c *command.Prepare, recs []replayed, l journal.
 		ss.log.Warn("second prepare record of a transaction ignored", "xid", key, "file", l.File, "offset", l.Offset)
 		return
 	}
-	p := &prepTx{ti: xaInfo(t.XID), acks: map[txAckKey]bool{}}
+	p := &prepTx{ti: xaInfo(t.XID), acks: map[txAckKey]bool{}, prepLoc: l}
 	for _, rc := range recs {
 		switch x := rc.cmd.(type) {
 		case *command.AddMessage:
+			p.recs = append(p.recs, prepRec{loc: rc.loc, dest: engineDest(x.Destination), id: x.MessageID})
 			m, err := unmarshal(x.Message)
 			if err != nil {
 				ss.log.Warn("prepared message skipped", "xid", key, "msg_id", x.MessageID, "err", err)
@@ -272,6 +305,7 @@ func (r *replayer) replayPrepare(c *command.Prepare, recs []replayed, l journal.
 			p.adds = append(p.adds, prepAdd{dest: d, id: x.MessageID, loc: rc.loc})
 		case *command.RemoveMessage:
 			d := engineDest(x.Destination)
+			p.recs = append(p.recs, prepRec{remove: true, loc: rc.loc, dest: d, id: x.MessageID, sub: x.SubscriptionKey})
 			seq, ok := r.seqOf(d, x.MessageID)
 			if !ok {
 				continue
@@ -284,6 +318,7 @@ func (r *replayer) replayPrepare(c *command.Prepare, recs []replayed, l journal.
 			p.acks[txAckKey{a.Dest, a.Seq, a.Sub}] = true
 		}
 	}
+	p.txAcks = t.Acks
 	if err := ss.idx.Apply([]engine.StoreOp{{Kind: engine.OpPrepare, Tx: t}}); err != nil {
 		ss.log.Warn("prepared transaction skipped", "xid", key, "err", err)
 		return
@@ -311,4 +346,99 @@ func (r *replayer) replayEnd(kind engine.StoreOpKind, t *command.TransactionInfo
 	delete(r.prepared, txKey(t))
 	ss.unpin(p)
 	return ss.idx.Apply([]engine.StoreOp{{Kind: kind, Tx: &engine.PreparedTx{XID: x}}})
+}
+
+// indexTx is a prepared transaction as the checkpoint index records it.
+type indexTx struct {
+	xid     engine.XID
+	prepLoc journal.Location
+	recs    []prepRec
+	acks    []engine.TxAck
+}
+
+// indexTxOf copies what the index records of p (snapshot: on the shard's
+// goroutine; the copy is the snapshot's own).
+func indexTxOf(p *prepTx) (indexTx, error) {
+	xid := engineXID(p.ti.XATransactionID)
+	if p.prepLoc.File == 0 {
+		return indexTx{}, fmt.Errorf("prepared transaction %s has no journal location", xid)
+	}
+	for _, r := range p.recs {
+		if r.loc.File == 0 {
+			return indexTx{}, fmt.Errorf("a record of prepared transaction %s has no journal location", xid)
+		}
+	}
+	return indexTx{xid: xid, prepLoc: p.prepLoc, recs: slices.Clone(p.recs), acks: slices.Clone(p.txAcks)}, nil
+}
+
+// restorePrepared puts a prepared transaction the index names back in
+// doubt, as replayPrepare does at its prepare record: its adds are read
+// from the journal (the engine holds a prepared transaction's sends as
+// messages), its acks are the index's. Its records are kept for the
+// replay of the journal after the index (loadedTxs), where its commit
+// record may be.
+func (ss *shardStore) restorePrepared(x *indexTx) error {
+	key := x.xid.String()
+	if ss.prepared[key] != nil {
+		return fmt.Errorf("%w: transaction %s named twice", ErrIndexCorrupt, key)
+	}
+	p := &prepTx{ti: xaInfo(x.xid), acks: map[txAckKey]bool{}, recs: x.recs, prepLoc: x.prepLoc, txAcks: x.acks}
+	sameXID := func(t *command.TransactionInfo) bool {
+		return t != nil && t.XATransactionID != nil && engineXID(t.XATransactionID).String() == key
+	}
+	c, err := ss.readRecord(x.prepLoc)
+	if pc, ok := c.(*command.Prepare); err != nil || !ok || !sameXID(&pc.Transaction) {
+		return fmt.Errorf("%w: record %v is not the prepare record of %s (%v)", ErrIndexStale, x.prepLoc, key, err)
+	}
+	t := &engine.PreparedTx{XID: x.xid, Acks: x.acks}
+	recs := make([]replayed, 0, len(x.recs))
+	for _, r := range x.recs {
+		if r.remove {
+			recs = append(recs, replayed{r.loc, &command.RemoveMessage{
+				Transaction: &p.ti, Destination: kahaDest(r.dest), MessageID: r.id, SubscriptionKey: r.sub,
+			}})
+			continue
+		}
+		c, err := ss.readRecord(r.loc)
+		add, ok := c.(*command.AddMessage)
+		if err != nil || !ok || add.MessageID != r.id || engineDest(add.Destination) != r.dest || !sameXID(add.Transaction) {
+			return fmt.Errorf("%w: record %v is not message %s of transaction %s (%v)", ErrIndexStale, r.loc, r.id, key, err)
+		}
+		held := *add // the record's fields must not alias the journal's read buffer
+		held.Transaction, held.Message = &p.ti, bytes.Clone(add.Message)
+		recs = append(recs, replayed{r.loc, &held})
+		m, err := unmarshal(held.Message)
+		if err != nil {
+			ss.log.Warn("prepared message skipped", "xid", key, "msg_id", r.id, "err", err)
+			continue
+		}
+		m.Destination = r.dest
+		t.Adds = append(t.Adds, m)
+		p.adds = append(p.adds, prepAdd{dest: r.dest, id: r.id, loc: r.loc})
+	}
+	for _, a := range x.acks {
+		p.acks[txAckKey{a.Dest, a.Seq, a.Sub}] = true
+	}
+	if err := ss.idx.Apply([]engine.StoreOp{{Kind: engine.OpPrepare, Tx: t}}); err != nil {
+		return fmt.Errorf("%w: prepared transaction %s: %w", ErrIndexStale, key, err)
+	}
+	for _, r := range x.recs {
+		ss.pin(p, r.loc)
+	}
+	ss.pin(p, x.prepLoc)
+	ss.prepared[key] = p
+	if ss.loadedTxs == nil {
+		ss.loadedTxs = map[string][]replayed{}
+	}
+	ss.loadedTxs[txKey(&p.ti)] = recs
+	return nil
+}
+
+// readRecord reads and decodes the journal record at l.
+func (ss *shardStore) readRecord(l journal.Location) (command.Command, error) {
+	b, err := ss.j.Read(l)
+	if err != nil {
+		return nil, err
+	}
+	return command.Decode(b)
 }
