@@ -178,7 +178,9 @@ func (s *shard) endTurn() {
 	}
 	if s.freed {
 		s.freed = false
-		if s.e.blockedShards.Load() > 0 && (s.e.opts.Limits.MemoryLimit > 0 || s.e.opts.Limits.TempLimit > 0) {
+		// Every usage is broker-wide: room made here may be what a
+		// producer parked on another shard waits for.
+		if l := &s.e.opts.Limits; s.e.blockedShards.Load() > 0 && (l.MemoryLimit > 0 || l.TempLimit > 0 || l.StoreLimit > 0) {
 			for _, o := range s.e.shards {
 				if o != s {
 					o.mailbox(command{op: opFn, fn: (*shard).retryBlocked})

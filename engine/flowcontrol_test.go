@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -208,5 +209,60 @@ func TestEngineFlowControlBrokerWideLimit(t *testing.T) {
 	}
 	if err := pc.wait(t, tok); err != nil {
 		t.Fatalf("released send: %v", err)
+	}
+}
+
+// shardOf is the engine's placement (engine.go shardFor: FNV-1a of the type
+// and name), for tests that need destinations on different shards.
+func shardOf(d message.Destination, shards int) uint64 {
+	h := uint64(14695981039346656037)
+	h = (h ^ uint64(d.Type)) * 1099511628211
+	for i := 0; i < len(d.Name); i++ {
+		h = (h ^ uint64(d.Name[i])) * 1099511628211
+	}
+	return h % uint64(shards)
+}
+
+// The store limit is broker-wide too: a persistent send parked on one
+// shard goes on as soon as another shard frees store room, without
+// waiting for a tick (there is no memory or temp limit to trigger it).
+// The room is made by removing the full queue: no consumer, no advisory,
+// nothing else that would give the other shard a turn by chance.
+func TestEngineFlowControlStoreLimitAcrossShards(t *testing.T) {
+	v := start(t, func(o *engine.Options) {
+		limited(0, func(l *engine.Limits) { l.StoreLimit = 16 * 1024 })(o)
+		o.DisableAdvisories = true
+	})
+	a := message.QueueDest("store.a")
+	b := message.QueueDest("store.b")
+	for i := 0; shardOf(b, 2) == shardOf(a, 2); i++ {
+		b = message.QueueDest(fmt.Sprintf("store.b%d", i))
+	}
+	persistent := func(d message.Destination) *message.Message {
+		m := bigMsg(d)
+		m.Persistent = true
+		return m
+	}
+	p := v.conn("")
+	send(t, p, persistent(b)) // b exists, so its sends meet flow control
+	pc := newPending()
+	tok := uint64(0)
+	for v.barrier(a).BlockedNow == 0 {
+		tok++
+		if tok > 1000 {
+			t.Fatal("the store limit never blocked the producer")
+		}
+		p.Send(persistent(a), "", pc, tok)
+	}
+	p2 := newPending()
+	p.Send(persistent(b), "", p2, 1)
+	if v.barrier(b).BlockedNow != 1 {
+		t.Fatal("send to a destination on another shard not held while the store was full")
+	}
+	if err := v.e.RemoveDestination(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := p2.wait(t, 1); err != nil {
+		t.Fatalf("released send on the other shard: %v", err)
 	}
 }
