@@ -299,16 +299,7 @@ func TestEngineSpillTempUsageFull(t *testing.T) {
 		q := message.QueueDest("small.block")
 		p := v.conn("")
 		pc := newPending()
-		tok := uint64(0)
-		for v.barrier(q).BlockedNow == 0 {
-			tok++
-			if tok > 1000 {
-				t.Fatal("a full temp store never blocked the producer")
-			}
-			if err := p.Send(spillMsg(q, int(tok)), "", pc, tok); err != nil {
-				t.Fatal(err)
-			}
-		}
+		tok := sendUntilBlocked(t, v, p, q, pc)
 		if pc.isDone(tok) {
 			t.Fatal("the blocked send completed")
 		}
@@ -325,6 +316,23 @@ func TestEngineSpillTempUsageFull(t *testing.T) {
 	})
 }
 
+// sendUntilBlocked sends spill messages 1, 2, ... to q (tokens as their
+// numbers) until one is held back by flow control, and returns its token.
+func sendUntilBlocked(t *testing.T, v *env, p *engine.Conn, q message.Destination, pc *pending) uint64 {
+	t.Helper()
+	tok := uint64(0)
+	for v.barrier(q).BlockedNow == 0 {
+		tok++
+		if tok > 1000 {
+			t.Fatal("a full temp store never blocked the producer")
+		}
+		if err := p.Send(spillMsg(q, int(tok)), "", pc, tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tok
+}
+
 // A send blocked on a full temp store that times out is told the temp
 // store is full, not the memory.
 func TestEngineSpillTempUsageFullTimeout(t *testing.T) {
@@ -336,16 +344,7 @@ func TestEngineSpillTempUsageFullTimeout(t *testing.T) {
 	q := message.QueueDest("small.timeout")
 	p := v.conn("")
 	pc := newPending()
-	tok := uint64(0)
-	for v.barrier(q).BlockedNow == 0 {
-		tok++
-		if tok > 1000 {
-			t.Fatal("a full temp store never blocked the producer")
-		}
-		if err := p.Send(spillMsg(q, int(tok)), "", pc, tok); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tok := sendUntilBlocked(t, v, p, q, pc)
 	v.clock.add(2 * time.Second)
 	v.e.Tick()
 	err := pc.wait(t, tok)

@@ -377,8 +377,7 @@ func (x *indexSnapshot) write(dir string, sync bool) (int, int, error) {
 	}
 	w.uint(uint64(len(x.subs)))
 	for _, s := range x.subs {
-		w.str(s.sub.Key.ClientID)
-		w.str(s.sub.Key.Name)
+		w.subKey(s.sub.Key)
 		w.dest(s.sub.Destination)
 		w.str(s.sub.Selector)
 		w.bool(s.sub.NoLocal)
@@ -399,8 +398,7 @@ func (x *indexSnapshot) write(dir string, sync bool) (int, int, error) {
 			w.bool(e.older)
 			w.uint(uint64(len(e.subs)))
 			for _, k := range e.subs {
-				w.str(k.ClientID)
-				w.str(k.Name)
+				w.subKey(k)
 			}
 		}
 	}
@@ -428,8 +426,7 @@ func (x *indexSnapshot) write(dir string, sync bool) (int, int, error) {
 		for _, a := range t.acks {
 			w.dest(a.Dest)
 			w.uint(a.Seq)
-			w.str(a.Sub.ClientID)
-			w.str(a.Sub.Name)
+			w.subKey(a.Sub)
 		}
 	}
 	b := w.b
@@ -752,6 +749,8 @@ func (w *indexWriter) bool(v bool) {
 	}
 }
 func (w *indexWriter) dest(d message.Destination) { w.uint(uint64(d.Type)); w.str(d.Name) }
+
+func (w *indexWriter) subKey(k engine.SubKey) { w.str(k.ClientID); w.str(k.Name) }
 func (w *indexWriter) loc(l journal.Location) {
 	w.uint(uint64(l.File))
 	w.uint(uint64(l.Offset))
@@ -815,6 +814,11 @@ func (r *indexReader) str() string {
 
 func (r *indexReader) bool() bool { return r.uint() != 0 }
 
+func (r *indexReader) subKey() engine.SubKey {
+	c := r.str()
+	return engine.SubKey{ClientID: c, Name: r.str()}
+}
+
 func (r *indexReader) dest() message.Destination {
 	t := r.uint()
 	if t > uint64(message.TempTopic) {
@@ -866,7 +870,7 @@ func decodeIndex(b []byte) (*decodedIndex, error) {
 	x.subs = make([]indexSub, 0, nsubs)
 	for range nsubs {
 		s := indexSub{}
-		s.sub.Key = engine.SubKey{ClientID: r.str(), Name: r.str()}
+		s.sub.Key = r.subKey()
 		s.sub.Destination = r.dest()
 		s.sub.Selector = r.str()
 		s.sub.NoLocal = r.bool()
@@ -904,7 +908,7 @@ func decodeIndex(b []byte) (*decodedIndex, error) {
 			if np := r.count(2); np > 0 {
 				m.subs = make([]engine.SubKey, 0, np)
 				for range np {
-					m.subs = append(m.subs, engine.SubKey{ClientID: r.str(), Name: r.str()})
+					m.subs = append(m.subs, r.subKey())
 				}
 			}
 			x.msgs = append(x.msgs, m)
@@ -933,7 +937,7 @@ func decodeIndex(b []byte) (*decodedIndex, error) {
 			t.acks = make([]engine.TxAck, 0, nacks)
 		}
 		for range nacks {
-			t.acks = append(t.acks, engine.TxAck{Dest: r.dest(), Seq: r.uint(), Sub: engine.SubKey{ClientID: r.str(), Name: r.str()}})
+			t.acks = append(t.acks, engine.TxAck{Dest: r.dest(), Seq: r.uint(), Sub: r.subKey()})
 		}
 		x.txs = append(x.txs, t)
 	}

@@ -77,15 +77,7 @@ func openCP(t *testing.T, dir string, o kahadb.Options) cpStore {
 	if o.CheckpointInterval == 0 {
 		o.CheckpointInterval = time.Hour // only the explicit ones: Close and cleanup
 	}
-	st, err := kahadb.Open(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ss, err := st.OpenShard(0, 1)
-	if err != nil {
-		st.Close()
-		t.Fatal(err)
-	}
+	st, ss := openOneShard(t, o)
 	return cpStore{st, ss}
 }
 
@@ -500,17 +492,7 @@ func TestKahaDBCheckpointThenActiveMQAdd(t *testing.T) {
 	dir := t.TempDir()
 	q := message.QueueDest("cp.foreign.q")
 	open := func() (*kahadb.Store, engine.ShardStore) {
-		t.Helper()
-		st, err := kahadb.Open(context.Background(), kahadb.Options{Dir: dir, EnableJournalDiskSyncs: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ss, err := st.OpenShard(0, 1)
-		if err != nil {
-			st.Close()
-			t.Fatal(err)
-		}
-		return st, ss
+		return openOneShard(t, kahadb.Options{Dir: dir, EnableJournalDiskSyncs: true})
 	}
 	st, ss := open()
 	for i := uint64(1); i <= 2; i++ {

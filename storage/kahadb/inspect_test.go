@@ -13,14 +13,7 @@ import (
 
 func TestKahaDBInspect(t *testing.T) {
 	dir := t.TempDir()
-	st, err := kahadb.Open(context.Background(), kahadb.Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ss, err := st.OpenShard(0, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, ss := openOneShard(t, kahadb.Options{Dir: dir})
 	q := message.QueueDest("orders")
 	var ops []engine.StoreOp
 	for i := 1; i <= 3; i++ {
@@ -65,15 +58,7 @@ func TestKahaDBInspect(t *testing.T) {
 func TestKahaDBIdleSubscriptionDoesNotPinJournal(t *testing.T) {
 	dir := t.TempDir()
 	open := func() (*kahadb.Store, engine.ShardStore) {
-		st, err := kahadb.Open(context.Background(), kahadb.Options{Dir: dir, JournalMaxFileLength: 64 << 10, CleanupInterval: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ss, err := st.OpenShard(0, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st, ss
+		return openOneShard(t, kahadb.Options{Dir: dir, JournalMaxFileLength: 64 << 10, CleanupInterval: 1})
 	}
 	st, ss := open()
 	tp := message.TopicDest("news")

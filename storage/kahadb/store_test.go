@@ -33,15 +33,7 @@ func TestStoreKahaDB(t *testing.T) {
 func TestKahaDBApplyNoSync(t *testing.T) {
 	dir := t.TempDir()
 	open := func() (*kahadb.Store, engine.ShardStore) {
-		st, err := kahadb.Open(context.Background(), kahadb.Options{Dir: dir, EnableJournalDiskSyncs: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ss, err := st.OpenShard(0, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st, ss
+		return openOneShard(t, kahadb.Options{Dir: dir, EnableJournalDiskSyncs: true})
 	}
 	st, ss := open()
 	ns, ok := ss.(engine.NoSyncApplier)
@@ -108,15 +100,8 @@ func recoveredSeqs(t *testing.T, ss engine.ShardStore) []uint64 {
 // when the shard is idle — once for everything written meanwhile.
 func TestKahaDBPeriodicSync(t *testing.T) {
 	dir := t.TempDir()
-	st, err := kahadb.Open(context.Background(), kahadb.Options{Dir: dir, JournalDiskSyncInterval: time.Second, CheckpointInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, ss := openOneShard(t, kahadb.Options{Dir: dir, JournalDiskSyncInterval: time.Second, CheckpointInterval: -1})
 	defer st.Close()
-	ss, err := st.OpenShard(0, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if ss.(engine.Syncer).Syncs() {
 		t.Fatal("periodic strategy: Syncs() = true, want sends acknowledged after the write")
 	}
@@ -175,17 +160,7 @@ func TestKahaDBPeriodicSync(t *testing.T) {
 // loads its message from the journal.
 func TestKahaDBKeepsNoMessageInMemory(t *testing.T) {
 	dir := t.TempDir()
-	open := func() (*kahadb.Store, engine.ShardStore) {
-		st, err := kahadb.Open(context.Background(), kahadb.Options{Dir: dir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ss, err := st.OpenShard(0, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st, ss
-	}
+	open := func() (*kahadb.Store, engine.ShardStore) { return openOneShard(t, kahadb.Options{Dir: dir}) }
 	st, ss := open()
 	q := message.QueueDest("nobody.q")
 	var refs []weak.Pointer[message.Message]
@@ -230,4 +205,19 @@ func TestKahaDBKeepsNoMessageInMemory(t *testing.T) {
 	if err != nil || n != 100 {
 		t.Fatalf("RecoverStubs: %d items, %v; want 100 stubs", n, err)
 	}
+}
+
+// openOneShard opens a one-shard KahaDB store with o and its shard.
+func openOneShard(t *testing.T, o kahadb.Options) (*kahadb.Store, engine.ShardStore) {
+	t.Helper()
+	st, err := kahadb.Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := st.OpenShard(0, 1)
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	return st, ss
 }

@@ -1,7 +1,6 @@
 package kahadb_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -75,15 +74,7 @@ func TestKahaDBReplayActiveMQPreparedXA(t *testing.T) {
 	}
 
 	open := func() (*kahadb.Store, engine.ShardStore) {
-		st, err := kahadb.Open(context.Background(), kahadb.Options{Dir: dir, EnableJournalDiskSyncs: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ss, err := st.OpenShard(0, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st, ss
+		return openOneShard(t, kahadb.Options{Dir: dir, EnableJournalDiskSyncs: true})
 	}
 	st, ss := open()
 	msgs, txs := recoverShard(t, ss)
@@ -153,14 +144,7 @@ func engineXID(x *command.XATransactionID) string {
 func TestKahaDBPreparedPinsJournalFiles(t *testing.T) {
 	dir := t.TempDir()
 	o := kahadb.Options{Dir: dir, JournalMaxFileLength: 64 << 10, CleanupInterval: time.Nanosecond}
-	st, err := kahadb.Open(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ss, err := st.OpenShard(0, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, ss := openOneShard(t, o)
 	q := message.QueueDest("pin.q")
 	mk := func(i int) *message.Message {
 		return &message.Message{ID: fmt.Sprintf("ID:pin-1:1:1:1:%d", i), Destination: q, Persistent: true,
@@ -190,15 +174,8 @@ func TestKahaDBPreparedPinsJournalFiles(t *testing.T) {
 	}
 	ss.Close()
 	st.Close()
-	st, err = kahadb.Open(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, ss = openOneShard(t, o)
 	defer st.Close()
-	ss, err = st.OpenShard(0, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer ss.Close()
 	msgs, txs := recoverShard(t, ss)
 	if len(msgs) != 0 || len(txs) != 1 || txs[0].XID.String() != x.String() || len(txs[0].Adds) != 1 {
@@ -213,14 +190,7 @@ func TestKahaDBPreparedPinsJournalFiles(t *testing.T) {
 // record's messageId.
 func TestKahaDBPreparedAckCarriesMessageAck(t *testing.T) {
 	dir := t.TempDir()
-	st, err := kahadb.Open(context.Background(), kahadb.Options{Dir: dir, EnableJournalDiskSyncs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ss, err := st.OpenShard(0, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, ss := openOneShard(t, kahadb.Options{Dir: dir, EnableJournalDiskSyncs: true})
 	q := message.QueueDest("xa.ack.q")
 	m := &message.Message{ID: "ID:ack-host-4242-1700000000000-1:3:1:1:7", Destination: q, Persistent: true,
 		BodyType: message.TextBody, Body: []byte("acked")}
