@@ -171,7 +171,12 @@ func whereOut(e *entry) string {
 func (s *shard) load(e *entry) bool {
 	m, err := s.read(e)
 	if err != nil {
-		s.log.Error("paged-out message dropped: read failed", "from", whereOut(e), "dest", e.dest.d.String(), "seq", e.seq, "err", err)
+		kept := "no: a non-persistent message is gone"
+		if e.stored {
+			kept = "yes: the store keeps it, it comes back at the next start"
+		}
+		s.log.Error("paged-out message taken out of dispatch: read failed", "from", whereOut(e), "dest", e.dest.d.String(), "seq", e.seq,
+			"still_stored", kept, "err", err)
 	}
 	s.releaseTemp(e)
 	e.ref = StoreRef{}
