@@ -170,7 +170,11 @@ func runBroker(args []string, stdout, stderr io.Writer) error {
 		}
 		cfg = &c
 	}
-	log.Info("starting", "version", stomp.Version, "config", *cfgPath, "data_dir", cfg.DataDirectory, "pid", os.Getpid())
+	source := *cfgPath
+	if source == "" {
+		source = "built-in defaults"
+	}
+	log.Info("starting", "version", stomp.Version, "config", source, "data_dir", cfg.DataDirectory, "pid", os.Getpid())
 	// The handler is in place before the store is opened: a signal
 	// while the broker waits for the store's lock, recovers its journal
 	// or starts its connectors abandons the start-up, and one that comes
