@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -130,7 +131,14 @@ var hostname = func() string {
 }()
 
 // New recovers the store and starts the shards.
-func New(o Options) (*Engine, error) {
+func New(o Options) (*Engine, error) { return NewContext(context.Background(), o) }
+
+// NewContext is New that gives up when ctx is done: it checks ctx before
+// each shard's store is opened and while the shard recovers, and opens
+// shard stores through ContextOpener when the store has it (a journal
+// replay), so a signal during a long start-up stops it. What was opened is
+// closed and the error wraps ctx.Err().
+func NewContext(ctx context.Context, o Options) (*Engine, error) {
 	if o.Shards <= 0 {
 		o.Shards = runtime.GOMAXPROCS(0)
 	}
@@ -186,13 +194,21 @@ func New(o Options) (*Engine, error) {
 	}
 	for i, s := range e.shards {
 		if o.Store != nil {
-			st, err := o.Store.OpenShard(i, o.Shards)
+			var st ShardStore
+			err := ctx.Err()
+			switch co, ok := o.Store.(ContextOpener); {
+			case err != nil:
+			case ok:
+				st, err = co.OpenShardContext(ctx, i, o.Shards)
+			default:
+				st, err = o.Store.OpenShard(i, o.Shards)
+			}
 			if err != nil {
 				e.closeStores()
 				return nil, fmt.Errorf("engine: open store of shard %d: %w", i, err)
 			}
 			s.store = st
-			if err := s.recover(); err != nil {
+			if err := s.recover(ctx); err != nil {
 				e.closeStores()
 				return nil, fmt.Errorf("engine: recover shard %d: %w", i, err)
 			}
@@ -219,6 +235,9 @@ func (e *Engine) closeStores() {
 		}
 	}
 }
+
+// Shards is the number of shards the engine runs. Safe from any goroutine.
+func (e *Engine) Shards() int { return len(e.shards) }
 
 // BrokerID is the broker's id, ActiveMQ style ("ID:host-pid-start").
 func (e *Engine) BrokerID() string { return e.brokerID }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 
 	"wharf/engine/selector"
@@ -8,7 +9,7 @@ import (
 
 // recover rebuilds the shard's destinations and durable subscriptions from
 // its store. It runs before the shard loop starts.
-func (s *shard) recover() error {
+func (s *shard) recover(ctx context.Context) error {
 	subs, msgs, jobs, txs, stubs := 0, 0, 0, 0, 0
 	recoverAll := s.store.Recover
 	if ld, ok := s.store.(MessageLoader); ok {
@@ -17,7 +18,14 @@ func (s *shard) recover() error {
 		s.loader = ld
 		recoverAll = ld.RecoverStubs
 	}
+	items := 0
 	err := recoverAll(func(it RecoveredItem) error {
+		// A signal while a large store is recovered stops the start-up.
+		if items++; items%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		if it.Sub != nil {
 			subs++
 			return s.recoverSub(*it.Sub)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/hex"
 	"strconv"
 
@@ -19,6 +20,13 @@ type Store interface {
 	OpenShard(index, count int) (ShardStore, error)
 	// Close releases everything (file locks included).
 	Close() error
+}
+
+// ContextOpener is implemented by a Store whose OpenShard can take long (a
+// journal replay): NewContext opens shards with OpenShardContext, which
+// gives up with an error wrapping ctx.Err() once ctx is done.
+type ContextOpener interface {
+	OpenShardContext(ctx context.Context, index, count int) (ShardStore, error)
 }
 
 // ShardStore holds the persistent state of the destinations of one shard.

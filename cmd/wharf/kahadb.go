@@ -24,6 +24,10 @@ child in turn). Nothing is written.
 `
 
 func runKahaDB(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 1 && (args[0] == "--help" || args[0] == "-help" || args[0] == "-h" || args[0] == "help") {
+		fmt.Fprint(stdout, kahadbUsage)
+		return nil
+	}
 	if len(args) != 2 {
 		fmt.Fprint(stderr, kahadbUsage)
 		return errors.New("kahadb: want a subcommand and a directory")

@@ -6,6 +6,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -44,6 +45,11 @@ Flags of run:
   --log-level LEVEL     debug, info (default), warn or error
   --log-format FORMAT   text (default) or json
 
+Exit status of run: 0 once stopped by SIGINT or SIGTERM, in any phase (a
+signal while the broker waits for its store's lock or recovers its journal
+abandons the start-up); 1 on an error. A second signal during a slow stop
+exits at once, without a clean shutdown, with status 1.
+
 Protocols in this build: OpenWire 1-12 (tcp://, nio://: ActiveMQ's JMS client,
 failover: URLs included), STOMP 1.0/1.1/1.2 (stomp://, stomp+nio://), MQTT
 3.1/3.1.1/5 (mqtt://, mqtt+nio://), AMQP 1.0 (amqp://, amqp+nio://), and STOMP,
@@ -65,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	switch args[0] {
 	case "run":
-		return runBroker(args[1:], stderr)
+		return runBroker(args[1:], stdout, stderr)
 	case "kahadb":
 		return runKahaDB(args[1:], stdout, stderr)
 	case "bench":
@@ -77,8 +83,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", args[0])
+	return fmt.Errorf("unknown command %q (wharf help lists the commands)", args[0])
 }
 
 type defines map[string]string
@@ -93,10 +98,12 @@ func (d defines) Set(v string) error {
 	return nil
 }
 
-func runBroker(args []string, stderr io.Writer) error {
+func runBroker(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	// A bad flag comes back as the error, printed once by main with a
+	// hint; --help goes to stdout.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	cfgPath := fs.String("config", "", "configuration file")
 	level := fs.String("log-level", "info", "log level")
 	format := fs.String("log-format", "text", "log format")
@@ -121,7 +128,11 @@ func runBroker(args []string, stderr io.Writer) error {
 		}
 	}
 	if err := fs.Parse(rest); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			return nil
+		}
+		return fmt.Errorf("run: %w (wharf run --help lists the flags)", err)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("run takes no arguments, got %q", fs.Args())
@@ -148,7 +159,6 @@ func runBroker(args []string, stderr io.Writer) error {
 			return err
 		}
 		cfg = c
-		log.Info("configuration loaded", "file", *cfgPath)
 	} else {
 		c := config.Default()
 		c.Persistence.KahaDB.Directory = filepath.Join(c.DataDirectory, "kahadb")
@@ -160,17 +170,50 @@ func runBroker(args []string, stderr io.Writer) error {
 		}
 		cfg = &c
 	}
-	// The handler is in place before the listeners accept: a SIGTERM that
-	// comes as soon as a client could connect stops the broker cleanly.
-	sig := make(chan os.Signal, 1)
+	source := *cfgPath
+	if source == "" {
+		source = "built-in defaults"
+	}
+	log.Info("starting", "version", stomp.Version, "config", source, "data_dir", cfg.DataDirectory, "pid", os.Getpid())
+	// The handler is in place before the store is opened: a signal
+	// while the broker waits for the store's lock, recovers its journal
+	// or starts its connectors abandons the start-up, and one that comes
+	// as soon as a client could connect stops the broker cleanly.
+	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	b, err := broker.Start(cfg, broker.Options{Factories: wiring.Factories(), Logger: log})
+	defer signal.Stop(sig)
+	ctx, stop := context.WithCancelCause(context.Background())
+	done := make(chan struct{})
+	defer close(done)
+	go watchSignals(sig, done, stop, log, os.Exit)
+	b, err := broker.StartContext(ctx, cfg, broker.Options{Factories: wiring.Factories(), Logger: log, Version: stomp.Version})
 	if err != nil {
-		signal.Stop(sig)
+		if ctx.Err() != nil {
+			log.Info("start-up abandoned", "reason", context.Cause(ctx).Error(), "err", err)
+			return nil
+		}
 		return err
 	}
-	s := <-sig
-	log.Info("stopping", "signal", s.String())
-	signal.Stop(sig)
+	<-ctx.Done()
 	return b.Close()
+}
+
+// watchSignals stops the broker at the first signal on sig, by calling
+// stop with an error naming it (which cancels the start-up, or ends the
+// wait of a running broker); a second signal, for a stop that hangs, logs
+// and calls exit(1) at once. It returns when done is closed.
+func watchSignals(sig <-chan os.Signal, done <-chan struct{}, stop context.CancelCauseFunc, log *slog.Logger, exit func(int)) {
+	select {
+	case s := <-sig:
+		log.Info("stopping", "signal", s.String())
+		stop(fmt.Errorf("signal %s", s))
+	case <-done:
+		return
+	}
+	select {
+	case s := <-sig:
+		log.Error("second signal: exiting without a clean shutdown", "signal", s.String())
+		exit(1)
+	case <-done:
+	}
 }

@@ -6,6 +6,7 @@
 package broker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,8 +35,10 @@ type Listener interface {
 // error naming them.
 type ListenerFactory func(e *engine.Engine, t config.Transport, addr string, log *slog.Logger) (Listener, error)
 
-// StoreFactory opens the store a config names.
-type StoreFactory func(c *config.Config, log *slog.Logger) (engine.Store, error)
+// StoreFactory opens the store a config names. It gives up with an error
+// wrapping ctx.Err() once ctx is done (a store waiting for its directory
+// lock, for one).
+type StoreFactory func(ctx context.Context, c *config.Config, log *slog.Logger) (engine.Store, error)
 
 // TempFactory opens the temp store that non-persistent messages spill to
 // (engine.TempSpace) in dir, creating dir and removing what an earlier run
@@ -63,6 +66,8 @@ type Options struct {
 	// Engine tweaks engine options before the engine starts (tests inject a
 	// clock); may be nil.
 	Engine func(*engine.Options)
+	// Version is logged when the broker has started; may be empty.
+	Version string
 }
 
 // Broker is a running broker.
@@ -85,19 +90,28 @@ var ErrUnsupported = errors.New("broker: not supported")
 
 // Start runs cfg. On error everything started so far is stopped.
 func Start(cfg *config.Config, o Options) (*Broker, error) {
+	return StartContext(context.Background(), cfg, o)
+}
+
+// StartContext is Start that gives up once ctx is done, in every phase:
+// while the store waits for its directory lock, while it recovers (a
+// journal replay), and between connectors. What was started is stopped and
+// the error wraps ctx.Err(). ctx bounds only the start: cancelling it
+// later does nothing.
+func StartContext(ctx context.Context, cfg *config.Config, o Options) (*Broker, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	b := &Broker{cfg: cfg, log: log}
-	if err := b.start(o); err != nil {
+	if err := b.start(ctx, o); err != nil {
 		b.Close()
 		return nil, err
 	}
 	return b, nil
 }
 
-func (b *Broker) start(o Options) (err error) {
+func (b *Broker) start(ctx context.Context, o Options) (err error) {
 	cfg, log := b.cfg, b.log
 	kind := cfg.Persistence.Kind
 	if !cfg.Persistent {
@@ -107,9 +121,13 @@ func (b *Broker) start(o Options) (err error) {
 	if sf == nil {
 		return fmt.Errorf("%w: persistence adapter %q", ErrUnsupported, kind)
 	}
-	if b.store, err = sf(cfg, log); err != nil {
+	// Not straight into b.store: a failed factory's typed nil (a nil
+	// *kahadb.Store) would be a non-nil engine.Store for Close.
+	st, err := sf(ctx, cfg, log)
+	if err != nil {
 		return fmt.Errorf("open %s store: %w", kind, err)
 	}
+	b.store = st
 	warnNotHonoured(cfg, log)
 	composites, err := composites(cfg)
 	if err != nil {
@@ -150,10 +168,13 @@ func (b *Broker) start(o Options) (err error) {
 	if o.Engine != nil {
 		o.Engine(&eo)
 	}
-	if b.e, err = engine.New(eo); err != nil {
+	if b.e, err = engine.NewContext(ctx, eo); err != nil {
 		return err
 	}
 	for _, t := range cfg.Transports {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("start transport connector %q: %w", t.Name, err)
+		}
 		lf := o.Factories.Listeners[t.Scheme]
 		if lf == nil {
 			return fmt.Errorf("%w: transport connector %q (%s): Wharf does not serve %q yet", ErrUnsupported, t.Name, t.URI, t.Scheme)
@@ -170,7 +191,21 @@ func (b *Broker) start(o Options) (err error) {
 		b.listeners = append(b.listeners, named{t.Name, l})
 		log.Info("listening", "connector", t.Name, "scheme", t.Scheme, "addr", l.Addr().String())
 	}
-	log.Info("broker started", "broker", cfg.BrokerName, "id", b.e.BrokerID(), "store", kind)
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("broker start: %w", err)
+	}
+	attrs := []any{"broker", cfg.BrokerName, "id", b.e.BrokerID()}
+	if o.Version != "" {
+		attrs = append(attrs, "version", o.Version)
+	}
+	attrs = append(attrs, "shards", b.e.Shards(), "data_dir", cfg.DataDirectory, "store", kind)
+	switch kind {
+	case config.KindKahaDB:
+		attrs = append(attrs, "store_dir", cfg.Persistence.KahaDB.Directory)
+	case config.KindMKahaDB:
+		attrs = append(attrs, "store_dir", cfg.Persistence.MKahaDB.Directory)
+	}
+	log.Info("broker started", attrs...)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"strings"
@@ -17,7 +18,7 @@ import (
 
 func memoryOnly() broker.Factories {
 	return broker.Factories{Stores: map[string]broker.StoreFactory{
-		config.KindMemory: func(*config.Config, *slog.Logger) (engine.Store, error) { return memory.New(), nil },
+		config.KindMemory: func(context.Context, *config.Config, *slog.Logger) (engine.Store, error) { return memory.New(), nil },
 	}}
 }
 

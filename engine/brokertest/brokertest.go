@@ -5,6 +5,7 @@
 package brokertest
 
 import (
+	"context"
 	"log/slog"
 	"net"
 	"os"
@@ -96,7 +97,7 @@ func (b *Broker) Restart() {
 		b.t.Fatalf("stop broker: %v", err)
 	}
 	b.opts.Factories.Stores = map[string]broker.StoreFactory{
-		config.KindMemory: func(*config.Config, *slog.Logger) (engine.Store, error) { return st, nil },
+		config.KindMemory: func(context.Context, *config.Config, *slog.Logger) (engine.Store, error) { return st, nil },
 	}
 	b.start()
 }

@@ -302,6 +302,10 @@ type KahaDB struct {
 	// journal is still growing (a new data file since the last check);
 	// without it compaction waits until the journal stops growing.
 	CompactAcksIgnoresStoreGrowth bool
+	// LockAcquireSleepInterval is how often a broker waiting for the
+	// directory lock (held by another broker) tries again: the
+	// lockAcquireSleepInterval of <locker><shared-file-locker>.
+	LockAcquireSleepInterval time.Duration
 }
 
 // Dead letter strategy kinds.
@@ -549,7 +553,8 @@ func defaultKahaDB() KahaDB {
 		ChecksumJournalFiles:             true,
 		EnableAckCompaction:              true,
 		CompactAcksAfterNoGC:             10,
-		CompactAcksIgnoresStoreGrowth:    false, // compactAcksIgnoresStoreGrowth = false
+		CompactAcksIgnoresStoreGrowth:    false,            // compactAcksIgnoresStoreGrowth = false
+		LockAcquireSleepInterval:         10 * time.Second, // AbstractLocker.DEFAULT_LOCK_ACQUIRE_SLEEP_INTERVAL
 	}
 }
 

@@ -56,6 +56,10 @@ type loader struct {
 	schedulerDirSet              bool
 	tmpDirSet                    bool
 	persistenceSet               string // path of the adapter that was set, for duplicates
+	// unresolved are the paths of the settings whose placeholders could
+	// not be resolved: each is reported once, and fail says nothing more
+	// of it ("uri is required" would only repeat the hole it left).
+	unresolved map[string]bool
 }
 
 type srcPos struct {
@@ -86,7 +90,19 @@ func (l *loader) problemAt(path string, line, col int, msg string) {
 
 // fail reports a problem with the setting at path, located where the file
 // wrote it (or its closest enclosing setting).
+//
+// A setting whose value had an unresolved placeholder was reported then:
+// fail is silent about it, and about the element holding it (whose
+// "name is required" is the same hole seen from above).
 func (l *loader) fail(path, format string, args ...any) {
+	if l.unresolved[path] {
+		return
+	}
+	for u := range l.unresolved {
+		if i := strings.LastIndexAny(u, ".["); i > 0 && u[:i] == path {
+			return
+		}
+	}
 	msg := fmt.Sprintf(format, args...)
 	for p := path; ; {
 		if sp, ok := l.pos[p]; ok {
@@ -107,6 +123,12 @@ func (l *loader) text(v val) (string, bool) {
 	s, err := l.res.resolve(v.raw)
 	if err != nil {
 		l.problemAt(v.path, v.line, v.col, v.label+": "+err.Error())
+		if v.path != "" {
+			if l.unresolved == nil {
+				l.unresolved = map[string]bool{}
+			}
+			l.unresolved[v.path] = true
+		}
 		return "", false
 	}
 	return s, true

@@ -442,6 +442,9 @@ func (l *loader) validateKahaDB(kp string, k *KahaDB) {
 	if k.CompactAcksAfterNoGC < 0 {
 		l.fail(kp+"compact_acks_after_no_gc", "%d must not be negative", k.CompactAcksAfterNoGC)
 	}
+	if k.LockAcquireSleepInterval <= 0 {
+		l.fail(kp+"lock_acquire_sleep_interval", "%v must be positive", k.LockAcquireSleepInterval)
+	}
 }
 
 func (l *loader) validatePolicy(path string, p *PolicyEntry) {

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -172,11 +174,16 @@ var removed = map[string]string{
 }
 
 // attrs dispatches e's attributes to handlers; an attribute with no
-// handler is reported as unsupported.
+// handler is reported as unsupported, or as a misspelling when it is one
+// edit away from a handled one (prodcerFlowControl).
 func (p *xmlParser) attrs(e *xmlElem, path string, handlers map[string]func(val)) {
 	for _, a := range e.attrs {
 		h, ok := handlers[a.name]
 		if !ok {
+			if near := suggest(a.name, slices.Collect(maps.Keys(handlers))); near != "" {
+				p.l.problemAt(path, a.line, a.col, fmt.Sprintf("<%s %s=%q>: unknown attribute %s; did you mean %s?", e.name, a.name, a.value, a.name, near))
+				continue
+			}
 			p.l.problemAt(path, a.line, a.col, fmt.Sprintf("<%s %s=%q>: attribute %s is not supported by Wharf yet", e.name, a.name, a.value, a.name))
 			continue
 		}
@@ -420,6 +427,8 @@ func (p *xmlParser) only(e *xmlElem, path string, want ...string) *xmlElem {
 		case !ok:
 			if why, gone := removed[k.name]; gone {
 				p.unsupported(k, path, why)
+			} else if near := suggest(k.name, want); near != "" {
+				p.l.problemAt(path, k.line, k.col, fmt.Sprintf("<%s>: unknown element; did you mean <%s>?", k.name, near))
 			} else {
 				p.unsupported(k, path, "")
 			}
@@ -493,20 +502,36 @@ func (p *xmlParser) persistenceAdapter(e *xmlElem) {
 	case "mKahaDB":
 		p.mKahaDB(k)
 	default:
-		for _, kk := range k.kids {
-			p.unsupported(kk, "persistence", "")
-		}
 		c.Persistence.Kind = KindKahaDB
 		l.note("persistence.kahadb", k.line, k.col, "<kahaDB>")
 		p.kahaDB(k, "persistence.kahadb", &c.Persistence.KahaDB, &l.sync, func() { l.kahaDirSet = true })
 	}
 }
 
-// kahaDB reads a <kahaDB>'s attributes into kd; dirSet is called when it
-// names a directory.
+// kahaDB reads a <kahaDB>'s attributes and its <locker> into kd; dirSet
+// is called when it names a directory.
 func (p *xmlParser) kahaDB(k *xmlElem, path string, kd *KahaDB, sync *syncSet, dirSet func()) {
 	l := p.l
 	kp := path + "."
+	for _, kk := range k.kids {
+		if kk.name != "locker" {
+			p.unsupported(kk, path, "")
+			continue
+		}
+		// <locker><shared-file-locker .../></locker>: the file lock
+		// Wharf always takes; only its retry interval is configurable.
+		lk := p.only(kk, path, "shared-file-locker")
+		if lk == nil {
+			continue
+		}
+		p.noText(lk, path)
+		for _, kkk := range lk.kids {
+			p.unsupported(kkk, path, "")
+		}
+		p.attrs(lk, path, map[string]func(val){
+			"lockAcquireSleepInterval": at(kp+"lock_acquire_sleep_interval", func(v val) { l.setDuration(&kd.LockAcquireSleepInterval, v) }),
+		})
+	}
 	p.attrs(k, path, map[string]func(val){
 		"directory": at(kp+"directory", func(v val) {
 			dirSet()
@@ -608,9 +633,6 @@ func (p *xmlParser) mKahaDB(k *xmlElem) {
 				continue
 			}
 			p.noText(kd, path+".kahadb")
-			for _, kk := range kd.kids {
-				p.unsupported(kk, path+".kahadb", "")
-			}
 			l.note(path+".kahadb", kd.line, kd.col, "<kahaDB>")
 			p.kahaDB(kd, path+".kahadb", &fk.KahaDB, &syncSet{}, func() {})
 		}

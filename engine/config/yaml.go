@@ -3,7 +3,9 @@ package config
 import (
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
 
@@ -87,7 +89,11 @@ func (p *yamlParser) mapping(n *yaml.Node, path string, hs map[string]handler) {
 		seen[k.Value] = k.Line
 		h, ok := hs[k.Value]
 		if !ok {
-			p.l.problemAt(kp, k.Line, k.Column, fmt.Sprintf("%s: unknown key %q", orRoot(path), k.Value))
+			msg := fmt.Sprintf("%s: unknown key %q", orRoot(path), k.Value)
+			if near := suggest(k.Value, slices.Collect(maps.Keys(hs))); near != "" {
+				msg += fmt.Sprintf("; did you mean %q?", near)
+			}
+			p.l.problemAt(kp, k.Line, k.Column, msg)
 			continue
 		}
 		p.l.note(kp, k.Line, k.Column, kp)
@@ -300,6 +306,7 @@ func (p *yamlParser) kahaDBKeys(kd *KahaDB, sync *syncSet, dirSet func()) map[st
 		"enable_ack_compaction":                p.boolean(&kd.EnableAckCompaction),
 		"compact_acks_after_no_gc":             p.integer(&kd.CompactAcksAfterNoGC),
 		"compact_acks_ignores_store_growth":    p.boolean(&kd.CompactAcksIgnoresStoreGrowth),
+		"lock_acquire_sleep_interval":          p.duration(&kd.LockAcquireSleepInterval),
 	}
 }
 

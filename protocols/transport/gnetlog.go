@@ -19,7 +19,9 @@ func (g gnetLogger) log(level slog.Level, format string, args []any) {
 	if !g.l.Enabled(context.Background(), level) {
 		return
 	}
-	g.l.Log(context.Background(), level, "gnet", "msg", fmt.Sprintf(format, args...))
+	// gnet's text goes in "detail": a "msg" attribute would be a second
+	// msg key in JSON logs, next to slog's own.
+	g.l.Log(context.Background(), level, "gnet", "detail", fmt.Sprintf(format, args...))
 }
 
 // Debugf logs at debug level.

@@ -1,6 +1,7 @@
 package kahadb
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -107,7 +108,7 @@ func Inspect(dir string, dump func(l journal.Location, c command.Command, err er
 		return r, err
 	}
 	ss := newShardStore(&Store{log: log}, j, dir, log)
-	if _, err := ss.replay(journal.Location{}); err != nil {
+	if _, err := ss.replay(context.Background(), journal.Location{}); err != nil {
 		return r, err
 	}
 	r.Messages, r.Subscriptions, r.Jobs = len(ss.msgs), len(ss.subs), len(ss.jobs)

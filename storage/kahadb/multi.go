@@ -183,6 +183,12 @@ const maxChildName = 64
 // (opened by OpenMulti), and the perDestination children found on disk,
 // whose destinations are learned from what they recover.
 func (m *MultiStore) OpenShard(index, count int) (engine.ShardStore, error) {
+	return m.OpenShardContext(context.Background(), index, count)
+}
+
+// OpenShardContext is OpenShard that gives up when ctx is done, as
+// Store.OpenShardContext does for each child (engine.ContextOpener).
+func (m *MultiStore) OpenShardContext(ctx context.Context, index, count int) (engine.ShardStore, error) {
 	ms := &multiShard{
 		m: m, index: index, count: count,
 		fixed: make([]*child, len(m.opts.Filters)),
@@ -200,7 +206,7 @@ func (m *MultiStore) OpenShard(index, count int) (engine.ShardStore, error) {
 		if f.PerDestination {
 			continue
 		}
-		c, err := ms.open(m.filterDir(i), f.Options)
+		c, err := ms.open(ctx, m.filterDir(i), f.Options)
 		if err != nil {
 			return fail(err)
 		}
@@ -212,13 +218,13 @@ func (m *MultiStore) OpenShard(index, count int) (engine.ShardStore, error) {
 	if jobs >= 0 {
 		ms.jobs = ms.fixed[jobs]
 	} else {
-		c, err := ms.open(filepath.Join(m.opts.Dir, jobsDir), m.opts.Filters[0].Options)
+		c, err := ms.open(ctx, filepath.Join(m.opts.Dir, jobsDir), m.opts.Filters[0].Options)
 		if err != nil {
 			return fail(err)
 		}
 		ms.jobs = c
 	}
-	if err := ms.discover(); err != nil {
+	if err := ms.discover(ctx); err != nil {
 		return fail(err)
 	}
 	// Learn where each destination and subscription is stored, so that
@@ -248,7 +254,7 @@ func (m *MultiStore) OpenShard(index, count int) (engine.ShardStore, error) {
 
 // discover opens the perDestination children left on disk (directories
 // named queue#... or topic#... that are no filter's own).
-func (ms *multiShard) discover() error {
+func (ms *multiShard) discover(ctx context.Context) error {
 	m := ms.m
 	seenParent := map[string]bool{}
 	for i := range m.opts.Filters {
@@ -271,7 +277,7 @@ func (ms *multiShard) discover() error {
 				!(strings.HasPrefix(name, "queue#") || strings.HasPrefix(name, "topic#")) {
 				continue
 			}
-			if _, err := ms.open(dir, m.optionsForDir(name, i)); err != nil {
+			if _, err := ms.open(ctx, dir, m.optionsForDir(name, i)); err != nil {
 				return err
 			}
 		}
@@ -381,16 +387,17 @@ type multiShard struct {
 	loaders []*shardStore
 }
 
-// open opens this shard of the child store in dir.
-func (ms *multiShard) open(dir string, o Options) (*child, error) {
+// open opens this shard of the child store in dir; ctx bounds the
+// replay of its journal.
+func (ms *multiShard) open(ctx context.Context, dir string, o Options) (*child, error) {
 	if c := ms.byDir[dir]; c != nil {
 		return c, nil
 	}
-	st, err := ms.m.child(context.Background(), dir, o)
+	st, err := ms.m.child(ctx, dir, o)
 	if err != nil {
 		return nil, err
 	}
-	ss, err := st.OpenShard(ms.index, ms.count)
+	ss, err := st.OpenShardContext(ctx, ms.index, ms.count)
 	if err != nil {
 		return nil, fmt.Errorf("kahadb: mKahaDB child %s: %w", filepath.Base(dir), err)
 	}
@@ -415,7 +422,7 @@ func (ms *multiShard) target(d message.Destination) (*child, error) {
 		c := ms.fixed[i]
 		if f.PerDestination {
 			var err error
-			c, err = ms.open(filepath.Join(m.parent(i), ChildName(d)), f.Options)
+			c, err = ms.open(context.Background(), filepath.Join(m.parent(i), ChildName(d)), f.Options)
 			if err != nil {
 				return nil, err
 			}

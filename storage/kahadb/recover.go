@@ -2,6 +2,7 @@ package kahadb
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -88,7 +89,7 @@ func (ss *shardStore) LoadMessage(ref engine.StoreRef) (*message.Message, error)
 // absent. From the zero Location it replays everything; from a checkpoint's
 // location it applies the tail on top of the state the index loaded. It
 // returns the number of records read.
-func (ss *shardStore) replay(from journal.Location) (int, error) {
+func (ss *shardStore) replay(ctx context.Context, from journal.Location) (int, error) {
 	r := replayer{ss: ss, txs: map[string][]replayed{}, prepared: map[string]bool{}}
 	for k, recs := range ss.loadedTxs { // prepared before the index's location
 		r.txs[k] = recs
@@ -99,6 +100,11 @@ func (ss *shardStore) replay(from journal.Location) (int, error) {
 	defer func() { ss.replaying = false }()
 	records, skipped := 0, 0
 	err := ss.j.Replay(from, func(l journal.Location, payload []byte) error {
+		// A signal during a long replay stops the start-up; checking
+		// every record costs nothing next to decoding it.
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("stopped at %s after %d records: %w", l, records, err)
+		}
 		records++
 		ss.cp.lastRec = l
 		ss.cp.changed++

@@ -157,6 +157,16 @@ func (s *Store) checkLayout(count int) error {
 
 // OpenShard opens shard index's journal and replays it into the index.
 func (s *Store) OpenShard(index, count int) (engine.ShardStore, error) {
+	return s.OpenShardContext(context.Background(), index, count)
+}
+
+// OpenShardContext is OpenShard that gives up when ctx is done: the replay
+// of a long journal checks it between records and returns an error
+// wrapping ctx.Err(), having closed the journal (engine.ContextOpener).
+func (s *Store) OpenShardContext(ctx context.Context, index, count int) (engine.ShardStore, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("kahadb: open shard %d: %w", index, err)
+	}
 	if err := s.checkLayout(count); err != nil {
 		return nil, err
 	}
@@ -186,7 +196,7 @@ func (s *Store) OpenShard(index, count int) (engine.ShardStore, error) {
 		}
 		ss = newShardStore(s, j, dir, lg)
 	}
-	n, err := ss.replay(ss.cp.at)
+	n, err := ss.replay(ctx, ss.cp.at)
 	if err != nil {
 		j.Close()
 		return nil, err

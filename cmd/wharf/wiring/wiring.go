@@ -207,7 +207,7 @@ func openwireListener(e *engine.Engine, t config.Transport, addr string, log *sl
 	return transport.Listen(addr, srv.Handler, to)
 }
 
-func memoryStore(*config.Config, *slog.Logger) (engine.Store, error) {
+func memoryStore(context.Context, *config.Config, *slog.Logger) (engine.Store, error) {
 	return memory.New(), nil
 }
 
@@ -215,7 +215,7 @@ func memoryStore(*config.Config, *slog.Logger) (engine.Store, error) {
 // single KahaDB journal (ActiveMQ's, or a one-shard Wharf's) makes the
 // broker run one shard, so that ActiveMQ's pending messages are recovered
 // without the user having to know about shards.
-func kahaDBStore(c *config.Config, log *slog.Logger) (engine.Store, error) {
+func kahaDBStore(ctx context.Context, c *config.Config, log *slog.Logger) (engine.Store, error) {
 	k := c.Persistence.KahaDB
 	dir := k.Directory
 	if dir == "" {
@@ -228,7 +228,7 @@ func kahaDBStore(c *config.Config, log *slog.Logger) (engine.Store, error) {
 	o := kahaDBOptions(k)
 	o.Dir = dir
 	o.Logger = log.With("store", "kahadb")
-	return kahadb.Open(context.Background(), o)
+	return kahadb.Open(ctx, o)
 }
 
 // kahaDBOptions are the store options of a <kahaDB>.
@@ -252,12 +252,13 @@ func kahaDBOptions(k config.KahaDB) kahadb.Options {
 		// is incremented, then compared); the store reads 0 as 10.
 		CompactAcksAfterNoGC:          max(k.CompactAcksAfterNoGC, 1),
 		CompactAcksIgnoresStoreGrowth: k.CompactAcksIgnoresStoreGrowth,
+		LockRetry:                     k.LockAcquireSleepInterval,
 	}
 }
 
 // mKahaDBStore opens <mKahaDB>: one KahaDB store per filter (or per
 // destination), each laid out by shard like a plain KahaDB store.
-func mKahaDBStore(c *config.Config, log *slog.Logger) (engine.Store, error) {
+func mKahaDBStore(ctx context.Context, c *config.Config, log *slog.Logger) (engine.Store, error) {
 	m := c.Persistence.MKahaDB
 	dir := m.Directory
 	if dir == "" {
@@ -270,5 +271,5 @@ func mKahaDBStore(c *config.Config, log *slog.Logger) (engine.Store, error) {
 		ko.Logger = lg
 		o.Filters = append(o.Filters, kahadb.Filter{Dest: f.Destination(), PerDestination: f.PerDestination, Options: ko})
 	}
-	return kahadb.OpenMulti(context.Background(), o)
+	return kahadb.OpenMulti(ctx, o)
 }

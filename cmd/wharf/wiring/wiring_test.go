@@ -1,6 +1,7 @@
 package wiring
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -28,7 +29,7 @@ persistence:
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := Factories().Stores[c.Persistence.Kind](c, slog.New(slog.DiscardHandler))
+	st, err := Factories().Stores[c.Persistence.Kind](context.Background(), c, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -47,14 +49,16 @@ var held struct {
 // Lock takes the KahaDB directory lock as ActiveMQ's SharedFileLocker does:
 // an exclusive POSIX record lock (fcntl F_SETLK, F_WRLCK) on <dir>/lock,
 // created if missing; on success it writes the time (int64 ms, big-endian)
-// at offset 0, as LockFile.lock does. Such locks exclude a running ActiveMQ
+// at offset 0, as LockFile.lock does, followed by a line naming this
+// process (see holderLine). Such locks exclude a running ActiveMQ
 // 5.17 (Java's FileChannel.tryLock is an fcntl lock), another Wharf, and a
 // second Lock in this process. flock(2) is deliberately not used: on Linux
 // it does not conflict with fcntl locks.
 //
 // While the lock is held elsewhere Lock retries every retry (0 means
-// DefaultLockRetry), logging once at Info and then at Debug, until it gets
-// the lock or ctx is done; it then returns an error wrapping both ErrLocked
+// DefaultLockRetry), logging each attempt at Info with who holds the lock
+// (as ActiveMQ's SharedFileLocker logs each one), until it gets the lock or
+// ctx is done; it then returns an error wrapping both ErrLocked
 // and ctx.Err(). Other errors (permissions, a missing directory that cannot
 // be created) are returned at once. Lock is safe from any goroutine.
 func Lock(ctx context.Context, dir string, retry time.Duration, log *slog.Logger) (*FileLock, error) {
@@ -87,11 +91,7 @@ func Lock(ctx context.Context, dir string, retry time.Duration, log *slog.Logger
 			}
 			return l, nil
 		}
-		if attempt == 0 {
-			log.Info("journal directory locked by another broker, waiting", "file", path, "retry", retry, "holder", busy)
-		} else {
-			log.Debug("journal directory still locked", "file", path, "holder", busy)
-		}
+		log.Info("journal directory locked by another broker, waiting", "file", path, "holder", busy, "attempt", attempt+1, "retry", retry)
 		if timer == nil {
 			timer = time.NewTimer(retry)
 			defer timer.Stop()
@@ -106,7 +106,8 @@ func Lock(ctx context.Context, dir string, retry time.Duration, log *slog.Logger
 	}
 }
 
-// tryLock makes one attempt. It returns the lock, or nil and who holds it.
+// tryLock makes one attempt. It returns the lock, or nil and who holds it
+// (describeHolder).
 func tryLock(path string) (*FileLock, string, error) {
 	held.Lock()
 	defer held.Unlock()
@@ -119,15 +120,19 @@ func tryLock(path string) (*FileLock, string, error) {
 	}
 	// Closing f drops no lock of ours: held says we have none on path.
 	if err := fcntlLock(f); err != nil {
-		f.Close()
+		defer f.Close()
 		if errors.Is(err, errLockBusy) {
-			return nil, "another process", nil
+			return nil, describeHolder(f), nil
 		}
 		return nil, "", fmt.Errorf("journal: lock %s: %w", path, err)
 	}
-	var stamp [8]byte
-	binary.BigEndian.PutUint64(stamp[:], uint64(time.Now().UnixMilli()))
-	if _, err := f.WriteAt(stamp[:], 0); err == nil {
+	content := binary.BigEndian.AppendUint64(nil, uint64(time.Now().UnixMilli()))
+	content = append(content, holderLine()...)
+	_, err = f.WriteAt(content, 0)
+	if err == nil {
+		err = f.Truncate(int64(len(content)))
+	}
+	if err == nil {
 		err = f.Sync()
 	}
 	if err != nil {
@@ -140,6 +145,73 @@ func tryLock(path string) (*FileLock, string, error) {
 	}
 	held.paths[path] = true
 	return &FileLock{f: f, path: path}, "", nil
+}
+
+// holderPrefix starts the line Lock writes after the time stamp.
+const holderPrefix = "\nwharf pid="
+
+// holderLine is what Lock writes after the time stamp: "\nwharf pid=<pid>
+// host=<hostname>\n", so that a broker waiting for the lock (possibly on
+// another host sharing the directory) can say who holds it. ActiveMQ reads
+// nothing of the file and writes only the 8-byte stamp at offset 0 when it
+// locks it, leaving this line behind: describeHolder trusts the line only
+// when its pid is the one the kernel reports as the holder.
+func holderLine() string {
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "unknown"
+	}
+	return holderPrefix + strconv.Itoa(os.Getpid()) + " host=" + host + "\n"
+}
+
+// describeHolder says who holds the lock on f, which this process could
+// not take: the pid the kernel reports (0 where it does not, e.g. on some
+// network file systems), "wharf on <host>" when the line holderLine wrote
+// belongs to that pid, and the time stamp at offset 0 (written by Wharf and
+// by ActiveMQ 5.17 when it took the lock).
+func describeHolder(f *os.File) string {
+	pid := fcntlHolder(f)
+	buf := make([]byte, 512)
+	n, _ := f.ReadAt(buf, 0)
+	buf = buf[:n]
+	var parts []string
+	if pid > 0 {
+		parts = append(parts, "pid "+strconv.Itoa(pid))
+	}
+	if len(buf) > 8 {
+		if p, host, ok := parseHolderLine(string(buf[8:])); ok && (pid == 0 || p == pid) {
+			if pid == 0 {
+				parts = append(parts, "pid "+strconv.Itoa(p))
+			}
+			parts = append(parts, "wharf on "+host)
+		}
+	}
+	if len(buf) >= 8 {
+		ms := int64(binary.BigEndian.Uint64(buf[:8]))
+		// Only a plausible time: an empty or foreign file says nothing.
+		if t := time.UnixMilli(ms); t.Year() >= 2000 && t.Before(time.Now().Add(24*time.Hour)) {
+			parts = append(parts, "locked at "+t.UTC().Format(time.RFC3339))
+		}
+	}
+	if len(parts) == 0 {
+		return "another process"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// parseHolderLine reads the line holderLine writes.
+func parseHolderLine(s string) (pid int, host string, ok bool) {
+	rest, found := strings.CutPrefix(s, holderPrefix)
+	if !found {
+		return 0, "", false
+	}
+	rest, _, _ = strings.Cut(rest, "\n")
+	p, h, found := strings.Cut(rest, " host=")
+	pid, err := strconv.Atoi(p)
+	if !found || err != nil || pid <= 0 || h == "" {
+		return 0, "", false
+	}
+	return pid, h, true
 }
 
 // Path returns the lock file's absolute path.

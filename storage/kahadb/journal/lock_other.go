@@ -13,3 +13,4 @@ var errNoLock = errors.New("fcntl record locks not supported on this platform")
 
 func fcntlLock(*os.File) error   { return errNoLock }
 func fcntlUnlock(*os.File) error { return errNoLock }
+func fcntlHolder(*os.File) int   { return 0 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -26,7 +27,9 @@ const lockHelperEnv = "WHARF_JOURNAL_LOCK_HELPER"
 // not a test. With "hold:<file>" it locks the file as Java's
 // FileChannel.tryLock(0, 8, false) does (fcntl F_SETLK, F_WRLCK on [0, 8)),
 // prints "locked", and keeps the lock until its stdin closes; with
-// "try:<file>" it makes one attempt and prints "acquired" or "busy".
+// "try:<file>" it makes one attempt and prints "acquired" or "busy"; with
+// "wharf:<dir>" it takes the lock with Lock, as another Wharf would, prints
+// "locked" and keeps it until its stdin closes.
 func TestKahaDBJournalLockHelperProcess(t *testing.T) {
 	spec := os.Getenv(lockHelperEnv)
 	if spec == "" {
@@ -34,6 +37,15 @@ func TestKahaDBJournalLockHelperProcess(t *testing.T) {
 	}
 	mode, path, _ := strings.Cut(spec, ":")
 	say := func(s string) { os.Stdout.WriteString(s + "\n") }
+	if mode == "wharf" {
+		if _, err := Lock(context.Background(), path, 0, nil); err != nil {
+			say("error " + err.Error())
+			os.Exit(1)
+		}
+		say("locked")
+		io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		say("error " + err.Error())
@@ -58,6 +70,13 @@ func TestKahaDBJournalLockHelperProcess(t *testing.T) {
 // lockHelper starts the helper; it returns the first line it printed and a
 // function that closes its stdin and waits for it.
 func lockHelper(t *testing.T, mode, path string) (string, func()) {
+	t.Helper()
+	line, stop, _ := lockHelperPid(t, mode, path)
+	return line, stop
+}
+
+// lockHelperPid is lockHelper that also returns the helper's pid.
+func lockHelperPid(t *testing.T, mode, path string) (string, func(), int) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKahaDBJournalLockHelperProcess$")
 	cmd.Env = append(os.Environ(), lockHelperEnv+"="+mode+":"+path)
@@ -85,7 +104,7 @@ func lockHelper(t *testing.T, mode, path string) (string, func()) {
 	if err != nil {
 		t.Fatalf("lock helper: %v (output %q)", err, line)
 	}
-	return strings.TrimSpace(line), stop
+	return strings.TrimSpace(line), stop, cmd.Process.Pid
 }
 
 func TestKahaDBJournalLockInProcess(t *testing.T) {
@@ -132,8 +151,11 @@ func TestKahaDBJournalLockInProcess(t *testing.T) {
 		t.Fatalf("second Unlock: %v, want ErrUnlocked", err)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, LockFileName))
-	if err != nil || len(data) != 8 {
-		t.Fatalf("lock file after Unlock: %x, %v; want it kept, 8 bytes (LockFile writes the time)", data, err)
+	if err != nil || len(data) < 8 {
+		t.Fatalf("lock file after Unlock: %x, %v; want it kept, the time first (LockFile writes it)", data, err)
+	}
+	if pid, _, ok := parseHolderLine(string(data[8:])); !ok || pid != os.Getpid() {
+		t.Fatalf("lock file after the time: %q; want the holder line with pid %d", data[8:], os.Getpid())
 	}
 	if ms := int64(binary.BigEndian.Uint64(data)); time.Since(time.UnixMilli(ms)).Abs() > time.Minute {
 		t.Fatalf("lock file time %d ms is not now", ms)
@@ -171,6 +193,60 @@ func TestKahaDBJournalLockOtherProcess(t *testing.T) {
 	}
 	if !strings.Contains(lb.String(), `msg="journal directory lock acquired"`) {
 		t.Fatalf("acquisition after waiting not logged:\n%s", lb)
+	}
+}
+
+// TestKahaDBJournalLockWaitNamesHolder: every attempt while another
+// process holds the lock is logged at Info with that process: its pid (from
+// the kernel) for a lock taken as ActiveMQ takes it, and also "wharf on
+// <host>" for one taken by another Wharf.
+func TestKahaDBJournalLockWaitNamesHolder(t *testing.T) {
+	host, _ := os.Hostname()
+	for _, tc := range []struct {
+		name, mode string
+		want       func(pid int) string
+	}{
+		{"ActiveMQ-style lock", "hold", func(pid int) string { return fmt.Sprintf("holder=\"pid %d", pid) }},
+		{"another Wharf", "wharf", func(pid int) string { return fmt.Sprintf("holder=\"pid %d, wharf on %s, locked at ", pid, host) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			target := filepath.Join(dir, LockFileName)
+			if tc.mode == "wharf" {
+				target = dir
+			}
+			got, _, pid := lockHelperPid(t, tc.mode, target)
+			if got != "locked" {
+				t.Fatalf("helper: %q", got)
+			}
+			lb := &logBuffer{}
+			// Three attempts, then give up: the barrier is the third
+			// attempt's log line, not a time.
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			res := make(chan error, 1)
+			go func() {
+				_, err := Lock(ctx, dir, time.Millisecond, lb.logger())
+				res <- err
+			}()
+			deadline := time.Now().Add(10 * time.Second)
+			for strings.Count(lb.String(), "journal directory locked by another broker, waiting") < 3 {
+				if time.Now().After(deadline) {
+					t.Fatalf("fewer than 3 attempts logged in 10 s:\n%s", lb)
+				}
+				time.Sleep(time.Millisecond) // polling a log with a deadline
+			}
+			cancel()
+			if err := <-res; !errors.Is(err, ErrLocked) || !errors.Is(err, context.Canceled) {
+				t.Fatalf("Lock: %v, want ErrLocked and Canceled", err)
+			}
+			lines := strings.Split(strings.TrimSpace(lb.String()), "\n")
+			for i, line := range lines[:3] {
+				if !strings.Contains(line, "level=INFO") || !strings.Contains(line, tc.want(pid)) || !strings.Contains(line, fmt.Sprintf("attempt=%d", i+1)) {
+					t.Fatalf("attempt %d logged as %q; want INFO, attempt=%d and %s", i+1, line, i+1, tc.want(pid))
+				}
+			}
+		})
 	}
 }
 

@@ -28,3 +28,14 @@ func fcntlUnlock(f *os.File) error {
 	lk := syscall.Flock_t{Type: syscall.F_UNLCK, Whence: io.SeekStart, Start: 0, Len: 0}
 	return syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &lk)
 }
+
+// fcntlHolder returns the pid of a process holding a lock on f that keeps
+// an exclusive one out (F_GETLK), or 0 when there is none now or the
+// kernel does not say.
+func fcntlHolder(f *os.File) int {
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: io.SeekStart, Start: 0, Len: 0}
+	if err := syscall.FcntlFlock(f.Fd(), syscall.F_GETLK, &lk); err != nil || lk.Type == syscall.F_UNLCK {
+		return 0
+	}
+	return int(lk.Pid)
+}
