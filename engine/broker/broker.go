@@ -170,8 +170,27 @@ func (b *Broker) start(o Options) (err error) {
 		b.listeners = append(b.listeners, named{t.Name, l})
 		log.Info("listening", "connector", t.Name, "scheme", t.Scheme, "addr", l.Addr().String())
 	}
+	if open := b.openListeners(); len(open) > 0 {
+		// Every start, so that a trusted-network broker is never silent
+		// about it (config.Config.TrustedNetwork).
+		log.Warn("trusted network: listening on non-loopback addresses without authentication; anyone who can reach these ports can use the broker",
+			"listeners", open)
+	}
 	log.Info("broker started", "broker", cfg.BrokerName, "id", b.e.BrokerID(), "store", kind)
 	return nil
+}
+
+// openListeners names the listeners on non-loopback addresses as
+// "name=addr" (the bound address). Validation lets them through only with
+// TrustedNetwork.
+func (b *Broker) openListeners() []string {
+	var open []string
+	for i, t := range b.cfg.Transports {
+		if !t.Loopback() && i < len(b.listeners) {
+			open = append(open, t.Name+"="+b.listeners[i].l.Addr().String())
+		}
+	}
+	return open
 }
 
 // Engine is the broker's engine.

@@ -284,8 +284,10 @@ func (l *loader) validateTransports() {
 				l.fail(upath, "scheme %q is not supported by Wharf yet (supported: %s)", t.Scheme, schemeList())
 			}
 		}
-		if t.Host != "" && !isLoopback(t.Host) {
-			l.fail(upath, "listening on %q needs authentication, which is not configured (Wharf binds only loopback until <plugins> authentication is supported); use 127.0.0.1", t.Host)
+		if t.Host != "" && !isLoopback(t.Host) && !l.cfg.TrustedNetwork {
+			l.fail(upath, "listening on %q needs authentication; Wharf cannot configure any yet (<plugins> authentication is not supported: once it is, configuring it will allow this). "+
+				"Listen on 127.0.0.1, or, only on a network you trust with the broker, let anyone who can reach the port connect without credentials: "+
+				"wharf run --trusted-network, <broker xmlns:wharf=%q wharf:trustedNetwork=\"true\">, or trusted_network: true in YAML", t.Host, WharfNS)
 		}
 		if t.Port != 0 {
 			key := net.JoinHostPort(t.Host, strconv.Itoa(t.Port))
@@ -321,6 +323,11 @@ func schemeList() string {
 	sort.Strings(s)
 	return strings.Join(s, ", ")
 }
+
+// Loopback reports whether t listens on a loopback address only
+// (127.0.0.1, ::1, localhost): the addresses Wharf binds without
+// TrustedNetwork.
+func (t Transport) Loopback() bool { return isLoopback(t.Host) }
 
 func isLoopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {

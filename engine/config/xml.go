@@ -32,6 +32,17 @@ type xmlAttr struct {
 // xsiNS is the XML Schema instance namespace (xsi:schemaLocation).
 const xsiNS = "http://www.w3.org/2001/XMLSchema-instance"
 
+// WharfNS is the XML namespace of the attributes activemq.xml sets for
+// Wharf alone, declared as xmlns:wharf="urn:wharf:config" and written
+// wharf:shards="1". ActiveMQ 5.17 starts with such attributes on
+// <broker> (its schema lets elements carry attributes of other
+// namespaces), so one file can serve both brokers.
+const WharfNS = "urn:wharf:config"
+
+// wharfPrefix is the prefix docs/config.md uses for WharfNS; an attribute
+// written with it but no xmlns:wharf declaration is reported with a hint.
+const wharfPrefix = "wharf"
+
 // maxXMLDepth bounds element nesting; activemq.xml needs fewer than 10.
 const maxXMLDepth = 64
 
@@ -40,11 +51,16 @@ const maxXMLDepth = 64
 // positions. See the package documentation and docs/config.md for what is
 // accepted; everything else is reported with its line.
 func ParseXML(r io.Reader, name string, vars map[string]string) (*Config, error) {
+	return parseXML(r, name, vars, LoadOptions{})
+}
+
+func parseXML(r io.Reader, name string, vars map[string]string, o LoadOptions) (*Config, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("config: reading %s: %w", name, err)
 	}
 	l := newLoader(name, true, vars)
+	l.opts = o
 	root, err := buildXMLTree(data)
 	if err != nil {
 		var se *xml.SyntaxError
@@ -176,8 +192,18 @@ var removed = map[string]string{
 func (p *xmlParser) attrs(e *xmlElem, path string, handlers map[string]func(val)) {
 	for _, a := range e.attrs {
 		h, ok := handlers[a.name]
+		if !ok && strings.HasPrefix(a.name, wharfPrefix+":") {
+			// encoding/xml leaves an undeclared prefix as the Space; a
+			// namespace-aware parser such as ActiveMQ's refuses the file.
+			p.l.problemAt(path, a.line, a.col, fmt.Sprintf("<%s %s=%q>: the prefix %s is not declared; add xmlns:%s=%q to <%s> or an enclosing element", e.name, a.name, a.value, wharfPrefix, wharfPrefix, WharfNS, e.name))
+			continue
+		}
 		if !ok {
-			p.l.problemAt(path, a.line, a.col, fmt.Sprintf("<%s %s=%q>: attribute %s is not supported by Wharf yet", e.name, a.name, a.value, a.name))
+			name := a.name
+			if local, isWharf := strings.CutPrefix(name, WharfNS+":"); isWharf {
+				name = wharfPrefix + ":" + local
+			}
+			p.l.problemAt(path, a.line, a.col, fmt.Sprintf("<%s %s=%q>: attribute %s is not supported by Wharf yet", e.name, name, a.value, name))
 			continue
 		}
 		h(val{raw: a.value, line: a.line, col: a.col, label: fmt.Sprintf("<%s %s=%q>", e.name, a.name, a.value)})
@@ -375,6 +401,9 @@ func (p *xmlParser) broker(e *xmlElem) {
 		// Wharf always stops cleanly on SIGINT/SIGTERM; the JVM hook
 		// setting has nothing to change.
 		"useShutdownHook": at("use_shutdown_hook", func(v val) { l.setBool(&ignoredHook, v) }),
+		// Wharf's own settings, in its namespace (WharfNS).
+		WharfNS + ":shards":         at("shards", func(v val) { l.setInt(&c.Shards, v) }),
+		WharfNS + ":trustedNetwork": at("trusted_network", func(v val) { l.setBool(&c.TrustedNetwork, v) }),
 	})
 	p.noText(e, "")
 	once := map[string]bool{}
