@@ -269,12 +269,20 @@ func startWharf(t *testing.T, dir string, kahadb ...string) *wharfProc {
 // and returns once the broker has started.
 func startWharfYAML(t *testing.T, yml string) *wharfProc {
 	t.Helper()
-	bin := wharfBinary(t)
 	cfg := filepath.Join(t.TempDir(), "wharf.yaml")
 	if err := os.WriteFile(cfg, []byte(yml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := startProc(t, "wharf", exec.Command(bin, "run", "--config", cfg, "--log-format", "json"))
+	return startWharfArgs(t, "--config", cfg)
+}
+
+// startWharfArgs runs `wharf run --log-format json` with args, whose
+// configuration has an OpenWire and a STOMP connector named openwire and
+// stomp, and returns once the broker has started.
+func startWharfArgs(t *testing.T, args ...string) *wharfProc {
+	t.Helper()
+	bin := wharfBinary(t)
+	p := startProc(t, "wharf", exec.Command(bin, append([]string{"run", "--log-format", "json"}, args...)...))
 	p.waitLine(regexp.MustCompile(`"msg":"broker started"`), procStartTimeout)
 	w := &wharfProc{proc: p}
 	lines, _ := p.log.snapshot()

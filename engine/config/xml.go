@@ -192,6 +192,11 @@ var removed = map[string]string{
 func (p *xmlParser) attrs(e *xmlElem, path string, handlers map[string]func(val)) {
 	for _, a := range e.attrs {
 		h, ok := handlers[a.name]
+		// Wharf's attributes are shown as docs/config.md writes them.
+		name := a.name
+		if local, isWharf := strings.CutPrefix(name, WharfNS+":"); isWharf {
+			name = wharfPrefix + ":" + local
+		}
 		if !ok && strings.HasPrefix(a.name, wharfPrefix+":") {
 			// encoding/xml leaves an undeclared prefix as the Space; a
 			// namespace-aware parser such as ActiveMQ's refuses the file.
@@ -199,14 +204,10 @@ func (p *xmlParser) attrs(e *xmlElem, path string, handlers map[string]func(val)
 			continue
 		}
 		if !ok {
-			name := a.name
-			if local, isWharf := strings.CutPrefix(name, WharfNS+":"); isWharf {
-				name = wharfPrefix + ":" + local
-			}
 			p.l.problemAt(path, a.line, a.col, fmt.Sprintf("<%s %s=%q>: attribute %s is not supported by Wharf yet", e.name, name, a.value, name))
 			continue
 		}
-		h(val{raw: a.value, line: a.line, col: a.col, label: fmt.Sprintf("<%s %s=%q>", e.name, a.name, a.value)})
+		h(val{raw: a.value, line: a.line, col: a.col, label: fmt.Sprintf("<%s %s=%q>", e.name, name, a.value)})
 	}
 }
 
