@@ -356,8 +356,10 @@ func propertyValues(p *xmlParser, e *xmlElem) []val {
 	return out
 }
 
-// importElem accepts the stock <import resource="jetty.xml"/>: Wharf's
-// HTTP server (console, Jolokia, metrics) is configured separately.
+// importElem accepts the stock <import resource="jetty.xml"/> without
+// reading it: it configures ActiveMQ's web console and Jolokia API, and
+// Wharf has no HTTP server yet (none of them is built), so there is
+// nothing for it to configure.
 func (p *xmlParser) importElem(e *xmlElem) {
 	var res string
 	p.attrs(e, "", map[string]func(val){"resource": func(v val) { res = v.raw }})
@@ -366,7 +368,7 @@ func (p *xmlParser) importElem(e *xmlElem) {
 		base = base[i+1:]
 	}
 	if base != "jetty.xml" {
-		p.l.problemAt("", e.line, e.col, fmt.Sprintf("<import resource=%q> is not supported by Wharf yet (only jetty.xml, whose settings Wharf's HTTP configuration replaces)", res))
+		p.l.problemAt("", e.line, e.col, fmt.Sprintf("<import resource=%q> is not supported by Wharf yet (only jetty.xml, which is accepted and not read: Wharf has no web console or HTTP API yet)", res))
 	}
 }
 
@@ -472,14 +474,14 @@ func (p *xmlParser) managementContext(e *xmlElem) {
 		p.unsupported(kk, "use_jmx", "")
 	}
 	p.attrs(k, "use_jmx", map[string]func(val){
-		// Wharf exposes management data through its Jolokia-compatible
-		// HTTP API; it never opens a JMX/RMI connector.
+		// Wharf has no JMX, so no JMX/RMI connector; nor, yet, any other
+		// management API (no Jolokia).
 		"createConnector": func(v val) {
 			v.path = "use_jmx"
 			var b bool
 			p.l.setBool(&b, v)
 			if b {
-				p.l.problemAt(v.path, v.line, v.col, v.label+": a JMX remote connector is not supported by Wharf; management is served over the Jolokia HTTP API")
+				p.l.problemAt(v.path, v.line, v.col, v.label+": a JMX remote connector is not supported by Wharf (it has no JMX, and no management API yet)")
 			}
 		},
 	})
@@ -499,8 +501,8 @@ func (p *xmlParser) shutdownHooks(e *xmlElem) {
 			p.unsupported(k, "", "only the SpringContextHook bean is accepted here")
 			continue
 		}
-		// Stops the Spring context (Jetty) at shutdown; Wharf stops its
-		// HTTP server itself.
+		// Stops the Spring context (Jetty) at shutdown; Wharf has neither,
+		// and stops itself cleanly on SIGINT/SIGTERM.
 		p.attrs(k, "", map[string]func(val){"class": func(val) {}, "id": func(val) {}})
 	}
 }

@@ -110,9 +110,10 @@ func PlanMKahaDB(dir string) ([]MKahaDBChild, error) {
 		}
 		c := MKahaDBChild{Shard: name, Destinations: r.Destinations}
 		for _, d := range c.Destinations {
-			// A name ActiveMQ would read as a pattern, a composite or
+			// A name ActiveMQ would read as a pattern (any "*" or ">":
+			// ActiveMQDestination.setPhysicalName), a composite or
 			// options cannot be listed in a filter.
-			if strings.ContainsAny(d.Name, ",?") || d.IsWildcard() || (d.Type != message.Queue && d.Type != message.Topic) {
+			if strings.ContainsAny(d.Name, "*>,?") || (d.Type != message.Queue && d.Type != message.Topic) {
 				return nil, fmt.Errorf("kahadb: %s holds %s, which an mKahaDB filter cannot name", name, d)
 			}
 		}
