@@ -46,6 +46,9 @@ func TestConfigWharfNamespace(t *testing.T) {
 		{"undeclared prefix", strings.Replace(strings.Replace(wharfNSDoc, ` xmlns:wharf="urn:wharf:config"`, "", 1), "%s", `wharf:shards="1" wharf:trustedNetwork="true"`, 1), 2,
 			`the prefix wharf is not declared; add xmlns:wharf="urn:wharf:config"`, 3}, // and 0.0.0.0 refused
 		{"unknown wharf attribute", strings.Replace(wharfNSDoc, "%s", `wharf:trustedNetwork="true" wharf:turbo="true"`, 1), 2, "attribute wharf:turbo is not supported", 1},
+		{"wharf attribute on kahaDB", strings.Replace(strings.Replace(wharfNSDoc, "%s", `wharf:trustedNetwork="true"`, 1),
+			"<transportConnectors>", `<persistenceAdapter><kahaDB wharf:shards="1"/></persistenceAdapter><transportConnectors>`, 1), 3,
+			`<kahaDB wharf:shards="1">: Wharf's attributes (wharf:shards, wharf:trustedNetwork) go on <broker>`, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -203,6 +203,10 @@ func (p *xmlParser) attrs(e *xmlElem, path string, handlers map[string]func(val)
 			p.l.problemAt(path, a.line, a.col, fmt.Sprintf("<%s %s=%q>: the prefix %s is not declared; add xmlns:%s=%q to <%s> or an enclosing element", e.name, a.name, a.value, wharfPrefix, wharfPrefix, WharfNS, e.name))
 			continue
 		}
+		if !ok && name != a.name && e.name != "broker" {
+			p.l.problemAt(path, a.line, a.col, fmt.Sprintf("<%s %s=%q>: Wharf's attributes (wharf:shards, wharf:trustedNetwork) go on <broker>", e.name, name, a.value))
+			continue
+		}
 		if !ok {
 			p.l.problemAt(path, a.line, a.col, fmt.Sprintf("<%s %s=%q>: attribute %s is not supported by Wharf yet", e.name, name, a.value, name))
 			continue
