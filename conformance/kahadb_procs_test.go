@@ -257,16 +257,32 @@ var wharfListening = regexp.MustCompile(`"msg":"listening"`)
 // ("key: value").
 func startWharf(t *testing.T, dir string, kahadb ...string) *wharfProc {
 	t.Helper()
-	bin := wharfBinary(t)
-	cfg := filepath.Join(t.TempDir(), "wharf.yaml")
 	var extra strings.Builder
 	for _, kv := range kahadb {
 		extra.WriteString("    " + kv + "\n")
 	}
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, wharfConfig, dir, extra.String()), 0o644); err != nil {
+	return startWharfYAML(t, fmt.Sprintf(wharfConfig, dir, extra.String()))
+}
+
+// startWharfYAML runs the wharf binary with the YAML configuration yml,
+// which has an OpenWire and a STOMP connector named openwire and stomp,
+// and returns once the broker has started.
+func startWharfYAML(t *testing.T, yml string) *wharfProc {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "wharf.yaml")
+	if err := os.WriteFile(cfg, []byte(yml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := startProc(t, "wharf", exec.Command(bin, "run", "--config", cfg, "--log-format", "json"))
+	return startWharfArgs(t, "--config", cfg)
+}
+
+// startWharfArgs runs `wharf run --log-format json` with args, whose
+// configuration has an OpenWire and a STOMP connector named openwire and
+// stomp, and returns once the broker has started.
+func startWharfArgs(t *testing.T, args ...string) *wharfProc {
+	t.Helper()
+	bin := wharfBinary(t)
+	p := startProc(t, "wharf", exec.Command(bin, append([]string{"run", "--log-format", "json"}, args...)...))
 	p.waitLine(regexp.MustCompile(`"msg":"broker started"`), procStartTimeout)
 	w := &wharfProc{proc: p}
 	lines, _ := p.log.snapshot()
@@ -336,6 +352,18 @@ var amqListening = regexp.MustCompile(`Listening for connections at: tcp://[^:/]
 // scheduler) in a temporary directory of its own.
 func startActiveMQ(t *testing.T, kahaDir string) *amqProc {
 	t.Helper()
+	b, err := os.ReadFile(filepath.FromSlash("kahadb/activemq.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startActiveMQXML(t, b, "wharf.kahadb.dir="+kahaDir)
+}
+
+// startActiveMQXML starts ActiveMQ as startActiveMQ does, with the
+// activemq.xml xml (one OpenWire connector on loopback port 0) and the
+// -D settings props.
+func startActiveMQXML(t *testing.T, xml []byte, props ...string) *amqProc {
+	t.Helper()
 	skipWithoutActiveMQ(t)
 	base := t.TempDir()
 	conf := filepath.Join(base, "conf")
@@ -344,19 +372,17 @@ func startActiveMQ(t *testing.T, kahaDir string) *amqProc {
 			t.Fatal(err)
 		}
 	}
-	for src, dst := range map[string]string{
-		"kahadb/activemq.xml":       filepath.Join(conf, "activemq.xml"),
-		"activemq/log4j.properties": filepath.Join(conf, "log4j.properties"),
-	} {
-		b, err := os.ReadFile(filepath.FromSlash(src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(dst, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.WriteFile(filepath.Join(conf, "activemq.xml"), xml, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	cmd := activemq.Command(base, "wharf.kahadb.dir="+kahaDir)
+	b, err := os.ReadFile(filepath.FromSlash("activemq/log4j.properties"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(conf, "log4j.properties"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := activemq.Command(base, props...)
 	p := startProc(t, "activemq", cmd)
 	port := p.waitLine(amqListening, procStartTimeout)[1]
 	p.waitLine(regexp.MustCompile(`Apache ActiveMQ \S+ \(.*\) started`), procStartTimeout)

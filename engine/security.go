@@ -69,8 +69,9 @@ var ErrNotAuthorized = errors.New("engine: not authorized")
 var ErrBadCredentials = errors.New("engine: user name or password is invalid")
 
 // AllowAll is the default security: every connection is accepted as an
-// anonymous subject and may do anything. The broker binds to loopback while
-// it is in place.
+// anonymous subject and may do anything. While it is in place the broker
+// binds to loopback only, unless the operator declares the network trusted
+// (config.Config.TrustedNetwork).
 type AllowAll struct{}
 
 // Authenticate accepts everyone.

@@ -21,6 +21,13 @@ const kahadbUsage = `Usage:
 DIR is a KahaDB directory (ActiveMQ's, or Wharf's with one shard), a Wharf
 store directory holding shard-* directories, or an mKahaDB directory (each
 child in turn). Nothing is written.
+
+  wharf kahadb activemq DIR
+                           for a Wharf store of several shards (stop Wharf
+                           first): link each shard under the name ActiveMQ's
+                           mKahaDB gives its child (in DIR), and print the
+                           <persistenceAdapter> with which ActiveMQ 5.17 opens
+                           the store, each destination in its shard
 `
 
 func runKahaDB(args []string, stdout, stderr io.Writer) error {
@@ -33,6 +40,9 @@ func runKahaDB(args []string, stdout, stderr io.Writer) error {
 		return errors.New("kahadb: want a subcommand and a directory")
 	}
 	cmd, dir := args[0], args[1]
+	if cmd == "activemq" {
+		return runKahaDBActiveMQ(dir, stdout, stderr)
+	}
 	if cmd != "dump" && cmd != "check" && cmd != "pins" {
 		fmt.Fprint(stderr, kahadbUsage)
 		return fmt.Errorf("kahadb: unknown subcommand %q", cmd)

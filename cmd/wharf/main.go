@@ -1,6 +1,7 @@
 // Command wharf is the Wharf message broker.
 //
-//	wharf run [--config FILE] [-Dname=value ...] [--log-level LEVEL]
+//	wharf run [--config FILE] [-Dname=value ...] [--log-level LEVEL] [--trusted-network]
+//	wharf kahadb dump|check|pins|activemq DIR
 //	wharf bench [--url URL] [--scenario NAME] [flags]
 //	wharf version
 package main
@@ -30,6 +31,9 @@ Usage:
   wharf run [flags]     start a broker (Ctrl-C or SIGTERM stops it)
   wharf kahadb dump|check|pins DIR
                         inspect a KahaDB directory (ActiveMQ's or Wharf's)
+  wharf kahadb activemq DIR
+                        print the <persistenceAdapter> with which ActiveMQ
+                        5.17 opens a Wharf store of several shards
   wharf bench [flags]   load-test a broker over STOMP, OpenWire, MQTT or AMQP and check
                         exactly-once delivery (wharf bench --help)
   wharf version         print the version
@@ -44,6 +48,11 @@ Flags of run:
                         the environment is consulted after these
   --log-level LEVEL     debug, info (default), warn or error
   --log-format FORMAT   text (default) or json
+  --trusted-network     let connectors listen on non-loopback addresses (such as
+                        the 0.0.0.0 of ActiveMQ's stock activemq.xml) without
+                        authentication, which Wharf cannot configure yet: anyone
+                        who can reach the ports can use the broker. Logged at
+                        Warn at every start, with those listeners
 
 Exit status of run: 0 once stopped by SIGINT or SIGTERM, in any phase (a
 signal while the broker waits for its store's lock or recovers its journal
@@ -107,6 +116,7 @@ func runBroker(args []string, stdout, stderr io.Writer) error {
 	cfgPath := fs.String("config", "", "configuration file")
 	level := fs.String("log-level", "info", "log level")
 	format := fs.String("log-format", "text", "log format")
+	trusted := fs.Bool("trusted-network", false, "allow non-loopback listeners without authentication")
 	// -Dname=value is Java's form, which the flag package would read as a
 	// flag called "Dname": take those out first.
 	vars := defines{}
@@ -154,13 +164,14 @@ func runBroker(args []string, stdout, stderr io.Writer) error {
 
 	var cfg *config.Config
 	if *cfgPath != "" {
-		c, err := config.LoadFile(*cfgPath, vars)
+		c, err := config.LoadFileWith(*cfgPath, vars, config.LoadOptions{TrustedNetwork: *trusted})
 		if err != nil {
 			return err
 		}
 		cfg = c
 	} else {
 		c := config.Default()
+		c.TrustedNetwork = *trusted
 		c.Persistence.KahaDB.Directory = filepath.Join(c.DataDirectory, "kahadb")
 		f := wiring.Factories()
 		for _, t := range config.DefaultTransports() {

@@ -194,6 +194,12 @@ func (b *Broker) start(ctx context.Context, o Options) (err error) {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("broker start: %w", err)
 	}
+	if open := b.openListeners(); len(open) > 0 {
+		// Every start, so that a trusted-network broker is never silent
+		// about it (config.Config.TrustedNetwork).
+		log.Warn("trusted network: listening on non-loopback addresses without authentication; anyone who can reach these ports can use the broker",
+			"listeners", open)
+	}
 	attrs := []any{"broker", cfg.BrokerName, "id", b.e.BrokerID()}
 	if o.Version != "" {
 		attrs = append(attrs, "version", o.Version)
@@ -207,6 +213,19 @@ func (b *Broker) start(ctx context.Context, o Options) (err error) {
 	}
 	log.Info("broker started", attrs...)
 	return nil
+}
+
+// openListeners names the listeners on non-loopback addresses as
+// "name=addr" (the bound address). Validation lets them through only with
+// TrustedNetwork.
+func (b *Broker) openListeners() []string {
+	var open []string
+	for i, t := range b.cfg.Transports {
+		if !t.Loopback() && i < len(b.listeners) {
+			open = append(open, t.Name+"="+b.listeners[i].l.Addr().String())
+		}
+	}
+	return open
 }
 
 // Engine is the broker's engine.

@@ -20,8 +20,9 @@ type Config struct {
 	DataDirectory string
 	// Persistent is <broker persistent>; false forces the memory store.
 	Persistent bool
-	// UseJMX is <broker useJmx>; Wharf serves the management view through
-	// its Jolokia-compatible HTTP API.
+	// UseJMX is <broker useJmx>. Accepted for compatibility: Wharf has no
+	// JMX, and no management API yet (the Jolokia-compatible HTTP API is
+	// not built), so it changes nothing.
 	UseJMX bool
 	// AdvisorySupport is <broker advisorySupport>.
 	AdvisorySupport bool
@@ -56,9 +57,19 @@ type Config struct {
 	// OfflineDurableSubscriberTaskSchedule is how often the offline durable
 	// subscriber sweep runs (<broker offlineDurableSubscriberTaskSchedule>, ms).
 	OfflineDurableSubscriberTaskSchedule time.Duration
-	// Shards is the number of engine shards (native form only); 0 means
-	// GOMAXPROCS.
+	// Shards is the number of engine shards: YAML shards, <broker
+	// wharf:shards> in activemq.xml (WharfNS); 0 means GOMAXPROCS. It also
+	// decides the KahaDB layout: one shard is one plain KahaDB directory
+	// (as ActiveMQ's), more are one shard-<i>-of-<n> directory each.
 	Shards int
+	// TrustedNetwork is YAML trusted_network, <broker
+	// wharf:trustedNetwork> or wharf run --trusted-network: connectors may
+	// listen on non-loopback addresses although no authentication is
+	// configured (Wharf cannot configure any yet), so anyone who can
+	// reach such a port can use the broker. The broker logs that at Warn at
+	// every start, naming those listeners. Default false (STYLE.md §8:
+	// loopback only until credentials exist).
+	TrustedNetwork bool
 	// Transports are the <transportConnectors>, in file order.
 	Transports []Transport
 	// Persistence is the <persistenceAdapter>.
@@ -479,7 +490,8 @@ func Default() Config {
 		OfflineDurableSubscriberTimeout: 0,
 		// BrokerService.offlineDurableSubscriberTaskSchedule = 300000 ms.
 		OfflineDurableSubscriberTaskSchedule: 300 * time.Second,
-		Shards:                               0, // GOMAXPROCS (DESIGN.md)
+		Shards:                               0,     // GOMAXPROCS (DESIGN.md)
+		TrustedNetwork:                       false, // STYLE.md §8: loopback until credentials exist
 		Persistence: Persistence{
 			Kind:   KindKahaDB, // BrokerService.createPersistenceAdapter: KahaDB
 			KahaDB: defaultKahaDB(),

@@ -27,9 +27,11 @@
 // activemq.xml: Spring's <beans> wrapper (namespaces and xsi:schemaLocation
 // are accepted and ignored) around one <broker>, or a bare <broker>. The
 // PropertyPlaceholderConfigurer bean's properties files are read for
-// placeholder values; <import resource="jetty.xml"/>, the SpringContextHook
+// placeholder values; <import resource="jetty.xml"/> (ActiveMQ's web
+// console and Jolokia, which Wharf does not have yet), the SpringContextHook
 // shutdown hook and <managementContext createConnector="false"/> are
-// accepted because Wharf configures or does those things itself. Durations
+// accepted and change nothing. Attributes in Wharf's namespace (WharfNS)
+// carry Wharf's own settings: <broker wharf:shards wharf:trustedNetwork>. Durations
 // are milliseconds, as ActiveMQ's setters take them; sizes are ActiveMQ
 // size strings (ParseSize).
 //

@@ -20,20 +20,33 @@ import (
 // values (see the package doc for the lookup order). Errors name the file
 // as path was given.
 func LoadFile(path string, vars map[string]string) (*Config, error) {
+	return LoadFileWith(path, vars, LoadOptions{})
+}
+
+// LoadOptions are settings of one load that come from outside the file
+// (wharf run's flags), applied before validation.
+type LoadOptions struct {
+	// TrustedNetwork sets Config.TrustedNetwork, whatever the file says
+	// (wharf run --trusted-network).
+	TrustedNetwork bool
+}
+
+// LoadFileWith is LoadFile with o applied.
+func LoadFileWith(path string, vars map[string]string, o LoadOptions) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".xml":
-		return ParseXML(bytes.NewReader(data), path, vars)
+		return parseXML(bytes.NewReader(data), path, vars, o)
 	case ".yaml", ".yml":
-		return ParseYAML(bytes.NewReader(data), path, vars)
+		return parseYAML(bytes.NewReader(data), path, vars, o)
 	}
 	if t := bytes.TrimLeft(data, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '<' {
-		return ParseXML(bytes.NewReader(data), path, vars)
+		return parseXML(bytes.NewReader(data), path, vars, o)
 	}
-	return ParseYAML(bytes.NewReader(data), path, vars)
+	return parseYAML(bytes.NewReader(data), path, vars, o)
 }
 
 // loader carries one load through its stages: the Config being built, the
@@ -60,6 +73,8 @@ type loader struct {
 	// not be resolved: each is reported once, and fail says nothing more
 	// of it ("uri is required" would only repeat the hole it left).
 	unresolved map[string]bool
+	// opts are the load's settings from outside the file.
+	opts LoadOptions
 }
 
 type srcPos struct {
@@ -266,6 +281,7 @@ func (l *loader) setDuration(dst *time.Duration, v val) {
 
 // finish runs the stages after parsing: derived defaults, validation, freeze.
 func (l *loader) finish() (*Config, error) {
+	l.cfg.TrustedNetwork = l.cfg.TrustedNetwork || l.opts.TrustedNetwork
 	l.applyDefaults()
 	l.validate()
 	if len(l.problems) > 0 {

@@ -264,6 +264,7 @@ func (l *loader) positive(path string, n int64) {
 func (l *loader) validateTransports() {
 	names := map[string]int{}
 	addrs := map[string]int{}
+	explained := -1 // the connector whose refusal says the ways out
 	for i := range l.cfg.Transports {
 		t := &l.cfg.Transports[i]
 		path := fmt.Sprintf("transport_connectors[%d]", i)
@@ -284,8 +285,13 @@ func (l *loader) validateTransports() {
 				l.fail(upath, "scheme %q is not supported by Wharf yet (supported: %s)", t.Scheme, schemeList())
 			}
 		}
-		if t.Host != "" && !isLoopback(t.Host) {
-			l.fail(upath, "listening on %q needs authentication, which is not configured (Wharf binds only loopback until <plugins> authentication is supported); use 127.0.0.1", t.Host)
+		if t.Host != "" && !isLoopback(t.Host) && !l.cfg.TrustedNetwork && explained >= 0 {
+			l.fail(upath, "listening on %q needs authentication (see connector %q for the ways out)", t.Host, l.cfg.Transports[explained].Name)
+		} else if t.Host != "" && !isLoopback(t.Host) && !l.cfg.TrustedNetwork {
+			explained = i
+			l.fail(upath, "listening on %q needs authentication; Wharf cannot configure any yet (<plugins> authentication is not supported: once it is, configuring it will allow this). "+
+				"Listen on 127.0.0.1, or, only on a network you trust with the broker, let anyone who can reach the port connect without credentials: "+
+				"wharf run --trusted-network, <broker xmlns:wharf=%q wharf:trustedNetwork=\"true\">, or trusted_network: true in YAML", t.Host, WharfNS)
 		}
 		if t.Port != 0 {
 			key := net.JoinHostPort(t.Host, strconv.Itoa(t.Port))
@@ -321,6 +327,11 @@ func schemeList() string {
 	sort.Strings(s)
 	return strings.Join(s, ", ")
 }
+
+// Loopback reports whether t listens on a loopback address only
+// (127.0.0.1, ::1, localhost): the addresses Wharf binds without
+// TrustedNetwork.
+func (t Transport) Loopback() bool { return isLoopback(t.Host) }
 
 func isLoopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {

@@ -34,6 +34,17 @@ type xmlAttr struct {
 // xsiNS is the XML Schema instance namespace (xsi:schemaLocation).
 const xsiNS = "http://www.w3.org/2001/XMLSchema-instance"
 
+// WharfNS is the XML namespace of the attributes activemq.xml sets for
+// Wharf alone, declared as xmlns:wharf="urn:wharf:config" and written
+// wharf:shards="1". ActiveMQ 5.17 starts with such attributes on
+// <broker> (its schema lets elements carry attributes of other
+// namespaces), so one file can serve both brokers.
+const WharfNS = "urn:wharf:config"
+
+// wharfPrefix is the prefix docs/config.md uses for WharfNS; an attribute
+// written with it but no xmlns:wharf declaration is reported with a hint.
+const wharfPrefix = "wharf"
+
 // maxXMLDepth bounds element nesting; activemq.xml needs fewer than 10.
 const maxXMLDepth = 64
 
@@ -42,11 +53,16 @@ const maxXMLDepth = 64
 // positions. See the package documentation and docs/config.md for what is
 // accepted; everything else is reported with its line.
 func ParseXML(r io.Reader, name string, vars map[string]string) (*Config, error) {
+	return parseXML(r, name, vars, LoadOptions{})
+}
+
+func parseXML(r io.Reader, name string, vars map[string]string, o LoadOptions) (*Config, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("config: reading %s: %w", name, err)
 	}
 	l := newLoader(name, true, vars)
+	l.opts = o
 	root, err := buildXMLTree(data)
 	if err != nil {
 		var se *xml.SyntaxError
@@ -179,15 +195,30 @@ var removed = map[string]string{
 func (p *xmlParser) attrs(e *xmlElem, path string, handlers map[string]func(val)) {
 	for _, a := range e.attrs {
 		h, ok := handlers[a.name]
-		if !ok {
-			if near := suggest(a.name, slices.Collect(maps.Keys(handlers))); near != "" {
-				p.l.problemAt(path, a.line, a.col, fmt.Sprintf("<%s %s=%q>: unknown attribute %s; did you mean %s?", e.name, a.name, a.value, a.name, near))
-				continue
-			}
-			p.l.problemAt(path, a.line, a.col, fmt.Sprintf("<%s %s=%q>: attribute %s is not supported by Wharf yet", e.name, a.name, a.value, a.name))
+		// Wharf's attributes are shown as docs/config.md writes them.
+		name := a.name
+		if local, isWharf := strings.CutPrefix(name, WharfNS+":"); isWharf {
+			name = wharfPrefix + ":" + local
+		}
+		if !ok && strings.HasPrefix(a.name, wharfPrefix+":") {
+			// encoding/xml leaves an undeclared prefix as the Space; a
+			// namespace-aware parser such as ActiveMQ's refuses the file.
+			p.l.problemAt(path, a.line, a.col, fmt.Sprintf("<%s %s=%q>: the prefix %s is not declared; add xmlns:%s=%q to <%s> or an enclosing element", e.name, a.name, a.value, wharfPrefix, wharfPrefix, WharfNS, e.name))
 			continue
 		}
-		h(val{raw: a.value, line: a.line, col: a.col, label: fmt.Sprintf("<%s %s=%q>", e.name, a.name, a.value)})
+		if !ok && name != a.name && e.name != "broker" {
+			p.l.problemAt(path, a.line, a.col, fmt.Sprintf("<%s %s=%q>: Wharf's attributes (wharf:shards, wharf:trustedNetwork) go on <broker>", e.name, name, a.value))
+			continue
+		}
+		if !ok {
+			if near := suggest(a.name, slices.Collect(maps.Keys(handlers))); near != "" {
+				p.l.problemAt(path, a.line, a.col, fmt.Sprintf("<%s %s=%q>: unknown attribute %s; did you mean %s?", e.name, name, a.value, name, near))
+				continue
+			}
+			p.l.problemAt(path, a.line, a.col, fmt.Sprintf("<%s %s=%q>: attribute %s is not supported by Wharf yet", e.name, name, a.value, name))
+			continue
+		}
+		h(val{raw: a.value, line: a.line, col: a.col, label: fmt.Sprintf("<%s %s=%q>", e.name, name, a.value)})
 	}
 }
 
@@ -336,8 +367,10 @@ func propertyValues(p *xmlParser, e *xmlElem) []val {
 	return out
 }
 
-// importElem accepts the stock <import resource="jetty.xml"/>: Wharf's
-// HTTP server (console, Jolokia, metrics) is configured separately.
+// importElem accepts the stock <import resource="jetty.xml"/> without
+// reading it: it configures ActiveMQ's web console and Jolokia API, and
+// Wharf has no HTTP server yet (none of them is built), so there is
+// nothing for it to configure.
 func (p *xmlParser) importElem(e *xmlElem) {
 	var res string
 	p.attrs(e, "", map[string]func(val){"resource": func(v val) { res = v.raw }})
@@ -346,7 +379,7 @@ func (p *xmlParser) importElem(e *xmlElem) {
 		base = base[i+1:]
 	}
 	if base != "jetty.xml" {
-		p.l.problemAt("", e.line, e.col, fmt.Sprintf("<import resource=%q> is not supported by Wharf yet (only jetty.xml, whose settings Wharf's HTTP configuration replaces)", res))
+		p.l.problemAt("", e.line, e.col, fmt.Sprintf("<import resource=%q> is not supported by Wharf yet (only jetty.xml, which is accepted and not read: Wharf has no web console or HTTP API yet)", res))
 	}
 }
 
@@ -382,6 +415,9 @@ func (p *xmlParser) broker(e *xmlElem) {
 		// Wharf always stops cleanly on SIGINT/SIGTERM; the JVM hook
 		// setting has nothing to change.
 		"useShutdownHook": at("use_shutdown_hook", func(v val) { l.setBool(&ignoredHook, v) }),
+		// Wharf's own settings, in its namespace (WharfNS).
+		WharfNS + ":shards":         at("shards", func(v val) { l.setInt(&c.Shards, v) }),
+		WharfNS + ":trustedNetwork": at("trusted_network", func(v val) { l.setBool(&c.TrustedNetwork, v) }),
 	})
 	p.noText(e, "")
 	once := map[string]bool{}
@@ -451,14 +487,14 @@ func (p *xmlParser) managementContext(e *xmlElem) {
 		p.unsupported(kk, "use_jmx", "")
 	}
 	p.attrs(k, "use_jmx", map[string]func(val){
-		// Wharf exposes management data through its Jolokia-compatible
-		// HTTP API; it never opens a JMX/RMI connector.
+		// Wharf has no JMX, so no JMX/RMI connector; nor, yet, any other
+		// management API (no Jolokia).
 		"createConnector": func(v val) {
 			v.path = "use_jmx"
 			var b bool
 			p.l.setBool(&b, v)
 			if b {
-				p.l.problemAt(v.path, v.line, v.col, v.label+": a JMX remote connector is not supported by Wharf; management is served over the Jolokia HTTP API")
+				p.l.problemAt(v.path, v.line, v.col, v.label+": a JMX remote connector is not supported by Wharf (it has no JMX, and no management API yet)")
 			}
 		},
 	})
@@ -478,8 +514,8 @@ func (p *xmlParser) shutdownHooks(e *xmlElem) {
 			p.unsupported(k, "", "only the SpringContextHook bean is accepted here")
 			continue
 		}
-		// Stops the Spring context (Jetty) at shutdown; Wharf stops its
-		// HTTP server itself.
+		// Stops the Spring context (Jetty) at shutdown; Wharf has neither,
+		// and stops itself cleanly on SIGINT/SIGTERM.
 		p.attrs(k, "", map[string]func(val){"class": func(val) {}, "id": func(val) {}})
 	}
 }

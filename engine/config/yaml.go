@@ -21,11 +21,16 @@ import (
 // Go duration strings ("30s"). Unknown keys are errors. name is used in
 // error positions. docs/config.md lists every key.
 func ParseYAML(r io.Reader, name string, vars map[string]string) (*Config, error) {
+	return parseYAML(r, name, vars, LoadOptions{})
+}
+
+func parseYAML(r io.Reader, name string, vars map[string]string, o LoadOptions) (*Config, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("config: reading %s: %w", name, err)
 	}
 	l := newLoader(name, false, vars)
+	l.opts = o
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		line := 0
@@ -194,7 +199,8 @@ func (p *yamlParser) top(n *yaml.Node) {
 		"destination_interceptors":                 p.interceptors,
 		"offline_durable_subscriber_timeout":       p.duration(&c.OfflineDurableSubscriberTimeout),
 		"offline_durable_subscriber_task_schedule": p.duration(&c.OfflineDurableSubscriberTaskSchedule),
-		"shards": p.integer(&c.Shards),
+		"shards":          p.integer(&c.Shards),
+		"trusted_network": p.boolean(&c.TrustedNetwork),
 		"transport_connectors": func(n *yaml.Node, path string) {
 			p.list(n, path, func(el *yaml.Node, ep string) {
 				c.Transports = append(c.Transports, Transport{Line: el.Line})

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"wharf/engine/message"
 	"wharf/storage/kahadb/command"
 	"wharf/storage/kahadb/journal"
 )
@@ -24,6 +25,9 @@ type Report struct {
 	Subscriptions int
 	Jobs          int
 	Pins          []Pin // per journal file, what keeps it from cleanup
+	// Destinations hold pending messages or durable subscriptions after
+	// replay, sorted by their qualified names (queue://a, topic://b).
+	Destinations []message.Destination
 }
 
 // Pin says why a journal file cannot be deleted: the pending messages of
@@ -131,6 +135,17 @@ func Inspect(dir string, dump func(l journal.Location, c command.Command, err er
 	for _, jr := range ss.jobs {
 		pin(jr.file).Jobs++
 	}
+	dests := map[message.Destination]bool{}
+	for k := range ss.msgs {
+		dests[k.dest] = true
+	}
+	for _, s := range ss.subs {
+		dests[s.sub.Destination] = true
+	}
+	for d := range dests {
+		r.Destinations = append(r.Destinations, d)
+	}
+	sort.Slice(r.Destinations, func(a, b int) bool { return r.Destinations[a].String() < r.Destinations[b].String() })
 	for _, p := range pins {
 		sort.Strings(p.Subscriptions)
 		r.Pins = append(r.Pins, *p)

@@ -159,6 +159,12 @@ func ChildName(d message.Destination) string {
 		}
 		q = prefix + d.Name
 	}
+	return safeName(q)
+}
+
+// safeName is IOHelper.toFileSystemSafeName(q) cut to its last 64
+// characters, as MultiKahaDBPersistenceAdapter names a child directory.
+func safeName(q string) string {
 	var b strings.Builder
 	for _, c := range q {
 		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
