@@ -210,6 +210,20 @@ func engineDest(d command.Destination) message.Destination {
 	return message.Destination{Type: message.DestType(d.Type), Name: d.Name}
 }
 
+// setStoredDest gives m, read from a record stored under d, its
+// destination: d, as ActiveMQ's store hands a message the destination it
+// is kept under (the frame of a composite or virtual-destination copy is
+// the message as sent, naming the destination it was sent to) — but under
+// engine.RetainStore, which holds the retained messages of every topic of
+// the shard, the frame's own destination, which names the topic: it is all
+// the engine has to find the topic by after a restart.
+func setStoredDest(m *message.Message, d message.Destination) {
+	if d == engine.RetainStore && m.Destination.Type.IsTopic() {
+		return
+	}
+	m.Destination = d
+}
+
 // marshal is the OpenWire v11 loose frame KahaDB stores for m: the bytes it
 // arrived with when it came over OpenWire, else converted.
 func marshal(m *message.Message, redeliveries int32) ([]byte, error) {
@@ -734,7 +748,7 @@ func decodeMessage(p []byte, l journal.Location) (*message.Message, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kahadb: message %s at %v: %w", add.MessageID, l, err)
 	}
-	m.Destination = engineDest(add.Destination)
+	setStoredDest(m, engineDest(add.Destination))
 	return m, nil
 }
 
