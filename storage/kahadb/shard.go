@@ -225,9 +225,13 @@ func setStoredDest(m *message.Message, d message.Destination) {
 }
 
 // marshal is the OpenWire v11 loose frame KahaDB stores for m: the bytes it
-// arrived with when it came over OpenWire, else converted.
+// arrived with when it came over OpenWire, else converted. A copy that a
+// composite or virtual destination made keeps the bytes of the message as
+// sent, which name neither where the copy is nor its OriginalDestination:
+// it is converted (openwire.FromEngine sets both in the original frame),
+// or a restart would hand it back without its OriginalDestination.
 func marshal(m *message.Message, redeliveries int32) ([]byte, error) {
-	if m.Original.Protocol == "openwire" && len(m.Original.Bytes) > 0 && redeliveries == m.RedeliveryCounter {
+	if m.Original.Protocol == "openwire" && len(m.Original.Bytes) > 0 && redeliveries == m.RedeliveryCounter && m.OriginalDestination.IsZero() {
 		return m.Original.Bytes, nil
 	}
 	w, err := openwire.FromEngine(m, redeliveries)
