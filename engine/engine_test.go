@@ -743,7 +743,13 @@ func TestEngineNoLocal(t *testing.T) {
 }
 
 func TestEngineRestartKeepsPersistentMessages(t *testing.T) {
-	v := start(t, nil)
+	for _, kind := range storeKinds {
+		t.Run(kind, func(t *testing.T) { testRestartKeepsPersistentMessages(t, kind) })
+	}
+}
+
+func testRestartKeepsPersistentMessages(t *testing.T, kind string) {
+	v := startOn(t, kind, nil)
 	q, tp := message.QueueDest("durable-q"), message.TopicDest("durable-t")
 	p := v.conn("")
 	c := v.conn("cid")
