@@ -134,7 +134,11 @@ type Server struct {
 	shareMembers map[message.Destination]int
 }
 
-// clientState is what the server keeps per client id.
+// clientState is what the server keeps per client id. It is kept in
+// memory, as ActiveMQ keeps its MQTT packet-id state (publisherRecs,
+// the packet id generator): a broker restart forgets the QoS 2 exchanges
+// in flight, while the session's subscriptions and the messages they hold
+// are durable subscriptions in the store.
 type clientState struct {
 	active *session // the session holding the client id, nil when offline
 	// inQoS2 are packet ids of QoS 2 publishes received and stored, whose
