@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/Azure/go-amqp"
+	paho5 "github.com/eclipse/paho.golang/paho"
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"wharf/engine"
@@ -313,4 +314,67 @@ func TestConformanceRestartVirtualTopicCopy(t *testing.T) {
 	expectHeader(t, after, "original-destination", "/topic/"+vt)
 	// The same destination as before, on the other consumer queue.
 	expectHeader(t, after, "destination", strings.Replace(header(before, "destination"), "Consumer.A.", "Consumer.B.", 1))
+}
+
+// TestConformanceRestartMQTT5Session: an MQTT 5 session that outlives its
+// connection (Session Expiry Interval) is resumed with session present, its
+// ordinary and its shared subscription ($share/<group>/<filter>) both
+// delivering what was published while it was away: after a reconnect, and
+// after a restart (before and after it).
+func TestConformanceRestartMQTT5Session(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		name := "reconnect"
+		if restart {
+			name = "restart"
+		}
+		t.Run(name, func(t *testing.T) { testMQTT5SessionResumed(t, restart) })
+	}
+}
+
+func testMQTT5SessionResumed(t *testing.T, restart bool) {
+	b := mqttBroker(t, nil, brokertest.WithKahaDB())
+	base := uniq(t)
+	expiry := uint32(3600)
+	connect := func() *v5Client {
+		return mqtt5Connect(t, b.MQTTAddr(), &paho5.Connect{ClientID: base, CleanStart: false,
+			Properties: &paho5.ConnectProperties{SessionExpiryInterval: &expiry}})
+	}
+	c := connect()
+	c.sub(t, &paho5.Subscribe{Subscriptions: []paho5.SubscribeOptions{
+		{Topic: base + "/plain", QoS: 1},
+		{Topic: "$share/g/" + base + "/shared", QoS: 1},
+	}})
+	c.Disconnect(&paho5.Disconnect{})
+	publish := func(body string) {
+		p := mqtt5Connect(t, b.MQTTAddr(), &paho5.Connect{ClientID: base + "-pub", CleanStart: true})
+		for _, topic := range []string{base + "/plain", base + "/shared"} {
+			p.pub(t, &paho5.Publish{Topic: topic, QoS: 1, Payload: []byte(body)})
+		}
+		p.Disconnect(&paho5.Disconnect{})
+	}
+	publish("before")
+	if restart {
+		b.Restart()
+	}
+	publish("after")
+	c = connect()
+	if !c.ack.SessionPresent {
+		t.Fatal("session present not set for the resumed session")
+	}
+	got := map[string][]string{}
+	for range 4 {
+		m := c.next(t)
+		got[m.Topic] = append(got[m.Topic], string(m.Payload))
+	}
+	for _, topic := range []string{base + "/plain", base + "/shared"} {
+		if w := []string{"before", "after"}; strings.Join(got[topic], ",") != strings.Join(w, ",") {
+			t.Errorf("%s: got %q, want %q", topic, got[topic], w)
+		}
+	}
+	publish("marker")
+	for range 2 {
+		if m := c.next(t); string(m.Payload) != "marker" {
+			t.Fatalf("after the kept messages got %q on %s, want the marker", m.Payload, m.Topic)
+		}
+	}
 }
