@@ -180,9 +180,10 @@ func NewServer(e *engine.Engine, o Options) *Server {
 // (recordShare). The session's client state holds the membership again,
 // and the share is fed, until the session resumes or is dropped.
 func (s *Server) restoreShareMembers() {
+	subs := s.e.AllDurableSubs() // before mu: LOCKS.md has no Server.mu → Engine.mu order
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, ds := range s.e.AllDurableSubs() {
+	for _, ds := range subs {
 		qos, full, ok := parseDurableName(ds.Key.Name)
 		if !ok {
 			continue
