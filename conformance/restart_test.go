@@ -116,13 +116,21 @@ func TestConformanceRestartOpenWireDurableSubscription(t *testing.T) {
 
 // TestConformanceRestartAMQPDurableSubscription: an AMQP durable
 // subscription (container-id, link name, durable source that never
-// expires) keeps across a restart the durable messages sent while it was
-// detached.
+// expires, a selector filter) keeps across a restart the durable messages
+// it matched while it was detached, and its selector (re-attached with
+// the same filter, it is not re-made empty).
 func TestConformanceRestartAMQPDurableSubscription(t *testing.T) {
 	b := amqpBroker(t, nil, brokertest.WithKahaDB())
 	base := uniq(t)
 	topic := "topic://" + base
-	durable := &amqp.ReceiverOptions{Name: "sub1", SourceDurability: amqp.DurabilityUnsettledState, SourceExpiryPolicy: amqp.ExpiryPolicyNever}
+	durable := &amqp.ReceiverOptions{Name: "sub1", SourceDurability: amqp.DurabilityUnsettledState, SourceExpiryPolicy: amqp.ExpiryPolicyNever,
+		Filters: []amqp.LinkFilter{amqp.NewSelectorFilter("color = 'red'")}}
+	colored := func(body, color string) *amqp.Message {
+		m := amqp.NewMessage([]byte(body))
+		m.Header = &amqp.MessageHeader{Durable: true} // offline subscriptions keep persistent messages only
+		m.ApplicationProperties = map[string]any{"color": color}
+		return m
+	}
 	clientConn := func() *amqp.Conn {
 		return amqpDial(t, b.AMQPAddr(), &amqp.ConnOptions{ContainerID: base + "-client", SASLType: amqp.SASLTypeAnonymous()})
 	}
@@ -131,11 +139,9 @@ func TestConformanceRestartAMQPDurableSubscription(t *testing.T) {
 	c.Close() // detaches the link: the subscription stays
 	eventually(t, func() bool { return len(b.Engine().DurableSubs(base+"-client")) == 1 })
 	snd := amqpSender(t, amqpSession(t, amqpDial(t, b.AMQPAddr(), nil)), topic, nil)
-	for _, body := range []string{"away-1", "away-2"} {
-		m := amqp.NewMessage([]byte(body))
-		m.Header = &amqp.MessageHeader{Durable: true}
-		amqpSend(t, snd, m)
-	}
+	amqpSend(t, snd, colored("away-1", "red"))
+	amqpSend(t, snd, colored("blue", "blue"))
+	amqpSend(t, snd, colored("away-2", "red"))
 
 	b.Restart()
 	if subs := b.Engine().DurableSubs(base + "-client"); len(subs) != 1 || subs[0].Key.Name != "sub1" {
@@ -152,7 +158,8 @@ func TestConformanceRestartAMQPDurableSubscription(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	amqpSend(t, snd, amqp.NewMessage([]byte("marker")))
+	amqpSend(t, snd, colored("blue-after", "blue"))
+	amqpSend(t, snd, colored("marker", "red"))
 	if m := amqpRecv(t, r); string(m.GetData()) != "marker" {
 		t.Fatalf("after the kept messages got %q, want the marker", m.GetData())
 	}
