@@ -64,6 +64,8 @@ func target(t *testing.T) string {
 // The broker runs with activemq/activemq.xml, the configuration run.sh
 // gives ActiveMQ (policies, interceptors, usage limits, both STOMP
 // connectors), with a memory store and every port 0; opts apply after it.
+// A test that restarts the broker passes brokertest.WithKahaDB, so that the
+// restart recovers from the KahaDB directory the file configures.
 func startBroker(t *testing.T, opts ...brokertest.Option) *brokertest.Broker {
 	t.Helper()
 	if external {

@@ -144,14 +144,16 @@ func TestConformanceJMS(t *testing.T) {
 }
 
 // startJMSBroker starts an in-process Wharf with activemq/activemq.xml, as
-// startBroker does, but regardless of the STOMP suite's external setting.
+// startBroker does, but regardless of the STOMP suite's external setting,
+// and on the KahaDB store that file configures (in a temporary directory),
+// as ActiveMQ runs the same suite: the Failover case's restart then closes
+// the store and recovers what it sent from disk.
 func startJMSBroker(t *testing.T) *brokertest.Broker {
 	t.Helper()
 	loaded := loadActiveMQConfig(t)
 	return brokertest.Start(t, wiring.Factories(), brokertest.WithConfig(func(c *config.Config) {
 		*c = *loaded
-		c.Persistence.Kind = config.KindMemory
-	}))
+	}), brokertest.WithKahaDB())
 }
 
 // jmsCaseFilter returns the part of -test.run after "TestConformanceJMS/",

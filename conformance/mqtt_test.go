@@ -213,7 +213,7 @@ func TestConformanceMQTTDollarPublishDroppedByDefault(t *testing.T) {
 }
 
 func TestConformanceMQTTRetained(t *testing.T) {
-	b := mqttBroker(t, nil)
+	b := mqttBroker(t, nil, brokertest.WithKahaDB()) // the restart reopens the store from disk
 	base := uniq(t)
 	pub := mqttConnect(t, b.MQTTAddr(), base+"-pub")
 	mqttPub(t, pub, base+"/a", 1, true, "a1")
@@ -310,7 +310,7 @@ func TestConformanceMQTTSessionTakeover(t *testing.T) {
 }
 
 func TestConformanceMQTTPersistentSession(t *testing.T) {
-	b := mqttBroker(t, nil)
+	b := mqttBroker(t, nil, brokertest.WithKahaDB()) // the restart reopens the store from disk
 	base := uniq(t)
 	id := base + "-dev"
 	persistent := func(o *paho.ClientOptions) { o.SetCleanSession(false) }

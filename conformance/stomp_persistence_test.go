@@ -31,7 +31,7 @@ func TestConformanceSTOMPRedeliveryAfterDisconnect(t *testing.T) {
 // SEND without persistent:true is non-persistent and does not survive a
 // broker restart; persistent:true does (reference mappings.md §1.4).
 func TestConformanceSTOMPPersistenceAcrossRestart(t *testing.T) {
-	b := startBroker(t)
+	b := startBroker(t, brokertest.WithKahaDB())
 	q := queue(t, "")
 	c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
 	c.sendMsg(q, "non-persistent")

@@ -828,3 +828,16 @@ func (e *Engine) DurableSubs(clientID string) []DurableSub {
 	}
 	return out
 }
+
+// AllDurableSubs returns every durable subscription, active or not, in no
+// particular order (a protocol rebuilding its sessions at start). Safe
+// from any goroutine.
+func (e *Engine) AllDurableSubs() []DurableSub {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]DurableSub, 0, len(e.durables))
+	for _, r := range e.durables {
+		out = append(out, r.sub)
+	}
+	return out
+}

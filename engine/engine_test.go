@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"wharf/engine"
 	"wharf/engine/message"
+	"wharf/storage/kahadb"
 	"wharf/storage/memory"
 )
 
@@ -60,6 +62,10 @@ type env struct {
 	clock *clock
 	store *memory.Store
 	opts  engine.Options
+	// kahaDir is the KahaDB directory of an env made by startKahaDB, ""
+	// on the memory store; kaha is the store open there.
+	kahaDir string
+	kaha    *kahadb.Store
 }
 
 func start(t *testing.T, mod func(*engine.Options)) *env {
@@ -72,17 +78,67 @@ func start(t *testing.T, mod func(*engine.Options)) *env {
 		mod(&v.opts)
 	}
 	v.restart()
-	t.Cleanup(func() { v.e.Close() })
+	t.Cleanup(v.close)
 	return v
 }
 
-// restart stops the engine and starts a new one on the same store.
-func (v *env) restart() {
+// startKahaDB is start on a KahaDB store in t.TempDir() (disk syncs on):
+// restart closes the store and opens it again from disk, so only what it
+// recovers survives.
+func startKahaDB(t *testing.T, mod func(*engine.Options)) *env {
+	t.Helper()
+	c := &clock{}
+	c.ms.Store(1_700_000_000_000)
+	v := &env{t: t, clock: c, kahaDir: t.TempDir()}
+	v.opts = engine.Options{Shards: 4, Now: c.now, TickInterval: time.Hour}
+	if mod != nil {
+		mod(&v.opts)
+	}
+	v.restart()
+	t.Cleanup(v.close)
+	return v
+}
+
+// startOn is start on the memory store or, for "kahadb", startKahaDB.
+func startOn(t *testing.T, kind string, mod func(*engine.Options)) *env {
+	t.Helper()
+	if kind == "kahadb" {
+		return startKahaDB(t, mod)
+	}
+	return start(t, mod)
+}
+
+// storeKinds are the stores a restart test runs on.
+var storeKinds = []string{"memory", "kahadb"}
+
+// close stops the engine and closes a KahaDB store.
+func (v *env) close() {
 	v.t.Helper()
 	if v.e != nil {
 		if err := v.e.Close(); err != nil {
+			v.t.Error(err)
+		}
+		v.e = nil
+	}
+	if v.kaha != nil {
+		if err := v.kaha.Close(); err != nil {
+			v.t.Error(err)
+		}
+		v.kaha = nil
+	}
+}
+
+// restart stops the engine and starts a new one on the same store: the
+// memory store instance, or the KahaDB directory opened again.
+func (v *env) restart() {
+	v.t.Helper()
+	v.close()
+	if v.kahaDir != "" {
+		k, err := kahadb.Open(context.Background(), kahadb.Options{Dir: v.kahaDir, EnableJournalDiskSyncs: true})
+		if err != nil {
 			v.t.Fatal(err)
 		}
+		v.kaha, v.opts.Store = k, k
 	}
 	e, err := engine.New(v.opts)
 	if err != nil {
@@ -687,7 +743,13 @@ func TestEngineNoLocal(t *testing.T) {
 }
 
 func TestEngineRestartKeepsPersistentMessages(t *testing.T) {
-	v := start(t, nil)
+	for _, kind := range storeKinds {
+		t.Run(kind, func(t *testing.T) { testRestartKeepsPersistentMessages(t, kind) })
+	}
+}
+
+func testRestartKeepsPersistentMessages(t *testing.T, kind string) {
+	v := startOn(t, kind, nil)
 	q, tp := message.QueueDest("durable-q"), message.TopicDest("durable-t")
 	p := v.conn("")
 	c := v.conn("cid")

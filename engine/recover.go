@@ -10,7 +10,7 @@ import (
 // recover rebuilds the shard's destinations and durable subscriptions from
 // its store. It runs before the shard loop starts.
 func (s *shard) recover(ctx context.Context) error {
-	subs, msgs, jobs, txs, stubs := 0, 0, 0, 0, 0
+	subs, msgs, jobs, txs, stubs, retained := 0, 0, 0, 0, 0, 0
 	recoverAll := s.store.Recover
 	if ld, ok := s.store.(MessageLoader); ok {
 		// Pending messages stay in the store until dispatch, browsing or
@@ -54,6 +54,7 @@ func (s *shard) recover(ctx context.Context) error {
 				m.RedeliveryCounter = it.Redeliveries
 				it.Msg = m
 			}
+			retained++
 			s.recoverRetained(it)
 			return nil
 		}
@@ -85,8 +86,8 @@ func (s *shard) recover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if subs+msgs+jobs+txs > 0 {
-		s.log.Info("store recovered", "durable_subs", subs, "messages", msgs, "left_in_store", stubs, "destinations", len(s.dests), "scheduled_jobs", jobs, "prepared_xa_transactions", txs)
+	if subs+msgs+jobs+txs+retained > 0 {
+		s.log.Info("store recovered", "durable_subs", subs, "messages", msgs, "left_in_store", stubs, "destinations", len(s.dests), "scheduled_jobs", jobs, "prepared_xa_transactions", txs, "retained_messages", retained)
 	}
 	return nil
 }

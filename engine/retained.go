@@ -66,6 +66,12 @@ func (s *shard) recoverRetained(it RecoveredItem) {
 	if it.Seq > s.retainNext {
 		s.retainNext = it.Seq
 	}
+	if !it.Msg.Destination.Type.IsTopic() {
+		// Only a store that lost the message's own destination hands
+		// this; it would be a retained message of no topic.
+		s.log.Warn("retained message of no topic ignored", "dest", it.Msg.Destination.String(), "msg_id", it.Msg.ID)
+		return
+	}
 	d := s.dest(it.Msg.Destination, true)
 	if d.retainedSeq != 0 && d.retainedSeq > it.Seq {
 		// An older copy left by a crash between two writes: the store

@@ -66,7 +66,13 @@ func TestEngineRetainedReplayedToRetroactiveSubscriptions(t *testing.T) {
 }
 
 func TestEngineRetainedSurvivesRestart(t *testing.T) {
-	v := start(t, nil)
+	for _, kind := range storeKinds {
+		t.Run(kind, func(t *testing.T) { testRetainedSurvivesRestart(t, kind) })
+	}
+}
+
+func testRetainedSurvivesRestart(t *testing.T, kind string) {
+	v := startOn(t, kind, nil)
 	a := message.TopicDest("home.kitchen")
 	b := message.TopicDest("home.hall")
 	p := v.conn("")

@@ -312,7 +312,13 @@ func TestEngineSchedulerTransaction(t *testing.T) {
 }
 
 func TestEngineSchedulerRestart(t *testing.T) {
-	v := start(t, withScheduler)
+	for _, kind := range storeKinds {
+		t.Run(kind, func(t *testing.T) { testSchedulerRestart(t, kind) })
+	}
+}
+
+func testSchedulerRestart(t *testing.T, kind string) {
+	v := startOn(t, kind, withScheduler)
 	q := message.QueueDest("durable.jobs")
 	p := v.conn("")
 	send(t, p, scheduledMsg(q, "after restart", prop(engine.ScheduledDelay, message.LongValue(10000))))

@@ -37,6 +37,20 @@ func WithConfig(fn func(*config.Config)) Option {
 	return func(c *config.Config, _ *broker.Options) { fn(c) }
 }
 
+// WithKahaDB runs the broker on a KahaDB store (the store `wharf run` uses
+// by default) in the test's data directory, enableJournalDiskSyncs on as
+// by default; Restart then closes it and reopens it from disk, so that a
+// restart test checks what the store recovers. It applies after the
+// options before it (a WithConfig that replaces the whole config comes
+// first); the KahaDB directory it leaves as they set it, or the default
+// <dataDirectory>/kahadb.
+func WithKahaDB() Option {
+	return func(c *config.Config, _ *broker.Options) {
+		c.Persistent = true
+		c.Persistence.Kind = config.KindKahaDB
+	}
+}
+
 // Start starts a broker with every connector f serves among the default
 // ones, on loopback port 0, and returns once they accept connections.
 func Start(t testing.TB, f broker.Factories, opts ...Option) *Broker {
@@ -87,19 +101,32 @@ func addrString(a net.Addr) string {
 }
 
 // Restart stops the broker and starts it again on the same store (new
-// ports). Persistent state survives as it would a broker restart.
+// ports), as a restarted broker reopens its data directory. A store on
+// disk (WithKahaDB) is closed and opened again: what comes back is what
+// it recovers. The memory store keeps its state when closed, so the same
+// instance is handed to the next start: persistent state survives, but
+// nothing is recovered from a disk; a restart test meant to check
+// recovery runs on KahaDB.
 func (b *Broker) Restart() {
 	b.t.Helper()
-	// The memory store keeps its state when closed; hand the same one to
-	// the next start, as a restarted broker reopens its data directory.
 	st := b.Broker.Store()
 	if err := b.Broker.Close(); err != nil {
 		b.t.Fatalf("stop broker: %v", err)
 	}
-	b.opts.Factories.Stores = map[string]broker.StoreFactory{
-		config.KindMemory: func(context.Context, *config.Config, *slog.Logger) (engine.Store, error) { return st, nil },
+	if b.onMemory() {
+		stores := map[string]broker.StoreFactory{}
+		for k, f := range b.opts.Factories.Stores {
+			stores[k] = f
+		}
+		stores[config.KindMemory] = func(context.Context, *config.Config, *slog.Logger) (engine.Store, error) { return st, nil }
+		b.opts.Factories.Stores = stores
 	}
 	b.start()
+}
+
+// onMemory reports whether the broker runs on the memory store.
+func (b *Broker) onMemory() bool {
+	return !b.cfg.Persistent || b.cfg.Persistence.Kind == config.KindMemory
 }
 
 // MQTTAddr is the MQTT connector's address ("127.0.0.1:port").

@@ -134,7 +134,11 @@ type Server struct {
 	shareMembers map[message.Destination]int
 }
 
-// clientState is what the server keeps per client id.
+// clientState is what the server keeps per client id. It is kept in
+// memory, as ActiveMQ keeps its MQTT packet-id state (publisherRecs,
+// the packet id generator): a broker restart forgets the QoS 2 exchanges
+// in flight, while the session's subscriptions and the messages they hold
+// are durable subscriptions in the store.
 type clientState struct {
 	active *session // the session holding the client id, nil when offline
 	// inQoS2 are packet ids of QoS 2 publishes received and stored, whose
@@ -166,7 +170,37 @@ func NewServer(e *engine.Engine, o Options) *Server {
 	}
 	s := &Server{e: e, opts: o, log: o.Logger, clients: map[string]*clientState{}, shareMembers: map[message.Destination]int{}}
 	s.restoreShares()
+	s.restoreShareMembers()
 	return s
+}
+
+// restoreShareMembers gives back, after a restart, the memberships of
+// shared subscriptions that persistent sessions held: each is kept in the
+// store as a durable subscription of the client id that keeps nothing
+// (recordShare). The session's client state holds the membership again,
+// and the share is fed, until the session resumes or is dropped.
+func (s *Server) restoreShareMembers() {
+	subs := s.e.AllDurableSubs() // before mu: LOCKS.md has no Server.mu → Engine.mu order
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ds := range subs {
+		qos, full, ok := parseDurableName(ds.Key.Name)
+		if !ok {
+			continue
+		}
+		group, f, shared, err := wire.ParseShared(full)
+		if err != nil || !shared {
+			continue
+		}
+		cs := s.client(ds.Key.ClientID)
+		if cs.shared == nil {
+			cs.shared = map[string]byte{}
+		}
+		cs.shared[full] = qos
+		q := shareQueue(group, f)
+		s.shareMembers[q]++
+		s.e.AddShare(ds.Destination, q)
+	}
 }
 
 // restoreShares re-registers the copies to the shared subscription queues
@@ -257,7 +291,7 @@ func (s *Server) unclaim(clientID string, ss *session) {
 	defer s.mu.Unlock()
 	if cs := s.clients[clientID]; cs != nil && cs.active == ss {
 		cs.active = nil
-		if len(cs.inQoS2) == 0 && len(cs.released) == 0 {
+		if len(cs.inQoS2) == 0 && len(cs.released) == 0 && len(cs.shared) == 0 {
 			delete(s.clients, clientID)
 		}
 	}

@@ -193,6 +193,9 @@ func (s *session) subscribeShared(full, group, filter string, qos byte, subID ui
 		s.closeSub(old)
 		delete(s.subs, full)
 		s.srv.shareLeave(old.share)
+		if s.persistent && old.qos != qos {
+			s.forgetShare(full, old.qos)
+		}
 	}
 	s.srv.shareJoin(s.topicFor(filter), queue)
 	sub := &subscription{s: s, filter: full, qos: qos, share: queue, subID: subID}
@@ -217,6 +220,7 @@ func (s *session) subscribeShared(full, group, filter string, qos byte, subID ui
 	sub.es.Store(es)
 	s.subs[full] = sub
 	if s.persistent {
+		s.recordShare(full, filter, qos)
 		s.srv.mu.Lock()
 		if s.cs.shared == nil {
 			s.cs.shared = map[string]byte{}
@@ -226,6 +230,42 @@ func (s *session) subscribeShared(full, group, filter string, qos byte, subID ui
 	}
 	return qos, es
 }
+
+// recordShare keeps the membership of a persistent session in shared
+// subscription full (group on filter, at qos) in the store, so that a
+// restart gives it back (Server.restoreShareMembers): a durable
+// subscription of the client id named <QoS>:$share/<group>/<filter>, on
+// the topic the share is fed from, whose selector matches nothing, so it
+// keeps no message (the share's queue keeps them).
+//
+// DEVIATION: ActiveMQ 5.17 has no MQTT 5; this record is Wharf's, and
+// JMX and ActiveMQ reading the journal see it as an ordinary durable
+// subscription with selector FALSE.
+func (s *session) recordShare(full, filter string, qos byte) {
+	spec := engine.SubSpec{Destination: s.topicFor(filter), DurableName: durableName(qos, full), Selector: "FALSE", AckMode: engine.AckAuto, Paused: true}
+	es, err := s.conn.Subscribe(spec, discardSink{})
+	if err != nil {
+		s.log.Warn("shared subscription not recorded", "filter", full, "err", err)
+		return
+	}
+	if err := s.conn.CloseSubscription(es); err != nil && !errors.Is(err, engine.ErrSubClosed) {
+		s.log.Warn("subscription close failed", "filter", full, "err", err)
+	}
+}
+
+// forgetShare deletes what recordShare stored for full at qos.
+func (s *session) forgetShare(full string, qos byte) {
+	if err := s.conn.Unsubscribe(durableName(qos, full)); err != nil && !errors.Is(err, engine.ErrNoSuchSubscription) {
+		s.log.Warn("durable subscription not removed", "sub", durableName(qos, full), "err", err)
+	}
+}
+
+// discardSink is the sink of recordShare's subscription, which matches
+// nothing and is closed at once.
+type discardSink struct{}
+
+// Deliver drops d.
+func (discardSink) Deliver(engine.Delivery) {}
 
 // virtualQueuePrefix starts the names of the consumer queues of clientID
 // under the virtual-topic strategy: Consumer.<client id>:<QoS>.VirtualTopic.<filter>.
@@ -273,6 +313,9 @@ func (s *session) onUnsubscribe(p *wire.Packet) {
 			s.srv.mu.Lock()
 			delete(s.cs.shared, f)
 			s.srv.mu.Unlock()
+			if s.persistent {
+				s.forgetShare(f, sub.qos)
+			}
 		}
 	}
 	ack := wire.Packet{Type: wire.UNSUBACK, PacketID: p.PacketID}
@@ -322,6 +365,9 @@ func (s *session) resumeSession() {
 		if !ok || qos == 0 {
 			continue
 		}
+		if _, _, shared, _ := wire.ParseShared(filter); shared {
+			continue // a membership recorded by recordShare: cs.shared has it
+		}
 		s.resume(filter, qos)
 	}
 	if s.srv.opts.VirtualTopics {
@@ -346,7 +392,11 @@ func (s *session) resumeSession() {
 		if group, f, ok, _ := wire.ParseShared(full); ok {
 			// The membership held while away: the share is joined again,
 			// then left once, so the count stays one for this client.
-			s.subscribeShared(full, group, f, qos, 0)
+			// subscribeShared subscribes paused (for SUBSCRIBE, opened
+			// after the SUBACK); a resumed one opens at once, as resume's.
+			if _, es := s.subscribeShared(full, group, f, qos, 0); es != nil {
+				es.Start()
+			}
 			s.srv.shareLeave(shareQueue(group, f))
 		}
 	}

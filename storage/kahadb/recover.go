@@ -287,7 +287,7 @@ func (r *replayer) add(l journal.Location, c *command.AddMessage) error {
 		ss.log.Warn("stored message skipped", "dest", d.String(), "msg_id", c.MessageID, "err", err)
 		return nil
 	}
-	m.Destination = d
+	setStoredDest(m, d)
 	seq := ss.nextSeq[d] + 1
 	if len(r.seqs) > 0 {
 		seq, r.seqs = r.seqs[0], r.seqs[1:]

@@ -210,10 +210,28 @@ func engineDest(d command.Destination) message.Destination {
 	return message.Destination{Type: message.DestType(d.Type), Name: d.Name}
 }
 
+// setStoredDest gives m, read from a record stored under d, its
+// destination: d, as ActiveMQ's store hands a message the destination it
+// is kept under (the frame of a composite or virtual-destination copy is
+// the message as sent, naming the destination it was sent to) — but under
+// engine.RetainStore, which holds the retained messages of every topic of
+// the shard, the frame's own destination, which names the topic: it is all
+// the engine has to find the topic by after a restart.
+func setStoredDest(m *message.Message, d message.Destination) {
+	if d == engine.RetainStore && m.Destination.Type.IsTopic() {
+		return
+	}
+	m.Destination = d
+}
+
 // marshal is the OpenWire v11 loose frame KahaDB stores for m: the bytes it
-// arrived with when it came over OpenWire, else converted.
+// arrived with when it came over OpenWire, else converted. A copy that a
+// composite or virtual destination made keeps the bytes of the message as
+// sent, which name neither where the copy is nor its OriginalDestination:
+// it is converted (openwire.FromEngine sets both in the original frame),
+// or a restart would hand it back without its OriginalDestination.
 func marshal(m *message.Message, redeliveries int32) ([]byte, error) {
-	if m.Original.Protocol == "openwire" && len(m.Original.Bytes) > 0 && redeliveries == m.RedeliveryCounter {
+	if m.Original.Protocol == "openwire" && len(m.Original.Bytes) > 0 && redeliveries == m.RedeliveryCounter && m.OriginalDestination.IsZero() {
 		return m.Original.Bytes, nil
 	}
 	w, err := openwire.FromEngine(m, redeliveries)
@@ -734,7 +752,7 @@ func decodeMessage(p []byte, l journal.Location) (*message.Message, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kahadb: message %s at %v: %w", add.MessageID, l, err)
 	}
-	m.Destination = engineDest(add.Destination)
+	setStoredDest(m, engineDest(add.Destination))
 	return m, nil
 }
 

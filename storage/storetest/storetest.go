@@ -25,6 +25,7 @@ func Run(t *testing.T, newStore func(t *testing.T) (reopen func() engine.Store))
 		{"EmptyStore", testEmptyStore},
 		{"QueueAddRecover", testQueueAddRecover},
 		{"QueueRemove", testQueueRemove},
+		{"RetainedKeepTheirTopic", testRetainedKeepTheirTopic},
 		{"UnknownSeqIgnored", testUnknownSeqIgnored},
 		{"TopicAckBySubs", testTopicAckBySubs},
 		{"DurableSubAddRemove", testDurableSubAddRemove},
@@ -111,6 +112,22 @@ func testQueueRemove(t *testing.T, newStore func(*testing.T) func() engine.Store
 	h.apply(0, add(queueA, 7, m[7]))
 	h.restart()
 	h.check(0, state{msgs: []stored{{dest: queueA, seq: 7, msg: m[7]}}})
+}
+
+// testRetainedKeepTheirTopic: the engine keeps every topic's retained
+// message under the one queue engine.RetainStore, each message naming its
+// topic in its own Destination; the store must give that back (after a
+// restart it is all the engine has to find the topic by).
+func testRetainedKeepTheirTopic(t *testing.T, newStore func(*testing.T) func() engine.Store) {
+	h := start(t, newStore, 1)
+	m1 := textMessage(topicA, 1)
+	m2 := textMessage(topicB, 2)
+	m2.Props = message.Properties{{Name: engine.RetainedProperty, Value: message.BoolValue(true)}}
+	h.apply(0, add(engine.RetainStore, 1, m1), add(engine.RetainStore, 2, m2))
+	want := state{msgs: []stored{{dest: engine.RetainStore, seq: 1, msg: m1}, {dest: engine.RetainStore, seq: 2, msg: m2}}}
+	h.check(0, want)
+	h.restart()
+	h.check(0, want)
 }
 
 func testUnknownSeqIgnored(t *testing.T, newStore func(*testing.T) func() engine.Store) {
