@@ -318,7 +318,7 @@ func (r *replayer) remove(l journal.Location, c *command.RemoveMessage) error {
 	if c.SubscriptionKey == "" {
 		return r.op(engine.StoreOp{Kind: engine.OpRemove, Dest: d, Seq: seq}, l)
 	}
-	key := subKey(c.SubscriptionKey)
+	key := r.ss.subKey(c.SubscriptionKey)
 	return r.op(engine.StoreOp{Kind: engine.OpAck, Dest: d, Seq: seq, Sub: engine.DurableSub{Key: key}}, l)
 }
 
@@ -335,9 +335,24 @@ func (r *replayer) update(l journal.Location, c *command.AddMessage) error {
 	return r.op(engine.StoreOp{Kind: engine.OpUpdate, Dest: d, Seq: seq, Count: m.RedeliveryCounter}, l)
 }
 
-func subKey(s string) engine.SubKey {
-	// "clientId:subscriptionName"; a client id may itself contain colons
-	// (ActiveMQ's generated ids do), a subscription name rarely does.
+// subKey is the durable subscription a journal record's
+// "clientId:subscriptionName" key names. The string alone is ambiguous:
+// a client id may hold colons (ActiveMQ's generated ids do) and so may a
+// name (every MQTT persistent session's, "AT_LEAST_ONCE:topic"; any STOMP
+// activemq.subscriptionName). ActiveMQ never splits it; Wharf keys its
+// state by the pair, so the key is the split that names a subscription the
+// replay knows (its record carries both parts in its SubscriptionInfo),
+// and only for an unknown one a guess (at the last colon), which then
+// matches nothing, as the key of a removed subscription should.
+func (ss *shardStore) subKey(s string) engine.SubKey {
+	for i := 0; i < len(s); i++ {
+		if s[i] != ':' {
+			continue
+		}
+		if k := (engine.SubKey{ClientID: s[:i], Name: s[i+1:]}); ss.subs[k] != nil {
+			return k
+		}
+	}
 	i := strings.LastIndexByte(s, ':')
 	if i < 0 {
 		return engine.SubKey{Name: s}
@@ -346,7 +361,7 @@ func subKey(s string) engine.SubKey {
 }
 
 func (r *replayer) subscription(l journal.Location, c *command.Subscription) error {
-	key := subKey(c.SubscriptionKey)
+	key := r.ss.subKey(c.SubscriptionKey)
 	d := engineDest(c.Destination)
 	if len(c.SubscriptionInfo) == 0 {
 		return r.op(engine.StoreOp{Kind: engine.OpRemoveSub, Dest: d, Sub: engine.DurableSub{Key: key}}, l)
