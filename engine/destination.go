@@ -445,8 +445,30 @@ func (s *shard) deliver(p *part, e *entry) {
 		e.id = id
 		p.inflight = append(p.inflight, e)
 		e.dest.inflight++
+		if p.durable != nil && e.stored && e.seq > p.marks[e.dest] {
+			s.markDelivered(p, e)
+		}
 	}
 	s.handOver(sub, dl)
+}
+
+// markDelivered records in the store that durable part p has been handed
+// stored topic message e (OpDelivered), so that after a crash it comes
+// back flagged redelivered: MQTT's DUP, JMSRedelivered.
+//
+// The mark goes with the turn's batch, which the writer writes once the
+// turn ends, while the delivery is handed to the sink now: a SIGKILL in
+// the moment between the two resends the message without the flag. Only
+// the highest mark per topic is written (deliveries go in sequence order).
+//
+// DEVIATION: ActiveMQ keeps no such mark (without persistJMSRedelivered
+// a message in flight at a crash comes back with JMSRedelivered false).
+func (s *shard) markDelivered(p *part, e *entry) {
+	if p.marks == nil {
+		p.marks = map[*destination]uint64{}
+	}
+	p.marks[e.dest] = e.seq
+	s.ops = append(s.ops, StoreOp{Kind: OpDelivered, Dest: e.dest.d, Seq: e.seq, Sub: DurableSub{Key: p.durable.Key}})
 }
 
 // handOver calls a sink. A panic there is a bug in a protocol adapter: it
@@ -777,6 +799,7 @@ func (s *shard) removeDest(d *destination) {
 				break
 			}
 		}
+		delete(p.marks, d)
 		keep := p.inflight[:0]
 		for _, e := range p.inflight {
 			if e.dest == d {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	"wharf/engine/selector"
 )
@@ -69,6 +70,11 @@ func (s *shard) recover() error {
 				return fmt.Errorf("message seq %d on %s is kept for durable subscription %s, which the store does not hold", it.Seq, it.Dest, k)
 			}
 			e := s.recoveredEntry(&it, d)
+			if slices.Contains(it.Delivered, k) {
+				// Handed to the subscription before the restart (and not
+				// acknowledged): this delivery is a redelivery.
+				e.redeliveries++
+			}
 			s.setStored(e)
 			p.pending.pushBack(e)
 		}

@@ -237,6 +237,17 @@ func (r *replayer) apply(l journal.Location, c command.Command) error {
 				return nil
 			}
 			return r.op(engine.StoreOp{Kind: engine.OpAddJob, Job: j}, l)
+		case strings.HasPrefix(c.Message, deliveredPrefix):
+			ops, err := decodeMarks(c.Message)
+			if err != nil {
+				r.ss.log.Warn("delivery marks record skipped", "file", l.File, "offset", l.Offset, "err", err)
+				return nil
+			}
+			for _, op := range ops {
+				if err := r.op(op, l); err != nil {
+					return err
+				}
+			}
 		case strings.HasPrefix(c.Message, jobRemovePrefix):
 			return r.op(engine.StoreOp{Kind: engine.OpRemoveJob, JobID: strings.TrimPrefix(c.Message, jobRemovePrefix)}, l)
 		}
