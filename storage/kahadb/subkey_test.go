@@ -1,6 +1,8 @@
 package kahadb_test
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"wharf/engine"
@@ -14,7 +16,8 @@ import (
 // prepared acks across a crash. Found by a kill test of a paho persistent
 // session: the replay split the journal's "clientId:name" key at its last
 // colon, matched no subscription, and dropped every ack written since the
-// last checkpoint, so the whole history came back.
+// last checkpoint, so the whole history came back. The delivery marks
+// (which messages were handed out, for MQTT's DUP) survive the crash too.
 func TestKahaDBCrashKeepsAcksOfSubNameWithColon(t *testing.T) {
 	topic := message.TopicDest("sensors.t1")
 	mqtt := engine.DurableSub{Key: engine.SubKey{ClientID: "paho-1", Name: "AT_LEAST_ONCE:sensors/t1"}, Destination: topic}
@@ -39,9 +42,14 @@ func TestKahaDBCrashKeepsAcksOfSubNameWithColon(t *testing.T) {
 			for i := 1; i <= 10; i++ {
 				c.apply(t, engine.StoreOp{Kind: engine.OpAdd, Dest: topic, Seq: uint64(i), Msg: cpMsg(topic, i), Subs: keys})
 			}
+			mark := func(k engine.SubKey, seq uint64) engine.StoreOp {
+				return engine.StoreOp{Kind: engine.OpDelivered, Dest: topic, Seq: seq, Sub: engine.DurableSub{Key: k}}
+			}
+			c.apply(t, mark(stomp.Key, 5))
 			if !full {
 				kahadb.CheckpointForTest(c.ss, false) // the tail below is what a crash replays
 			}
+			c.apply(t, mark(mqtt.Key, 7), mark(mqtt.Key, 8))
 			for i := 1; i <= 6; i++ {
 				c.apply(t, engine.StoreOp{Kind: engine.OpAck, Dest: topic, Seq: uint64(i), Sub: mqtt})
 			}
@@ -61,12 +69,22 @@ func TestKahaDBCrashKeepsAcksOfSubNameWithColon(t *testing.T) {
 			sameState(t, "after a crash", c.state(t), want)
 			// The state prints keys as "clientId:name", which hides where
 			// the split fell: the prepared ack must name the very key.
+			// The delivery marks: stomp's (in the index) covers 4 and 5,
+			// mqtt's (in the tail) 7 and 8.
+			var got []string
 			c.ss.Recover(func(it engine.RecoveredItem) error {
 				if it.Tx != nil && (len(it.Tx.Acks) != 1 || it.Tx.Acks[0].Sub != mqtt.Key) {
 					t.Errorf("prepared acks %+v, want one of %#v", it.Tx.Acks, mqtt.Key)
 				}
+				for _, k := range it.Delivered {
+					got = append(got, fmt.Sprintf("%d:%s", it.Seq, k.ClientID))
+				}
 				return nil
 			})
+			slices.Sort(got)
+			if want := []string{"4:ID:host-1:2", "5:ID:host-1:2", "7:paho-1", "8:paho-1"}; !slices.Equal(got, want) {
+				t.Errorf("recovered as delivered %q, want %q", got, want)
+			}
 		})
 	}
 }
