@@ -452,14 +452,14 @@ func (s *shard) deliver(p *part, e *entry) {
 	s.handOver(sub, dl)
 }
 
-// markDelivered records in the store that durable part p has been handed
-// stored topic message e (OpDelivered), so that after a crash it comes
-// back flagged redelivered: MQTT's DUP, JMSRedelivered.
+// markDelivered notes that durable part p has been handed stored topic
+// message e. The turn's highest per part and topic is stored with the
+// turn's batch (OpDelivered, queueMarks), so that after a crash the
+// message comes back flagged redelivered: MQTT's DUP, JMSRedelivered.
 //
-// The mark goes with the turn's batch, which the writer writes once the
-// turn ends, while the delivery is handed to the sink now: a SIGKILL in
-// the moment between the two resends the message without the flag. Only
-// the highest mark per topic is written (deliveries go in sequence order).
+// The batch is written by the writer once the turn ends, while the
+// delivery is handed to the sink now: a SIGKILL in the moment between the
+// two resends the message without the flag.
 //
 // DEVIATION: ActiveMQ keeps no such mark (without persistJMSRedelivered
 // a message in flight at a crash comes back with JMSRedelivered false).
@@ -468,7 +468,34 @@ func (s *shard) markDelivered(p *part, e *entry) {
 		p.marks = map[*destination]uint64{}
 	}
 	p.marks[e.dest] = e.seq
-	s.ops = append(s.ops, StoreOp{Kind: OpDelivered, Dest: e.dest.d, Seq: e.seq, Sub: DurableSub{Key: p.durable.Key}})
+	r := markRef{p, e.dest}
+	if _, queued := s.markedSet[r]; queued {
+		return
+	}
+	if s.markedSet == nil {
+		s.markedSet = map[markRef]struct{}{}
+	}
+	s.markedSet[r] = struct{}{}
+	s.marked = append(s.marked, r)
+}
+
+// markRef names one durable part's mark on one topic.
+type markRef struct {
+	p *part
+	d *destination
+}
+
+// queueMarks adds the marks the turn raised to its store batch, one per
+// part and topic. A topic removed in the turn took its marks with it.
+func (s *shard) queueMarks() {
+	for _, r := range s.marked {
+		if seq := r.p.marks[r.d]; seq > 0 {
+			s.ops = append(s.ops, StoreOp{Kind: OpDelivered, Dest: r.d.d, Seq: seq, Sub: DurableSub{Key: r.p.durable.Key}})
+		}
+	}
+	clear(s.marked)
+	s.marked = s.marked[:0]
+	clear(s.markedSet)
 }
 
 // handOver calls a sink. A panic there is a bug in a protocol adapter: it
