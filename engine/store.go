@@ -210,9 +210,10 @@ type TxAck struct {
 // keyed by ID alone and belong to no destination: removing a destination
 // keeps them (ActiveMQ keeps jobs in a separate JobSchedulerStore), and
 // removing an unknown job is ignored. Delivery marks (OpDelivered): a
-// store keeps the highest Seq per subscription and topic, ignores a mark
-// of an unknown subscription, and forgets a subscription's marks with it
-// and a topic's with the topic.
+// store keeps the highest Seq per subscription and topic (also for a
+// subscription whose record another store holds: mKahaDB keeps a wildcard
+// subscription in its topic's child, its messages in any), and forgets a
+// subscription's marks with it and a topic's with the topic.
 //
 // Prepared transactions: OpPrepare is durable when its Apply returns; Tx
 // is recovered until an OpCommit or OpRollback of the same XID, with its

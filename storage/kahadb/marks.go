@@ -36,9 +36,6 @@ type markKey struct {
 // noteMark records op's mark; in a batch being written, for its trace
 // record. Called by encode.
 func (ss *shardStore) noteMark(op *engine.StoreOp) {
-	if ss.subs[op.Sub.Key] == nil {
-		return // as an ack of an unknown subscription
-	}
 	k := markKey{op.Sub.Key, op.Dest}
 	if seq, ok := ss.marks[k]; ok && seq >= op.Seq {
 		return

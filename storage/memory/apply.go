@@ -275,9 +275,6 @@ func (tx *txn) apply(op *engine.StoreOp) error {
 			delete(sh.prepared, key)
 		}
 	case engine.OpDelivered:
-		if _, ok := sh.subs[op.Sub.Key]; !ok {
-			return nil // an unknown subscription's mark, as its ack, is a no-op
-		}
 		k := markKey{op.Sub.Key, op.Dest}
 		seq, had := sh.marks[k]
 		if had && seq >= op.Seq {

@@ -41,9 +41,8 @@ func (h *harness) deliveredState(shard int) string {
 
 // Delivery marks: the highest sequence per subscription and topic, kept
 // across restarts, at or below which the messages a subscription still
-// holds are recovered as delivered; lower marks, marks of unknown
-// subscriptions, and a removed subscription's or topic's marks change
-// nothing.
+// holds are recovered as delivered; lower marks, and a removed
+// subscription's or topic's marks, change nothing.
 func testDeliveredMarks(t *testing.T, newStore func(*testing.T) func() engine.Store) {
 	h := start(t, newStore, 1)
 	a, b := durable("c1", "AT_LEAST_ONCE:storetest/news", topicA), durable("c2", "s2", message.TopicDest("storetest.>"))
@@ -60,7 +59,7 @@ func testDeliveredMarks(t *testing.T, newStore func(*testing.T) func() engine.St
 	check("no marks", "storetest.news#1= storetest.news#2= storetest.news#3= storetest.news#4= storetest.sport#1= storetest.sport#2= storetest.sport#3= storetest.sport#4=")
 
 	// Marks in one batch with an ack; a lower mark after a higher one; a
-	// mark of an unknown subscription.
+	// mark of a subscription this store has no record of.
 	h.apply(0, delivered(topicA, 1, a.Key), delivered(topicA, 2, a.Key), ack(topicA, 1, a.Key),
 		delivered(topicB, 3, b.Key), delivered(topicB, 1, b.Key), delivered(topicA, 4, durable("nobody", "x", topicA).Key))
 	want := "storetest.news#1= storetest.news#2=c1:AT_LEAST_ONCE:storetest/news storetest.news#3= storetest.news#4= " +
