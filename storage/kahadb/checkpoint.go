@@ -29,11 +29,11 @@ import (
 // the durable subscriptions and the messages each still owes, where each
 // scheduled job's record is, the prepared XA transactions (where each of
 // their records is and what it holds, and their acks), the delivery marks
-// (marks.go), and the sequence counters; for each message also its priority, expiration and size, so
-// that a start that finds a valid index loads it without reading any
-// pending message (the engine reads each when it needs it:
-// engine.MessageLoader), and replays only the records at
-// or after L; without one it replays the whole journal, as before.
+// (marks.go), and the sequence counters; for each message also its
+// priority, expiration and size, so that a start that finds a valid index
+// loads it without reading any pending message (the engine reads each when
+// it needs it: engine.MessageLoader), and replays only the records at or
+// after L; without one it replays the whole journal, as before.
 // Messages stay in the journal: the index holds locations.
 //
 // DEVIATION: ActiveMQ's index is db.data (a B-tree page file). Wharf writes

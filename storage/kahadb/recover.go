@@ -329,7 +329,7 @@ func (r *replayer) remove(l journal.Location, c *command.RemoveMessage) error {
 	if c.SubscriptionKey == "" {
 		return r.op(engine.StoreOp{Kind: engine.OpRemove, Dest: d, Seq: seq}, l)
 	}
-	key := r.ss.subKey(c.SubscriptionKey)
+	key := r.ss.ackKey(d, seq, c.SubscriptionKey)
 	return r.op(engine.StoreOp{Kind: engine.OpAck, Dest: d, Seq: seq, Sub: engine.DurableSub{Key: key}}, l)
 }
 
@@ -356,11 +356,25 @@ func (r *replayer) update(l journal.Location, c *command.AddMessage) error {
 // and only for an unknown one a guess (at the last colon), which then
 // matches nothing, as the key of a removed subscription should.
 func (ss *shardStore) subKey(s string) engine.SubKey {
+	return ss.splitKey(s, func(k engine.SubKey) bool { return ss.subs[k] != nil })
+}
+
+// ackKey is subKey for an ack of message seq of d: the subscription may
+// also be one the message is pending for without this store holding its
+// record (an mKahaDB child holds a wildcard subscription's messages).
+func (ss *shardStore) ackKey(d message.Destination, seq uint64, s string) engine.SubKey {
+	m := ss.msgs[msgKey{d, seq}]
+	return ss.splitKey(s, func(k engine.SubKey) bool { return ss.subs[k] != nil || m != nil && m.pending[k] })
+}
+
+// splitKey splits s at the first colon that makes a known key, else at
+// the last one.
+func (ss *shardStore) splitKey(s string, known func(engine.SubKey) bool) engine.SubKey {
 	for i := 0; i < len(s); i++ {
 		if s[i] != ':' {
 			continue
 		}
-		if k := (engine.SubKey{ClientID: s[:i], Name: s[i+1:]}); ss.subs[k] != nil {
+		if k := (engine.SubKey{ClientID: s[:i], Name: s[i+1:]}); known(k) {
 			return k
 		}
 	}
