@@ -445,7 +445,7 @@ func (s *shard) deliver(p *part, e *entry) {
 		e.id = id
 		p.inflight = append(p.inflight, e)
 		e.dest.inflight++
-		if p.durable != nil && e.stored && e.seq > p.marks[e.dest] {
+		if p.durable != nil && e.stored && e.dest.d.Type.IsTopic() && e.seq > p.marks[e.dest] {
 			s.markDelivered(p, e)
 		}
 	}
