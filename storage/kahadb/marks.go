@@ -104,7 +104,7 @@ func decodeMarks(s string) ([]engine.StoreOp, error) {
 		typ := p.uint()
 		dest := p.quoted()
 		seq := p.uint()
-		if p.bad || p.rest != "" || typ > uint64(message.TempTopic) {
+		if p.bad || p.rest != "" || typ > uint64(message.TempTopic) || !message.DestType(typ).IsTopic() {
 			return nil, errBadMark
 		}
 		ops = append(ops, engine.StoreOp{Kind: engine.OpDelivered, Seq: seq,

@@ -51,7 +51,7 @@ func TestKahaDBMarksRecordRoundTrip(t *testing.T) {
 		t.Fatalf("marks read back %+v, want %+v", got, want)
 	}
 	for _, bad := range []string{deliveredPrefix, deliveredPrefix + `"a" "b" 2 "t"`, deliveredPrefix + `"a" "b" x "t" 1`,
-		deliveredPrefix + `"a" "b" 99 "t" 1`, deliveredPrefix + `"a "b" 2 "t" 1`, deliveredPrefix + `"a" "b" 2 "t" 1 extra`} {
+		deliveredPrefix + `"a" "b" 99 "t" 1`, deliveredPrefix + `"a" "b" 0 "queue" 1`, deliveredPrefix + `"a "b" 2 "t" 1`, deliveredPrefix + `"a" "b" 2 "t" 1 extra`} {
 		if ops, err := decodeMarks(bad); err == nil {
 			t.Errorf("decodeMarks(%q) = %+v, want an error", bad, ops)
 		}
