@@ -1,7 +1,6 @@
 package kahadb
 
 import (
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,8 +91,6 @@ func (ss *shardStore) addMarksRecord() {
 		ss.add(command.Encode(nil, &command.Trace{Message: b.String()}), nil)
 	}
 }
-
-var errBadMark = errors.New("kahadb: bad delivery mark")
 
 // decodeMarks parses a marks trace record into OpDelivered operations.
 func decodeMarks(s string) ([]engine.StoreOp, error) {
