@@ -18,9 +18,11 @@ import (
 // ignores the sequence trace. The checkpoint index holds every mark, so a
 // mark needs no journal file kept for it.
 //
-// DEVIATION: ActiveMQ has no such record. A journal whose index is lost
-// after cleanup removed the files with the last marks loses them: those
-// messages come back without the flag, as they would from ActiveMQ.
+// DEVIATION: ActiveMQ has no such record. Marks do not keep journal files:
+// a start without a usable index (lost, or checkpoints off) after cleanup
+// removed the files holding the last marks does without them, and those
+// messages come back without the flag, as they would from ActiveMQ. A mark
+// is kept while its subscription and topic are (one per pair).
 
 // deliveredPrefix starts the trace record of a batch's marks: then one
 // line per mark, "<clientId> <name> <destination type> <destination> <seq>"
