@@ -230,16 +230,16 @@ func (p *proc) signal(sig syscall.Signal, okStatus ...int) {
 	p.t.Fatalf("%s exited with %v after %v; log:\n%s", p.name, p.err, sig, p.log.tail(60))
 }
 
-// wharfProc is `wharf run` on a KahaDB directory, with one OpenWire and one
-// STOMP connector.
+// wharfProc is `wharf run` on a KahaDB directory, with one OpenWire, one
+// STOMP and one MQTT connector.
 type wharfProc struct {
 	*proc
-	openwire, stomp string
+	openwire, stomp, mqtt string
 }
 
 // wharfConfig is the YAML of startWharf: one shard (a single KahaDB
 // journal, as ActiveMQ reads it), enableJournalDiskSyncs at its default
-// (true), loopback port 0 for both connectors.
+// (true), loopback port 0 for every connector.
 const wharfConfig = `shards: 1
 persistence:
   kahadb:
@@ -248,6 +248,7 @@ persistence:
 transport_connectors:
   - {name: openwire, uri: "tcp://127.0.0.1:0"}
   - {name: stomp, uri: "stomp://127.0.0.1:0"}
+  - {name: mqtt, uri: "mqtt://127.0.0.1:0"}
 `
 
 var wharfListening = regexp.MustCompile(`"msg":"listening"`)
@@ -299,10 +300,12 @@ func startWharfArgs(t *testing.T, args ...string) *wharfProc {
 			w.openwire = rec.Addr
 		case "stomp":
 			w.stomp = rec.Addr
+		case "mqtt":
+			w.mqtt = rec.Addr
 		}
 	}
-	if w.openwire == "" || w.stomp == "" {
-		t.Fatalf("wharf started without logging both listeners; log:\n%s", p.log.tail(60))
+	if w.openwire == "" || w.stomp == "" || w.mqtt == "" {
+		t.Fatalf("wharf started without logging every listener; log:\n%s", p.log.tail(60))
 	}
 	return w
 }

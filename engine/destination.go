@@ -445,8 +445,57 @@ func (s *shard) deliver(p *part, e *entry) {
 		e.id = id
 		p.inflight = append(p.inflight, e)
 		e.dest.inflight++
+		if p.durable != nil && e.stored && e.dest.d.Type.IsTopic() && e.seq > p.marks[e.dest] {
+			s.markDelivered(p, e)
+		}
 	}
 	s.handOver(sub, dl)
+}
+
+// markDelivered notes that durable part p has been handed stored topic
+// message e. The turn's highest per part and topic is stored with the
+// turn's batch (OpDelivered, queueMarks), so that after a crash the
+// message comes back flagged redelivered: MQTT's DUP, JMSRedelivered.
+//
+// The batch is written by the writer once the turn ends, while the
+// delivery is handed to the sink now: a SIGKILL in the moment between the
+// two resends the message without the flag.
+//
+// DEVIATION: ActiveMQ keeps no such mark (without persistJMSRedelivered
+// a message in flight at a crash comes back with JMSRedelivered false).
+func (s *shard) markDelivered(p *part, e *entry) {
+	if p.marks == nil {
+		p.marks = map[*destination]uint64{}
+	}
+	p.marks[e.dest] = e.seq
+	r := markRef{p, e.dest}
+	if _, queued := s.markedSet[r]; queued {
+		return
+	}
+	if s.markedSet == nil {
+		s.markedSet = map[markRef]struct{}{}
+	}
+	s.markedSet[r] = struct{}{}
+	s.marked = append(s.marked, r)
+}
+
+// markRef names one durable part's mark on one topic.
+type markRef struct {
+	p *part
+	d *destination
+}
+
+// queueMarks adds the marks the turn raised to its store batch, one per
+// part and topic. A topic removed in the turn took its marks with it.
+func (s *shard) queueMarks() {
+	for _, r := range s.marked {
+		if seq := r.p.marks[r.d]; seq > 0 {
+			s.ops = append(s.ops, StoreOp{Kind: OpDelivered, Dest: r.d.d, Seq: seq, Sub: DurableSub{Key: r.p.durable.Key}})
+		}
+	}
+	clear(s.marked)
+	s.marked = s.marked[:0]
+	clear(s.markedSet)
 }
 
 // handOver calls a sink. A panic there is a bug in a protocol adapter: it
@@ -777,6 +826,7 @@ func (s *shard) removeDest(d *destination) {
 				break
 			}
 		}
+		delete(p.marks, d)
 		keep := p.inflight[:0]
 		for _, e := range p.inflight {
 			if e.dest == d {

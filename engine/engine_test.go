@@ -925,3 +925,43 @@ func eventually(t *testing.T, cond func() error) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A durable subscription's messages that were handed to it and not
+// acknowledged when the broker stopped come back flagged redelivered (an
+// MQTT PUBLISH with DUP); those it never had do not. The store keeps the
+// subscription's delivery mark (OpDelivered).
+func TestEngineRestartFlagsDeliveredDurableMessages(t *testing.T) {
+	v := start(t, nil)
+	tp := message.TopicDest("marked")
+	p := v.conn("")
+	c := v.conn("cid")
+	spec := engine.SubSpec{Destination: tp, DurableName: "AT_LEAST_ONCE:marked", AckMode: engine.AckIndividual, Prefetch: 2}
+	s, ch := sub(t, c, spec)
+	for i := 0; i < 4; i++ {
+		send(t, p, msg(tp, fmt.Sprint("t", i), true))
+	}
+	first := ch.recv(t)
+	if second := ch.recv(t); body(first) != "t0" || body(second) != "t1" {
+		t.Fatalf("delivered %q, %q; want t0, t1", body(first), body(second))
+	}
+	if err := c.Ack(s, first.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	if third := ch.recv(t); body(third) != "t2" { // the credit the ack returned
+		t.Fatalf("delivered %q after the ack, want t2", body(third))
+	}
+	c.Close()
+	p.Close()
+	v.restart()
+	c = v.conn("cid")
+	s, ch = sub(t, c, spec)
+	for i, want := range []int32{1, 1, 0} {
+		d := ch.recv(t)
+		if body(d) != fmt.Sprint("t", i+1) || d.Redeliveries != want {
+			t.Fatalf("after the restart: %q with redeliveries %d, want t%d with %d", body(d), d.Redeliveries, i+1, want)
+		}
+		if err := c.Ack(s, d.ID, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

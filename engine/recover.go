@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"wharf/engine/selector"
 )
@@ -78,6 +79,11 @@ func (s *shard) recover(ctx context.Context) error {
 				return fmt.Errorf("message seq %d on %s is kept for durable subscription %s, which the store does not hold", it.Seq, it.Dest, k)
 			}
 			e := s.recoveredEntry(&it, d)
+			if slices.Contains(it.Delivered, k) {
+				// Handed to the subscription before the restart (and not
+				// acknowledged): this delivery is a redelivery.
+				e.redeliveries++
+			}
 			s.setStored(e)
 			p.pending.pushBack(e)
 		}

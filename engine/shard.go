@@ -102,6 +102,11 @@ type shard struct {
 
 	sched *scheduler // scheduled messages (scheduler.go); nil until the first
 
+	// The delivery marks the turn raised (markDelivered), stored with its
+	// batch.
+	marked    []markRef
+	markedSet map[markRef]struct{}
+
 	// The temp store non-persistent messages spill to (spill.go), opened
 	// on the first spill; tempBroken after it failed to open. spillBuf is
 	// the encoding buffer, reused.
@@ -208,6 +213,9 @@ func (s *shard) run() {
 // flush makes the turn's store operations durable with one Apply (group
 // commit), then releases the completions that waited for them.
 func (s *shard) flush() {
+	if len(s.marked) > 0 {
+		s.queueMarks()
+	}
 	if s.writer != nil {
 		if len(s.ops) == 0 && len(s.comps) == 0 {
 			return

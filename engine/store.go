@@ -123,6 +123,15 @@ const (
 	// OpRollback ends prepared transaction Tx.XID as rolled back: its
 	// sends are discarded and its acks forgotten.
 	OpRollback
+	// OpDelivered records that durable subscription Sub (Sub.Key) has
+	// been handed topic message Seq of Dest: a high-water mark per
+	// subscription and topic, since a subscription is handed the messages
+	// of one topic in sequence order (a redelivery is at or below the
+	// mark already). After a restart the messages at or below it that the
+	// subscription still holds were delivered before and are recovered as
+	// such (RecoveredItem.Delivered): MQTT resends them with DUP set
+	// [MQTT-3.3.1-1], JMS with JMSRedelivered.
+	OpDelivered
 )
 
 // SubKey identifies a durable topic subscription: ActiveMQ's
@@ -208,7 +217,11 @@ type TxAck struct {
 // store keeps every field of a message but Origin and Original. Jobs are
 // keyed by ID alone and belong to no destination: removing a destination
 // keeps them (ActiveMQ keeps jobs in a separate JobSchedulerStore), and
-// removing an unknown job is ignored.
+// removing an unknown job is ignored. Delivery marks (OpDelivered): a
+// store keeps the highest Seq per subscription and topic (also for a
+// subscription whose record another store holds: mKahaDB keeps a wildcard
+// subscription in its topic's child, its messages in any), and forgets a
+// subscription's marks with it and a topic's with the topic.
 //
 // Prepared transactions: OpPrepare is durable when its Apply returns; Tx
 // is recovered until an OpCommit or OpRollback of the same XID, with its
@@ -226,7 +239,7 @@ type StoreOp struct {
 	Seq   uint64
 	Msg   *message.Message // OpAdd
 	Subs  []SubKey         // OpAdd on a topic: who still needs it
-	Sub   DurableSub       // OpAck (Key), OpAddSub, OpRemoveSub (Key)
+	Sub   DurableSub       // OpAck, OpDelivered, OpRemoveSub (Key); OpAddSub
 	Count int32            // OpUpdate: the new redelivery counter
 	Job   *Job             // OpAddJob
 	JobID string           // OpRemoveJob
@@ -250,8 +263,10 @@ type RecoveredItem struct {
 	Seq  uint64
 	Msg  *message.Message
 	// Subs: for a topic message, the durable subscriptions that have not yet
-	// acknowledged it.
-	Subs []SubKey
+	// acknowledged it; Delivered: those of them that had been handed it
+	// (their OpDelivered mark on Dest is at or past Seq).
+	Subs      []SubKey
+	Delivered []SubKey
 
 	// A stub: where the store keeps the message (Msg is nil), and what the
 	// engine needs of it without its body: its size as Message.Size

@@ -250,6 +250,9 @@ type part struct {
 	offlineSince int64
 	// slow marks a subscriber already reported by a SlowConsumer advisory.
 	slow bool
+	// marks: for a durable part, the highest sequence per topic whose
+	// delivery it recorded in the store (markDelivered).
+	marks map[*destination]uint64
 }
 
 func (p *part) matches(m *message.Message) bool {

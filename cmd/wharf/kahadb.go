@@ -140,10 +140,12 @@ func describe(c command.Command) string {
 	case *command.UpdateMessage:
 		return fmt.Sprintf("%s %s", dest(c.Message.Destination), c.Message.MessageID)
 	case *command.Trace:
-		if len(c.Message) > 80 {
-			return c.Message[:80] + "..."
+		// A delivery marks record holds one mark per line: one line here.
+		m := strings.ReplaceAll(c.Message, "\n", " | ")
+		if len(m) > 80 {
+			return m[:80] + "..."
 		}
-		return c.Message
+		return m
 	case *command.Commit:
 		return tx(&c.Transaction)
 	case *command.Rollback:

@@ -28,12 +28,12 @@ import (
 // journal: where each pending message's current record is (add or update),
 // the durable subscriptions and the messages each still owes, where each
 // scheduled job's record is, the prepared XA transactions (where each of
-// their records is and what it holds, and their acks), and the sequence
-// counters; for each message also its priority, expiration and size, so
-// that a start that finds a valid index loads it without reading any
-// pending message (the engine reads each when it needs it:
-// engine.MessageLoader), and replays only the records at
-// or after L; without one it replays the whole journal, as before.
+// their records is and what it holds, and their acks), the delivery marks
+// (marks.go), and the sequence counters; for each message also its
+// priority, expiration and size, so that a start that finds a valid index
+// loads it without reading any pending message (the engine reads each when
+// it needs it: engine.MessageLoader), and replays only the records at or
+// after L; without one it replays the whole journal, as before.
 // Messages stay in the journal: the index holds locations.
 //
 // DEVIATION: ActiveMQ's index is db.data (a B-tree page file). Wharf writes
@@ -76,8 +76,9 @@ const (
 	indexMagic   = "WHARFIDX"
 	// indexVersion is the format below; another version is not read.
 	// 2 added each message's priority, expiration, size and older flag,
-	// so that a start reads no message; 3 the prepared XA transactions.
-	indexVersion = 3
+	// so that a start reads no message; 3 the prepared XA transactions;
+	// 4 the delivery marks (marks.go).
+	indexVersion = 4
 	// indexHeadSize is magic, version (uint32) and body length (uint64).
 	indexHeadSize = len(indexMagic) + 4 + 8
 )
@@ -291,6 +292,7 @@ type indexSnapshot struct {
 	entries       []indexEntry
 	jobs          []indexJob
 	txs           []indexTx // in prepare order
+	marks         []indexMark
 }
 
 type indexSeq struct {
@@ -355,6 +357,7 @@ func (ss *shardStore) snapshot(head journal.Location) (*indexSnapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	x.marks = ss.snapshotMarks()
 	return x, nil
 }
 
@@ -428,6 +431,12 @@ func (x *indexSnapshot) write(dir string, sync bool) (int, int, error) {
 			w.uint(a.Seq)
 			w.subKey(a.Sub)
 		}
+	}
+	w.uint(uint64(len(x.marks)))
+	for _, m := range x.marks {
+		w.subKey(m.k.sub)
+		w.dest(m.k.dest)
+		w.uint(m.seq)
 	}
 	b := w.b
 	copy(b, indexMagic)
@@ -536,6 +545,7 @@ type decodedIndex struct {
 	msgs        []indexMsg
 	jobs        []indexJob
 	txs         []indexTx
+	marks       []indexMark
 }
 
 // loadIndex loads the shard's index, if there is a usable one, into the
@@ -611,6 +621,16 @@ func (ss *shardStore) loadIndex() error {
 		}
 		ss.jobs[jb.id] = &jobRec{file: jb.loc.File, loc: jb.loc}
 		ss.live[jb.loc.File]++
+	}
+	if len(x.marks) > 0 {
+		ops := make([]engine.StoreOp, 0, len(x.marks))
+		for _, m := range x.marks {
+			ss.marks[m.k] = m.seq
+			ops = append(ops, engine.StoreOp{Kind: engine.OpDelivered, Dest: m.k.dest, Seq: m.seq, Sub: engine.DurableSub{Key: m.k.sub}})
+		}
+		if err := ss.idx.Apply(ops); err != nil {
+			return fmt.Errorf("%w: delivery marks: %w", ErrIndexStale, err)
+		}
 	}
 	ss.cp.at, ss.cp.lastRec = x.at, x.lastRec
 	// The removals written before x.at were not seen: ack compaction
@@ -940,6 +960,11 @@ func decodeIndex(b []byte) (*decodedIndex, error) {
 			t.acks = append(t.acks, engine.TxAck{Dest: r.dest(), Seq: r.uint(), Sub: r.subKey()})
 		}
 		x.txs = append(x.txs, t)
+	}
+	nmarks := r.count(5)
+	for range nmarks {
+		k := markKey{sub: r.subKey(), dest: r.dest()}
+		x.marks = append(x.marks, indexMark{k, r.uint()})
 	}
 	if r.err == nil && len(r.b) != 0 {
 		r.fail("trailing bytes")

@@ -10,7 +10,10 @@
 //
 // Writes. A shard's turn of its loop is one Apply: its operations become
 // KahaDB commands (AddMessage, RemoveMessage, Subscription,
-// RemoveDestination, UpdateMessage) written as ONE journal batch and fsynced
+// RemoveDestination, UpdateMessage; Wharf's own state — the engine's
+// sequence numbers, scheduled jobs, durable subscriptions' delivery marks
+// (marks.go) — in KahaTraceCommands, which ActiveMQ ignores) written as
+// ONE journal batch and fsynced
 // once (with enableJournalDiskSyncs) before Apply returns — group commit: a
 // producer is acknowledged only when the batch holding its message is on
 // disk. With concurrentStoreAndDispatchQueues the engine drops an add and
@@ -43,7 +46,8 @@
 // checkpoint.go) and at Close, a shard writes the state as of a journal
 // location to its own checkpoint index, wharf-index.bin (checkpoint.go:
 // locations, priorities, expirations and sizes of the pending messages,
-// subscriptions, jobs, counters; never the messages themselves). At
+// subscriptions, jobs, delivery marks, counters; never the messages
+// themselves). At
 // start-up a valid index is loaded without reading any message, and only
 // the records after the checkpoint are replayed; without a usable index
 // (or one of an older format version) the state is rebuilt by replaying

@@ -15,3 +15,7 @@ var (
 	// (torn tail recovery), or a record it names holds something else.
 	ErrIndexStale = errors.New("kahadb: checkpoint index does not match the journal")
 )
+
+// errBadMark: a delivery marks trace record (marks.go) that does not parse;
+// replay skips it with a warning.
+var errBadMark = errors.New("kahadb: bad delivery mark")

@@ -243,6 +243,17 @@ func (r *replayer) apply(l journal.Location, c command.Command) error {
 				return nil
 			}
 			return r.op(engine.StoreOp{Kind: engine.OpAddJob, Job: j}, l)
+		case strings.HasPrefix(c.Message, deliveredPrefix):
+			ops, err := decodeMarks(c.Message)
+			if err != nil {
+				r.ss.log.Warn("delivery marks record skipped", "file", l.File, "offset", l.Offset, "err", err)
+				return nil
+			}
+			for _, op := range ops {
+				if err := r.op(op, l); err != nil {
+					return err
+				}
+			}
 		case strings.HasPrefix(c.Message, jobRemovePrefix):
 			return r.op(engine.StoreOp{Kind: engine.OpRemoveJob, JobID: strings.TrimPrefix(c.Message, jobRemovePrefix)}, l)
 		}
@@ -324,7 +335,7 @@ func (r *replayer) remove(l journal.Location, c *command.RemoveMessage) error {
 	if c.SubscriptionKey == "" {
 		return r.op(engine.StoreOp{Kind: engine.OpRemove, Dest: d, Seq: seq}, l)
 	}
-	key := subKey(c.SubscriptionKey)
+	key := r.ss.ackKey(d, seq, c.SubscriptionKey)
 	return r.op(engine.StoreOp{Kind: engine.OpAck, Dest: d, Seq: seq, Sub: engine.DurableSub{Key: key}}, l)
 }
 
@@ -341,9 +352,38 @@ func (r *replayer) update(l journal.Location, c *command.AddMessage) error {
 	return r.op(engine.StoreOp{Kind: engine.OpUpdate, Dest: d, Seq: seq, Count: m.RedeliveryCounter}, l)
 }
 
-func subKey(s string) engine.SubKey {
-	// "clientId:subscriptionName"; a client id may itself contain colons
-	// (ActiveMQ's generated ids do), a subscription name rarely does.
+// subKey is the durable subscription a journal record's
+// "clientId:subscriptionName" key names. The string alone is ambiguous:
+// a client id may hold colons (ActiveMQ's generated ids do) and so may a
+// name (every MQTT persistent session's, "AT_LEAST_ONCE:topic"; any STOMP
+// activemq.subscriptionName). ActiveMQ never splits it; Wharf keys its
+// state by the pair, so the key is the split that names a subscription the
+// replay knows (its record carries both parts in its SubscriptionInfo),
+// and only for an unknown one a guess (at the last colon), which then
+// matches nothing, as the key of a removed subscription should.
+func (ss *shardStore) subKey(s string) engine.SubKey {
+	return ss.splitKey(s, func(k engine.SubKey) bool { return ss.subs[k] != nil })
+}
+
+// ackKey is subKey for an ack of message seq of d: the subscription may
+// also be one the message is pending for without this store holding its
+// record (an mKahaDB child holds a wildcard subscription's messages).
+func (ss *shardStore) ackKey(d message.Destination, seq uint64, s string) engine.SubKey {
+	m := ss.msgs[msgKey{d, seq}]
+	return ss.splitKey(s, func(k engine.SubKey) bool { return ss.subs[k] != nil || m != nil && m.pending[k] })
+}
+
+// splitKey splits s at the first colon that makes a known key, else at
+// the last one.
+func (ss *shardStore) splitKey(s string, known func(engine.SubKey) bool) engine.SubKey {
+	for i := 0; i < len(s); i++ {
+		if s[i] != ':' {
+			continue
+		}
+		if k := (engine.SubKey{ClientID: s[:i], Name: s[i+1:]}); known(k) {
+			return k
+		}
+	}
 	i := strings.LastIndexByte(s, ':')
 	if i < 0 {
 		return engine.SubKey{Name: s}
@@ -352,7 +392,7 @@ func subKey(s string) engine.SubKey {
 }
 
 func (r *replayer) subscription(l journal.Location, c *command.Subscription) error {
-	key := subKey(c.SubscriptionKey)
+	key := r.ss.subKey(c.SubscriptionKey)
 	d := engineDest(c.Destination)
 	if len(c.SubscriptionInfo) == 0 {
 		return r.op(engine.StoreOp{Kind: engine.OpRemoveSub, Dest: d, Sub: engine.DurableSub{Key: key}}, l)

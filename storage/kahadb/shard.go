@@ -144,6 +144,10 @@ type shardStore struct {
 	subs    map[engine.SubKey]*subRec
 	jobs    map[string]*jobRec
 	live    map[int]int // journal file → records still needed in it
+	// marks are the delivery marks (marks.go); batchMarks the ones the
+	// batch being encoded raised.
+	marks      map[markKey]uint64
+	batchMarks []markKey
 
 	// Ack compaction: removals that cancel records in other files, by the
 	// file holding them; files never compacted (transaction records); the
@@ -194,6 +198,7 @@ func newShardStore(st *Store, j *journal.Journal, dir string, log *slog.Logger) 
 		subs:      map[engine.SubKey]*subRec{},
 		jobs:      map[string]*jobRec{},
 		live:      map[int]int{},
+		marks:     map[markKey]uint64{},
 		acks:      map[int][]*fwdAck{},
 		noCompact: map[int]bool{},
 		prepared:  map[string]*prepTx{},
@@ -344,6 +349,8 @@ func (ss *shardStore) apply(ops []engine.StoreOp, sync bool) error {
 		if err := ss.encode(&ops[i]); err != nil {
 			clear(ss.committing)
 			ss.committing = ss.committing[:0]
+			clear(ss.batchMarks)
+			ss.batchMarks = ss.batchMarks[:0]
 			ss.diverged(err)
 			return fmt.Errorf("kahadb: op %d: %w", i, err)
 		}
@@ -351,6 +358,7 @@ func (ss *shardStore) apply(ops []engine.StoreOp, sync bool) error {
 	if len(ss.committing) > 0 {
 		ss.finishCommits()
 	}
+	ss.addMarksRecord()
 	if len(ss.recs) == 0 {
 		return nil
 	}
@@ -575,6 +583,7 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 			ss.noteAck(nil, func() []int { return targetsOf([]int{r.file}, cancelled) }))
 		delete(ss.subs, key)
 		ss.dropSub(r)
+		ss.dropMarks(func(k markKey) bool { return k.sub == key })
 		for mk, s := range ss.msgs {
 			if s.pending[key] {
 				cancelled = append(cancelled, s)
@@ -601,8 +610,10 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 					subFiles = append(subFiles, r.file)
 					delete(ss.subs, key)
 					ss.dropSub(r)
+					ss.dropMarks(func(k markKey) bool { return k.sub == key })
 				}
 			}
+			ss.dropMarks(func(k markKey) bool { return k.dest == op.Dest })
 		}
 	case engine.OpAddJob:
 		rec, err := encodeJob(op.Job)
@@ -620,6 +631,8 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 				ss.live[l.File]++
 			}
 		})
+	case engine.OpDelivered:
+		ss.noteMark(op)
 	case engine.OpPrepare:
 		return ss.encodePrepare(op.Tx)
 	case engine.OpCommit, engine.OpRollback:

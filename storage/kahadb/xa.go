@@ -312,7 +312,7 @@ func (r *replayer) replayPrepare(c *command.Prepare, recs []replayed, l journal.
 			}
 			a := engine.TxAck{Dest: d, Seq: seq}
 			if x.SubscriptionKey != "" {
-				a.Sub = subKey(x.SubscriptionKey)
+				a.Sub = ss.ackKey(d, seq, x.SubscriptionKey)
 			}
 			t.Acks = append(t.Acks, a)
 			p.acks[txAckKey{a.Dest, a.Seq, a.Sub}] = true

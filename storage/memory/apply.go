@@ -62,6 +62,10 @@ func validate(op *engine.StoreOp) error {
 		if op.Tx == nil {
 			return ErrInvalidOp
 		}
+	case engine.OpDelivered:
+		if op.Dest.IsZero() || !op.Dest.Type.IsTopic() || op.Sub.Key == (engine.SubKey{}) {
+			return ErrInvalidOp
+		}
 	default:
 		return ErrInvalidOp
 	}
@@ -81,6 +85,7 @@ var kindNames = [...]string{
 	engine.OpPrepare:    "prepare",
 	engine.OpCommit:     "commit",
 	engine.OpRollback:   "rollback",
+	engine.OpDelivered:  "delivered",
 }
 
 // describe names an operation in an error.
@@ -92,7 +97,7 @@ func describe(op *engine.StoreOp) string {
 	switch op.Kind {
 	case engine.OpAddSub, engine.OpRemoveSub:
 		return k + " " + op.Sub.Key.String()
-	case engine.OpAck:
+	case engine.OpAck, engine.OpDelivered:
 		return fmt.Sprintf("%s %s seq %d sub %s", k, op.Dest, op.Seq, op.Sub.Key)
 	case engine.OpRemoveDest:
 		return k + " " + op.Dest.String()
@@ -134,6 +139,7 @@ const (
 	undoRemoveDest                     // bring d back
 	undoJob                            // sh.jobs[jobID] = job if had, else delete
 	undoTx                             // sh.prepared[jobID] = txRec if had, else delete
+	undoMark                           // sh.marks[mark] = seq if had, else delete
 )
 
 type undoRec struct {
@@ -149,6 +155,8 @@ type undoRec struct {
 	jobID   string
 	job     jobRecord
 	txRec   txRecord
+	mark    markKey
+	seq     uint64
 }
 
 func (tx *txn) touch(d *dest) {
@@ -223,6 +231,9 @@ func (tx *txn) apply(op *engine.StoreOp) error {
 				tx.removeSub(k)
 			}
 		}
+		if op.Dest.Type.IsTopic() {
+			tx.dropMarks(func(k markKey) bool { return k.dest == op.Dest })
+		}
 		if d := sh.dests[op.Dest]; d != nil {
 			delete(sh.dests, op.Dest)
 			d.removed = true
@@ -263,8 +274,29 @@ func (tx *txn) apply(op *engine.StoreOp) error {
 			tx.undo = append(tx.undo, undoRec{kind: undoTx, jobID: key, txRec: rec, had: true})
 			delete(sh.prepared, key)
 		}
+	case engine.OpDelivered:
+		k := markKey{op.Sub.Key, op.Dest}
+		seq, had := sh.marks[k]
+		if had && seq >= op.Seq {
+			return nil
+		}
+		tx.undo = append(tx.undo, undoRec{kind: undoMark, mark: k, seq: seq, had: had})
+		if sh.marks == nil {
+			sh.marks = make(map[markKey]uint64)
+		}
+		sh.marks[k] = op.Seq
 	}
 	return nil
+}
+
+// dropMarks forgets the delivery marks for which drop is true.
+func (tx *txn) dropMarks(drop func(markKey) bool) {
+	for k, seq := range tx.sh.marks {
+		if drop(k) {
+			tx.undo = append(tx.undo, undoRec{kind: undoMark, mark: k, seq: seq, had: true})
+			delete(tx.sh.marks, k)
+		}
+	}
 }
 
 func (tx *txn) find(op *engine.StoreOp) (*dest, int, bool) {
@@ -313,6 +345,7 @@ func (tx *txn) removeSub(key engine.SubKey) {
 		tx.undo = append(tx.undo, undoRec{kind: undoSub, key: key, rec: rec, had: true})
 		delete(sh.subs, key)
 	}
+	tx.dropMarks(func(k markKey) bool { return k.sub == key })
 	for _, d := range sh.order {
 		if d.removed || !d.topic {
 			continue
@@ -374,6 +407,12 @@ func (tx *txn) rollback() {
 				sh.prepared[u.jobID] = u.txRec
 			} else {
 				delete(sh.prepared, u.jobID)
+			}
+		case undoMark:
+			if u.had {
+				sh.marks[u.mark] = u.seq
+			} else {
+				delete(sh.marks, u.mark)
 			}
 		}
 	}

@@ -50,6 +50,11 @@
 //     same XID, which only drop it; a second OpPrepare of an XID held fails
 //     the batch with ErrTxPrepared. A prepared transaction changes no
 //     message: its acks' messages stay pending, its adds are not messages.
+//   - OpDelivered keeps the highest sequence per subscription and topic;
+//     Recover lists, for each
+//     topic message, the subscriptions whose mark on its topic is at or past
+//     it (RecoveredItem.Delivered). Removing a subscription or a topic drops
+//     its marks.
 //   - Recover yields the durable subscriptions in the order they were first
 //     added, then the messages of each destination in add order, destinations
 //     in the order they were created (re-created after OpRemoveDest counts as

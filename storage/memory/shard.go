@@ -24,6 +24,15 @@ type shard struct {
 
 	prepared map[string]txRecord // prepared XA transactions by XID string
 	txSeq    uint64              // order of the next prepared transaction
+
+	// marks are the delivery marks (engine.OpDelivered): the highest
+	// sequence each durable subscription was handed on each topic.
+	marks map[markKey]uint64
+}
+
+type markKey struct {
+	sub  engine.SubKey
+	dest message.Destination
 }
 
 type txRecord struct {
@@ -160,6 +169,11 @@ func (sh *shard) recover(fn func(engine.RecoveredItem) error) error {
 			if d.topic {
 				// A copy: the stored slice changes in place on the next ack.
 				it.Subs = slices.Clone(e.subs)
+				for _, k := range e.subs {
+					if mark, ok := sh.marks[markKey{k, d.d}]; ok && e.seq <= mark {
+						it.Delivered = append(it.Delivered, k)
+					}
+				}
 			}
 			if err := fn(it); err != nil {
 				return err

@@ -92,7 +92,7 @@ func (h *harness) recoverAll(shard int) []engine.RecoveredItem {
 			s := *it.Sub // the store may reuse what it points to
 			it.Sub = &s
 		}
-		it.Subs = slices.Clone(it.Subs)
+		it.Subs, it.Delivered = slices.Clone(it.Subs), slices.Clone(it.Delivered)
 		items = append(items, it)
 		return nil
 	})
@@ -130,7 +130,7 @@ func (h *harness) checkStubs(shard int, full []engine.RecoveredItem) {
 	}
 	var items []engine.RecoveredItem
 	err := ld.RecoverStubs(func(it engine.RecoveredItem) error {
-		it.Subs = slices.Clone(it.Subs)
+		it.Subs, it.Delivered = slices.Clone(it.Subs), slices.Clone(it.Delivered)
 		items = append(items, it)
 		return nil
 	})
@@ -148,8 +148,9 @@ func (h *harness) checkStubs(shard int, full []engine.RecoveredItem) {
 			}
 			continue
 		}
-		if it.Dest != want.Dest || it.Seq != want.Seq || !sameKeys(it.Subs, want.Subs) {
-			h.t.Errorf("shard %d RecoverStubs item %d: got %s seq %d subs %v, want %s seq %d subs %v", shard, i, it.Dest, it.Seq, it.Subs, want.Dest, want.Seq, want.Subs)
+		if it.Dest != want.Dest || it.Seq != want.Seq || !sameKeys(it.Subs, want.Subs) || !sameKeys(it.Delivered, want.Delivered) {
+			h.t.Errorf("shard %d RecoverStubs item %d: got %s seq %d subs %v delivered %v, want %s seq %d subs %v delivered %v",
+				shard, i, it.Dest, it.Seq, it.Subs, it.Delivered, want.Dest, want.Seq, want.Subs, want.Delivered)
 			continue
 		}
 		m := it.Msg

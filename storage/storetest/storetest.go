@@ -45,6 +45,7 @@ func Run(t *testing.T, newStore func(t *testing.T) (reopen func() engine.Store))
 		{"XACommitPartly", testXACommitPartly},
 		{"XATwoTransactions", testXATwoTransactions},
 		{"StubsLoadWhileWriting", testStubsLoadWhileWriting},
+		{"DeliveredMarks", testDeliveredMarks},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore) })
