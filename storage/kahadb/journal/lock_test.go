@@ -187,6 +187,15 @@ func TestKahaDBJournalLockOtherProcess(t *testing.T) {
 		}
 		res <- err
 	}()
+	// Release only once the second Lock is waiting: released earlier, it
+	// takes the lock at its first attempt and logs no acquisition after
+	// a wait.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(lb.String(), `msg="journal directory locked by another broker, waiting"`); {
+		if time.Now().After(deadline) {
+			t.Fatalf("second Lock never logged its wait:\n%s", lb)
+		}
+		time.Sleep(time.Millisecond)
+	}
 	release()
 	if err := <-res; err != nil {
 		t.Fatalf("Lock after the other process exited: %v", err)
