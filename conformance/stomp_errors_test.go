@@ -148,7 +148,8 @@ func TestConformanceSTOMPNonFatalErrors(t *testing.T) {
 		{"bad selector", "SUBSCRIBE", []string{"id:sel", "destination:" + q, "selector:a = = 'b"}, ""},
 		{"durable subscription on a queue", "SUBSCRIBE", []string{"id:dq", "destination:" + q, "activemq.subscriptionName:d"}, "Invalid Subscription: cannot durably subscribe to a Queue destination!"},
 	}
-	c, _ := connectRaw(t, addr, "1.2", "client-id:"+uniq(t))
+	clientID := uniq(t)
+	c, _ := connectRaw(t, addr, "1.2", "client-id:"+clientID)
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := "r" + strconv.Itoa(i)
@@ -159,19 +160,41 @@ func TestConformanceSTOMPNonFatalErrors(t *testing.T) {
 		})
 	}
 
+	// The durable subscription texts are ActiveMQ's exactly
+	// (TopicRegion.addConsumer and removeSubscription): client scripts
+	// match on them.
+	exactError := func(t *testing.T, f *rawFrame, want string) {
+		t.Helper()
+		if msg := f.Must(t, "message"); msg != want {
+			t.Fatalf("ERROR message: got %q, want %q", msg, want)
+		}
+	}
+	tp := topic(t, "")
 	t.Run("durable subscription already in use", func(t *testing.T) {
-		tp := topic(t, "")
 		c.subscribe("d1", tp, "activemq.subscriptionName:dur")
 		c.send("SUBSCRIBE", []string{"id:d2", "destination:" + tp, "activemq.subscriptionName:dur", "receipt:r-dup"}, nil)
-		f := c.expectError("", "r-dup")
-		t.Logf("ERROR message: %q", f.Must(t, "message"))
-		if msg := f.Must(t, "message"); !strings.Contains(msg, "in use") {
-			t.Fatalf("ERROR message %q does not say the subscription is in use", msg)
-		}
+		exactError(t, c.expectError("", "r-dup"), "Durable consumer is in use for client: "+clientID+" and subscriptionName: dur")
 		c.mustSync()
 		// The first subscription still works.
 		c.sendMsg(tp, "still here")
 		c.expectMessage("still here")
+	})
+
+	// UNSUBSCRIBE with activemq.subscriptionName destroys the durable
+	// subscription only when no subscriber is attached to it; the
+	// attached one carries on.
+	t.Run("UNSUBSCRIBE of a durable subscription in use", func(t *testing.T) {
+		c.send("UNSUBSCRIBE", []string{"id:d1", "activemq.subscriptionName:dur", "receipt:r-unsub"}, nil)
+		exactError(t, c.expectError("", "r-unsub"), "Durable consumer is in use")
+		c.mustSync()
+		c.sendMsg(tp, "kept")
+		c.expectMessage("kept")
+	})
+
+	t.Run("UNSUBSCRIBE of an unknown durable subscription", func(t *testing.T) {
+		c.send("UNSUBSCRIBE", []string{"id:d1", "activemq.subscriptionName:nope", "receipt:r-unknown"}, nil)
+		exactError(t, c.expectError("", "r-unknown"), "No durable subscription exists for clientID: "+clientID+" and subscriptionName: nope")
+		c.mustSync()
 	})
 
 	t.Run("connection still delivers", func(t *testing.T) {

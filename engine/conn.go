@@ -218,7 +218,7 @@ func (c *Conn) DeleteTemp(d message.Destination) error {
 			return c.e.RemoveDestination(d)
 		}
 	}
-	return fmt.Errorf("%w: %s", ErrTempGone, d)
+	return TempGoneError(d)
 }
 
 // Subscribe registers a consumer and returns once it is in place (and has
@@ -290,7 +290,7 @@ func (c *Conn) Subscribe(spec SubSpec, sink Sink) (*Subscription, error) {
 				t := s.dests[d]
 				switch {
 				case t == nil:
-					err = fmt.Errorf("%w: %s", ErrTempGone, d)
+					err = TempGoneError(d)
 				}
 			}); e != nil {
 				return nil, e
@@ -621,10 +621,10 @@ func (e *Engine) Unsubscribe(key SubKey) error {
 	switch {
 	case r == nil:
 		e.mu.Unlock()
-		return fmt.Errorf("%w: %s", ErrNoSuchSubscription, key)
+		return errNoSuchSubscription(key)
 	case r.active != nil:
 		e.mu.Unlock()
-		return fmt.Errorf("%w: %s", ErrDurableInUse, key)
+		return errUnsubscribeInUse(key)
 	}
 	delete(e.durables, key)
 	e.mu.Unlock()
@@ -673,7 +673,7 @@ func (c *Conn) subscribeDurable(sub *Subscription) error {
 	r := e.durables[key]
 	if r != nil && r.active != nil {
 		e.mu.Unlock()
-		return fmt.Errorf("%w: %s", ErrDurableInUse, key)
+		return errDurableInUse(key)
 	}
 	recreate := r != nil && r.sub != want
 	if r == nil || recreate {

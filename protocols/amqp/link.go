@@ -307,7 +307,7 @@ func engineError(err error) *wire.Error {
 	case errors.Is(err, engine.ErrUnknownTx):
 		cond = wire.ErrCondTransactionUnknownID
 	}
-	return &wire.Error{Condition: cond, Description: err.Error()}
+	return &wire.Error{Condition: cond, Description: engine.ClientText(err)}
 }
 
 // onFlow applies the client's link flow state.

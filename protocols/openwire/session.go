@@ -390,7 +390,7 @@ func (s *session) onProducer(c *wire.ProducerInfo) error {
 	if c.Destination != nil {
 		d = DestToEngine(c.Destination)
 		if d.Type.IsTemp() && !s.srv.e.Stats(d).Exists {
-			return fmt.Errorf("%w: %s", engine.ErrTempGone, c.Destination)
+			return engine.TempGoneError(d)
 		}
 	}
 	p := &producer{id: c.ProducerId, window: c.WindowSize, reg: s.conn.AddProducer(d)}

@@ -225,9 +225,9 @@ func (s *session) checkConnected() *protocolError {
 // the matching JMS exception.
 func engineError(err error) *protocolError {
 	if errors.Is(err, engine.ErrNotAuthorized) || errors.Is(err, engine.ErrBadCredentials) {
-		return &protocolError{msg: err.Error(), security: true}
+		return &protocolError{msg: engine.ClientText(err), security: true}
 	}
-	return perr(err.Error())
+	return perr(engine.ClientText(err))
 }
 
 func parseHeartBeat(v string) (cx, cy int64, err error) {
