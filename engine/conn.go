@@ -57,8 +57,8 @@ func (e *Engine) Connect(cr Credentials) (*Conn, error) {
 		return nil, ErrClosed
 	}
 	if c.clientID != "" {
-		if _, taken := e.clientIDs[c.clientID]; taken {
-			return nil, fmt.Errorf("%w: %q", ErrClientIDInUse, c.clientID)
+		if holder, taken := e.clientIDs[c.clientID]; taken {
+			return nil, errClientIDInUse(e.opts.BrokerName, c.clientID, holder.creds.Remote)
 		}
 		e.clientIDs[c.clientID] = c
 	}

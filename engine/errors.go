@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 
 	"wharf/engine/message"
@@ -41,8 +42,10 @@ type clientError struct {
 func (e *clientError) Error() string { return e.err.Error() }
 func (e *clientError) Unwrap() error { return e.err }
 
-// withClientText gives err the text ActiveMQ shows a client for it.
-func withClientText(err error, text string) error {
+// WithClientText gives err the text ActiveMQ shows a client for it, for
+// ClientText to find; protocols use it for failures they detect
+// themselves.
+func WithClientText(err error, text string) error {
 	return &clientError{err: err, text: text}
 }
 
@@ -65,10 +68,22 @@ func ClientText(err error) string {
 	return msg
 }
 
+// errClientIDInUse refuses a connection whose client id another holds, in
+// RegionBroker.addConnection's words; holder is the address the holding
+// connection comes from (nil for one made inside the process).
+func errClientIDInUse(brokerName, clientID string, holder net.Addr) error {
+	from := "null" // what Java prints for a transport without a socket
+	if holder != nil {
+		from = "tcp://" + holder.String()
+	}
+	return WithClientText(fmt.Errorf("%w: %q", ErrClientIDInUse, clientID),
+		"Broker: "+brokerName+" - Client: "+clientID+" already connected from "+from)
+}
+
 // errDurableInUse refuses a second consumer on an active durable
 // subscription, in TopicRegion.addConsumer's words.
 func errDurableInUse(key SubKey) error {
-	return withClientText(fmt.Errorf("%w: %s", ErrDurableInUse, key.String()),
+	return WithClientText(fmt.Errorf("%w: %s", ErrDurableInUse, key.String()),
 		"Durable consumer is in use for client: "+key.ClientID+" and subscriptionName: "+key.Name)
 }
 
@@ -76,13 +91,13 @@ func errDurableInUse(key SubKey) error {
 // is attached to, in TopicRegion.removeSubscription's words (which, unlike
 // addConsumer's, name neither client nor subscription).
 func errUnsubscribeInUse(key SubKey) error {
-	return withClientText(fmt.Errorf("%w: %s", ErrDurableInUse, key.String()), "Durable consumer is in use")
+	return WithClientText(fmt.Errorf("%w: %s", ErrDurableInUse, key.String()), "Durable consumer is in use")
 }
 
 // errNoSuchSubscription is TopicRegion.removeSubscription's refusal of an
 // unknown durable subscription.
 func errNoSuchSubscription(key SubKey) error {
-	return withClientText(fmt.Errorf("%w: %s", ErrNoSuchSubscription, key.String()),
+	return WithClientText(fmt.Errorf("%w: %s", ErrNoSuchSubscription, key.String()),
 		"No durable subscription exists for clientID: "+key.ClientID+" and subscriptionName: "+key.Name)
 }
 
@@ -92,5 +107,5 @@ func errNoSuchSubscription(key SubKey) error {
 // name (AbstractRegion.lookup), temp-queue://ID:..., which is
 // Destination.String.
 func TempGoneError(d message.Destination) error {
-	return withClientText(fmt.Errorf("%w: %s", ErrTempGone, d), d.String())
+	return WithClientText(fmt.Errorf("%w: %s", ErrTempGone, d), d.String())
 }

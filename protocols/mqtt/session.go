@@ -372,13 +372,13 @@ func (s *session) onConnect(p *wire.Packet) {
 		}
 		switch {
 		case errors.Is(err, engine.ErrBadCredentials):
-			refuse(wire.ConnRefusedBadUsernamePassword, wire.ReasonBadUserNameOrPassword, err.Error())
+			refuse(wire.ConnRefusedBadUsernamePassword, wire.ReasonBadUserNameOrPassword, engine.ClientText(err))
 		case errors.Is(err, engine.ErrNotAuthorized):
-			refuse(wire.ConnRefusedNotAuthorized, wire.ReasonNotAuthorized, err.Error())
+			refuse(wire.ConnRefusedNotAuthorized, wire.ReasonNotAuthorized, engine.ClientText(err))
 		case errors.Is(err, engine.ErrClientIDInUse):
-			refuse(wire.ConnRefusedIdentifierRejected, wire.ReasonClientIDNotValid, err.Error())
+			refuse(wire.ConnRefusedIdentifierRejected, wire.ReasonClientIDNotValid, engine.ClientText(err))
 		default:
-			refuse(wire.ConnRefusedServerUnavailable, wire.ReasonServerUnavailable, err.Error())
+			refuse(wire.ConnRefusedServerUnavailable, wire.ReasonServerUnavailable, engine.ClientText(err))
 		}
 		return
 	}

@@ -31,7 +31,8 @@ func (s *session) onTransaction(t *wire.TransactionInfo) {
 	switch t.Type {
 	case wire.TransactionBegin:
 		if s.txs[key] {
-			err = fmt.Errorf("transaction %s already started", key)
+			err = engine.WithClientText(fmt.Errorf("%w: %s", engine.ErrTxExists, key),
+				"Transaction '"+key+"' has already been started.") // TransactionBroker.beginTransaction
 			break
 		}
 		if err = s.conn.Begin(key); err == nil {
@@ -41,7 +42,8 @@ func (s *session) onTransaction(t *wire.TransactionInfo) {
 		// XA end: the branch stops associating work; nothing to do.
 	case wire.TransactionPrepare:
 		if !s.txs[key] {
-			err = fmt.Errorf("%w: Transaction '%s' has not been started", ErrUnknownTx, key)
+			err = engine.WithClientText(fmt.Errorf("%w: %s", ErrUnknownTx, key),
+				"Cannot prepare a transaction that had not been started or previously returned XA_RDONLY: "+key) // TransportConnection.processPrepareTransaction
 			break
 		}
 		x, ok := t.TransactionId.(*wire.XATransactionId)
@@ -90,6 +92,11 @@ func (s *session) onTransaction(t *wire.TransactionInfo) {
 		return
 	default:
 		err = fmt.Errorf("unknown transaction operation %d", t.Type)
+	}
+	if errors.Is(err, engine.ErrUnknownTx) && engine.ClientText(err) == err.Error() {
+		// TransactionBroker.getTransaction's words for a commit or
+		// rollback of a transaction it does not know.
+		err = engine.WithClientText(err, "Transaction '"+key+"' has not been started.")
 	}
 	s.respond(t, err)
 }

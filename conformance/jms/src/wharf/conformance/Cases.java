@@ -611,7 +611,12 @@ final class Cases {
             second.createSession(false, Session.AUTO_ACKNOWLEDGE);
             throw new AssertionError("second connection with client id " + id + " was accepted");
         } catch (InvalidClientIDException expected) {
-            // ActiveMQ: "Broker: ... - Client: ... already connected from ..."
+            // RegionBroker.addConnection's words, exactly; the first
+            // connection comes through the harness's proxy, from a port
+            // of its own.
+            String want = "Broker: \\S+ - Client: " + java.util.regex.Pattern.quote(id) + " already connected from tcp://127\\.0\\.0\\.1:[0-9]+";
+            check(expected.getMessage() != null && expected.getMessage().matches(want),
+                    "client id in use: exception message \"" + expected.getMessage() + "\" does not match " + want);
         }
     }
 
