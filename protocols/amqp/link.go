@@ -499,7 +499,10 @@ func (l *link) onDelivery(t *wire.Transfer, payload []byte) {
 		SetMessageFormat(m, *t.MessageFormat)
 	}
 	if m.Destination.IsZero() {
-		l.dispose(id, &wire.Rejected{Error: &wire.Error{Condition: wire.ErrCondInvalidField, Description: "no destination: the anonymous relay needs properties.to"}})
+		// ActiveMQ's words (AmqpReceiver). DEVIATION: its condition is
+		// the non-standard symbol "failed"; Wharf's is amqp:invalid-field
+		// (AMQP 1.0 §2.8.15), the properties.to field being the fault.
+		l.dispose(id, &wire.Rejected{Error: &wire.Error{Condition: wire.ErrCondInvalidField, Description: "Missing to field for message sent to an anonymous producer"}})
 		return
 	}
 	var comp engine.Completion
