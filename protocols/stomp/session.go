@@ -222,7 +222,15 @@ func (s *session) checkConnected() *protocolError {
 }
 
 // engineError turns an engine error into the ERROR frame ActiveMQ sends for
-// the matching JMS exception.
+// the matching JMS exception: its message header is the exception's
+// message (ProtocolConverter.handleException), which engine.ClientText
+// gives in ActiveMQ's words.
+//
+// DEVIATION: ActiveMQ reports a failure the broker (not the converter)
+// detects only to a frame that asked for a receipt (createResponseHandler
+// makes no handler otherwise): a SEND, SUBSCRIBE or UNSUBSCRIBE without
+// one fails silently. Wharf sends the ERROR either way, with receipt-id
+// when there was a receipt.
 func engineError(err error) *protocolError {
 	if errors.Is(err, engine.ErrNotAuthorized) || errors.Is(err, engine.ErrBadCredentials) {
 		return &protocolError{msg: engine.ClientText(err), security: true}
