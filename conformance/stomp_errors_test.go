@@ -15,14 +15,13 @@ func TestConformanceSTOMPFatalErrors(t *testing.T) {
 	cases := []struct {
 		name string
 		raw  string // after a 1.2 CONNECT
-		// msg is the start of ActiveMQ's message header; Wharf's decoder
-		// words its errors differently, so it is only checked for errors
-		// the session (not the wire decoder) reports.
+		// msg is the start of ActiveMQ's message header (StompWireFormat's
+		// words for the decoder's faults).
 		msg string
 	}{
 		{name: "unknown command", raw: "FROB\n\n\x00", msg: "Unknown STOMP action: FROB"},
-		{name: "content-length not a number", raw: "SEND\ndestination:/queue/x\ncontent-length:abc\n\nhello\x00"},
-		{name: "no NUL after content-length body", raw: "SEND\ndestination:/queue/x\ncontent-length:2\n\nhello\x00"},
+		{name: "content-length not a number", raw: "SEND\ndestination:/queue/x\ncontent-length:abc\n\nhello\x00", msg: "Specified content-length is not a valid integer"},
+		{name: "no NUL after content-length body", raw: "SEND\ndestination:/queue/x\ncontent-length:2\n\nhello\x00", msg: "content-length bytes were read and there was no trailing null byte"},
 		{name: "invalid heart-beat header", raw: "", msg: "Invalid heart-beat header"},
 	}
 	neighbour, _ := connectRaw(t, addr, "1.2")
@@ -145,7 +144,7 @@ func TestConformanceSTOMPNonFatalErrors(t *testing.T) {
 		{"NACK of an unknown id", "NACK", []string{"id:nope"}, "Unexpected NACK received for message-id [null]"},
 		{"SUBSCRIBE without id", "SUBSCRIBE", []string{"destination:" + q}, "SUBSCRIBE received without a subscription id!"},
 		{"UNSUBSCRIBE of an unknown id", "UNSUBSCRIBE", []string{"id:nope"}, "No subscription matched."},
-		{"bad selector", "SUBSCRIBE", []string{"id:sel", "destination:" + q, "selector:a = = 'b"}, ""},
+		{"bad selector", "SUBSCRIBE", []string{"id:sel", "destination:" + q, "selector:a = = 'b"}, "a = = 'b"}, // InvalidSelectorException: the selector itself
 		{"durable subscription on a queue", "SUBSCRIBE", []string{"id:dq", "destination:" + q, "activemq.subscriptionName:d"}, "Invalid Subscription: cannot durably subscribe to a Queue destination!"},
 	}
 	clientID := uniq(t)

@@ -239,7 +239,9 @@ func (c *Conn) Subscribe(spec SubSpec, sink Sink) (*Subscription, error) {
 		var err error
 		sel, err = selector.ParseWith(spec.Selector, selector.Options{ConvertStringExpressions: spec.ConvertStrings})
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrBadSelector, err)
+			// ActiveMQ's InvalidSelectorException carries only the
+			// selector's text (SelectorParser.parse).
+			return nil, WithClientText(fmt.Errorf("%w: %w", ErrBadSelector, err), spec.Selector)
 		}
 	}
 	if spec.DefaultPrefetch {
