@@ -12,30 +12,29 @@ import (
 // Errors returned by the engine. Protocols map them to their own error
 // frames; tests match them with errors.Is. The text a client is shown for
 // one is ClientText's, not Error's.
+//
+// DEVIATION: two refusals have no ActiveMQ counterpart. ErrNoClientID:
+// ActiveMQ's STOMP converter gives every connection a client id (its
+// connection id when CONNECT names none), so a STOMP durable subscription
+// without client-id works there. ErrWildcardSend: ActiveMQ 5.17 accepts a
+// send to a destination pattern (a STOMP SEND to /queue/a.* gets its
+// RECEIPT). Wharf refuses both with these texts.
 var (
-	ErrClosed        = errors.New("engine: broker is shutting down")
-	ErrConnClosed    = errors.New("engine: connection is closed")
-	ErrClientIDInUse = errors.New("engine: client id is already in use") // javax.jms.InvalidClientIDException
-	// ErrNoClientID refuses a durable subscription (or its removal) on a
-	// connection without a client id. DEVIATION: ActiveMQ's STOMP
-	// converter gives every connection a client id (its connection id
-	// when CONNECT names none), so a STOMP durable subscription without
-	// client-id works there; Wharf refuses it with this text.
+	ErrClosed             = errors.New("engine: broker is shutting down")
+	ErrConnClosed         = errors.New("engine: connection is closed")
+	ErrClientIDInUse      = errors.New("engine: client id is already in use") // javax.jms.InvalidClientIDException
 	ErrNoClientID         = errors.New("engine: a durable subscription needs a client id")
 	ErrDurableOnQueue     = errors.New("engine: durable subscriptions are only for topics")
 	ErrDurableInUse       = errors.New("engine: durable subscription is already in use")
 	ErrNoSuchSubscription = errors.New("engine: no such durable subscription") // InvalidDestinationException
 	ErrBadDestination     = errors.New("engine: invalid destination")
 	ErrTempGone           = errors.New("engine: temporary destination does not exist")
-	// ErrWildcardSend refuses a send to a destination pattern.
-	// DEVIATION: ActiveMQ 5.17 accepts such a send (a STOMP SEND to
-	// /queue/a.* gets its RECEIPT); Wharf refuses it with this text.
-	ErrWildcardSend    = errors.New("engine: cannot send to a wildcard destination")
-	ErrUnknownTx       = errors.New("engine: unknown transaction")
-	ErrTxExists        = errors.New("engine: transaction already started")
-	ErrUnknownDelivery = errors.New("engine: no such delivery awaits acknowledgement")
-	ErrBadSelector     = errors.New("engine: invalid selector")
-	ErrSubClosed       = errors.New("engine: subscription is closed")
+	ErrWildcardSend       = errors.New("engine: cannot send to a wildcard destination")
+	ErrUnknownTx          = errors.New("engine: unknown transaction")
+	ErrTxExists           = errors.New("engine: transaction already started")
+	ErrUnknownDelivery    = errors.New("engine: no such delivery awaits acknowledgement")
+	ErrBadSelector        = errors.New("engine: invalid selector")
+	ErrSubClosed          = errors.New("engine: subscription is closed")
 )
 
 // clientError is an engine error that also carries the text ActiveMQ 5.17
