@@ -178,3 +178,54 @@ func runAMQPClient(t *testing.T, client, interp, script string) {
 		t.Errorf("%s: %v with %d of %d cases failed; stderr:\n%s", script, err, failed, len(amqpClientCases), tail(stderr.String(), 8000))
 	}
 }
+
+// Two receivers on one topic in one connection with Proton's
+// BlockingConnection (amqpclients/proton_blocking.py). With Proton's default
+// link names both links are named <container id>-<address>; Wharf, like
+// ActiveMQ (whose AMQP transport keys its links by the consumer and
+// producer ids it makes, and reads the link name only as a durable
+// subscription's name), attaches both (TestConformanceAMQPRawSameLinkName).
+// Proton-C 0.37 itself then refuses the broker's answer to the second
+// attach, as it does RabbitMQ 3.10's: it finds the first link by name and
+// closes with amqp:invalid-field "link name already attached". The case
+// checks that the failure is that local one and that the broker refused
+// nothing; with distinct names (name=) both receivers get the message.
+func TestConformanceAMQPProtonBlockingTwoReceivers(t *testing.T) {
+	if err := exec.Command(protonPython, "-c", "import proton.utils").Run(); err != nil {
+		t.Skipf("%s cannot import proton.utils (%s)", protonPython, protonInstallHint)
+	}
+	b := amqpBroker(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), amqpClientTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, protonPython, filepath.Join("amqpclients", "proton_blocking.py"), b.AMQPAddr(), uniq(t))
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	results := map[string]amqpClientResult{}
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		var r amqpClientResult
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		if jerr := json.Unmarshal([]byte(line), &r); jerr != nil {
+			t.Errorf("result line is not JSON: %v\n%s", jerr, line)
+			continue
+		}
+		results[r.Case] = r
+	}
+	for _, name := range []string{"default-names", "distinct-names"} {
+		r, ok := results[name]
+		switch {
+		case !ok:
+			t.Errorf("%s: no result (exit: %v); stderr:\n%s", name, err, tail(stderr.String(), 4000))
+		case !r.Passed:
+			t.Errorf("%s failed: %s\ndetail %v", name, r.Error, r.Detail)
+		default:
+			t.Logf("%s: %v", name, r.Detail)
+		}
+	}
+	if err != nil && !t.Failed() {
+		t.Errorf("proton_blocking.py: %v; stderr:\n%s", err, tail(stderr.String(), 4000))
+	}
+}

@@ -310,6 +310,10 @@ func TestConformanceAMQPDynamicRequestReply(t *testing.T) {
 	if !errors.As(err, &rej) {
 		t.Fatalf("send without to: %v, want a rejection", err)
 	}
+	// In ActiveMQ's words (AmqpReceiver).
+	if want := "Missing to field for message sent to an anonymous producer"; rej.Description != want {
+		t.Fatalf("rejection %q, want %q", rej.Description, want)
+	}
 }
 
 func TestConformanceAMQPMixedProtocols(t *testing.T) {

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -103,8 +104,12 @@ func TestConformanceSTOMPClientIDUnique(t *testing.T) {
 	second := dialRaw(t, addr)
 	second.send("CONNECT", []string{"accept-version:1.2", "host:localhost", "client-id:" + id}, nil)
 	f := second.expect("ERROR")
-	if msg := f.Must(t, "message"); !strings.Contains(msg, id) {
-		t.Fatalf("ERROR message %q does not name the client id", msg)
+	// RegionBroker.addConnection's words, exactly: the broker's name, the
+	// id, and where the connection holding it comes from.
+	want := regexp.MustCompile("^Broker: [^ ]+ - Client: " + regexp.QuoteMeta(id) + " already connected from " +
+		regexp.QuoteMeta("tcp://"+first.c.LocalAddr().String()) + "$")
+	if msg := f.Must(t, "message"); !want.MatchString(msg) {
+		t.Fatalf("ERROR message %q, want one matching %s", msg, want)
 	}
 	second.expectClosed(wait)
 	first.mustSync()

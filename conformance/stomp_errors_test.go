@@ -15,14 +15,13 @@ func TestConformanceSTOMPFatalErrors(t *testing.T) {
 	cases := []struct {
 		name string
 		raw  string // after a 1.2 CONNECT
-		// msg is the start of ActiveMQ's message header; Wharf's decoder
-		// words its errors differently, so it is only checked for errors
-		// the session (not the wire decoder) reports.
+		// msg is the start of ActiveMQ's message header (StompWireFormat's
+		// words for the decoder's faults).
 		msg string
 	}{
 		{name: "unknown command", raw: "FROB\n\n\x00", msg: "Unknown STOMP action: FROB"},
-		{name: "content-length not a number", raw: "SEND\ndestination:/queue/x\ncontent-length:abc\n\nhello\x00"},
-		{name: "no NUL after content-length body", raw: "SEND\ndestination:/queue/x\ncontent-length:2\n\nhello\x00"},
+		{name: "content-length not a number", raw: "SEND\ndestination:/queue/x\ncontent-length:abc\n\nhello\x00", msg: "Specified content-length is not a valid integer"},
+		{name: "no NUL after content-length body", raw: "SEND\ndestination:/queue/x\ncontent-length:2\n\nhello\x00", msg: "content-length bytes were read and there was no trailing null byte"},
 		{name: "invalid heart-beat header", raw: "", msg: "Invalid heart-beat header"},
 	}
 	neighbour, _ := connectRaw(t, addr, "1.2")
@@ -145,10 +144,11 @@ func TestConformanceSTOMPNonFatalErrors(t *testing.T) {
 		{"NACK of an unknown id", "NACK", []string{"id:nope"}, "Unexpected NACK received for message-id [null]"},
 		{"SUBSCRIBE without id", "SUBSCRIBE", []string{"destination:" + q}, "SUBSCRIBE received without a subscription id!"},
 		{"UNSUBSCRIBE of an unknown id", "UNSUBSCRIBE", []string{"id:nope"}, "No subscription matched."},
-		{"bad selector", "SUBSCRIBE", []string{"id:sel", "destination:" + q, "selector:a = = 'b"}, ""},
+		{"bad selector", "SUBSCRIBE", []string{"id:sel", "destination:" + q, "selector:a = = 'b"}, "a = = 'b"}, // InvalidSelectorException: the selector itself
 		{"durable subscription on a queue", "SUBSCRIBE", []string{"id:dq", "destination:" + q, "activemq.subscriptionName:d"}, "Invalid Subscription: cannot durably subscribe to a Queue destination!"},
 	}
-	c, _ := connectRaw(t, addr, "1.2", "client-id:"+uniq(t))
+	clientID := uniq(t)
+	c, _ := connectRaw(t, addr, "1.2", "client-id:"+clientID)
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := "r" + strconv.Itoa(i)
@@ -159,19 +159,41 @@ func TestConformanceSTOMPNonFatalErrors(t *testing.T) {
 		})
 	}
 
+	// The durable subscription texts are ActiveMQ's exactly
+	// (TopicRegion.addConsumer and removeSubscription): client scripts
+	// match on them.
+	exactError := func(t *testing.T, f *rawFrame, want string) {
+		t.Helper()
+		if msg := f.Must(t, "message"); msg != want {
+			t.Fatalf("ERROR message: got %q, want %q", msg, want)
+		}
+	}
+	tp := topic(t, "")
 	t.Run("durable subscription already in use", func(t *testing.T) {
-		tp := topic(t, "")
 		c.subscribe("d1", tp, "activemq.subscriptionName:dur")
 		c.send("SUBSCRIBE", []string{"id:d2", "destination:" + tp, "activemq.subscriptionName:dur", "receipt:r-dup"}, nil)
-		f := c.expectError("", "r-dup")
-		t.Logf("ERROR message: %q", f.Must(t, "message"))
-		if msg := f.Must(t, "message"); !strings.Contains(msg, "in use") {
-			t.Fatalf("ERROR message %q does not say the subscription is in use", msg)
-		}
+		exactError(t, c.expectError("", "r-dup"), "Durable consumer is in use for client: "+clientID+" and subscriptionName: dur")
 		c.mustSync()
 		// The first subscription still works.
 		c.sendMsg(tp, "still here")
 		c.expectMessage("still here")
+	})
+
+	// UNSUBSCRIBE with activemq.subscriptionName destroys the durable
+	// subscription only when no subscriber is attached to it; the
+	// attached one carries on.
+	t.Run("UNSUBSCRIBE of a durable subscription in use", func(t *testing.T) {
+		c.send("UNSUBSCRIBE", []string{"id:d1", "activemq.subscriptionName:dur", "receipt:r-unsub"}, nil)
+		exactError(t, c.expectError("", "r-unsub"), "Durable consumer is in use")
+		c.mustSync()
+		c.sendMsg(tp, "kept")
+		c.expectMessage("kept")
+	})
+
+	t.Run("UNSUBSCRIBE of an unknown durable subscription", func(t *testing.T) {
+		c.send("UNSUBSCRIBE", []string{"id:d1", "activemq.subscriptionName:nope", "receipt:r-unknown"}, nil)
+		exactError(t, c.expectError("", "r-unknown"), "No durable subscription exists for clientID: "+clientID+" and subscriptionName: nope")
+		c.mustSync()
 	})
 
 	t.Run("connection still delivers", func(t *testing.T) {

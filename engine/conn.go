@@ -57,8 +57,8 @@ func (e *Engine) Connect(cr Credentials) (*Conn, error) {
 		return nil, ErrClosed
 	}
 	if c.clientID != "" {
-		if _, taken := e.clientIDs[c.clientID]; taken {
-			return nil, fmt.Errorf("%w: %q", ErrClientIDInUse, c.clientID)
+		if holder, taken := e.clientIDs[c.clientID]; taken {
+			return nil, errClientIDInUse(e.opts.BrokerName, c.clientID, holder.creds.Remote)
 		}
 		e.clientIDs[c.clientID] = c
 	}
@@ -218,7 +218,7 @@ func (c *Conn) DeleteTemp(d message.Destination) error {
 			return c.e.RemoveDestination(d)
 		}
 	}
-	return fmt.Errorf("%w: %s", ErrTempGone, d)
+	return TempGoneError(d)
 }
 
 // Subscribe registers a consumer and returns once it is in place (and has
@@ -239,7 +239,9 @@ func (c *Conn) Subscribe(spec SubSpec, sink Sink) (*Subscription, error) {
 		var err error
 		sel, err = selector.ParseWith(spec.Selector, selector.Options{ConvertStringExpressions: spec.ConvertStrings})
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrBadSelector, err)
+			// ActiveMQ's InvalidSelectorException carries only the
+			// selector's text (SelectorParser.parse).
+			return nil, WithClientText(fmt.Errorf("%w: %w", ErrBadSelector, err), spec.Selector)
 		}
 	}
 	if spec.DefaultPrefetch {
@@ -290,7 +292,7 @@ func (c *Conn) Subscribe(spec SubSpec, sink Sink) (*Subscription, error) {
 				t := s.dests[d]
 				switch {
 				case t == nil:
-					err = fmt.Errorf("%w: %s", ErrTempGone, d)
+					err = TempGoneError(d)
 				}
 			}); e != nil {
 				return nil, e
@@ -621,10 +623,10 @@ func (e *Engine) Unsubscribe(key SubKey) error {
 	switch {
 	case r == nil:
 		e.mu.Unlock()
-		return fmt.Errorf("%w: %s", ErrNoSuchSubscription, key)
+		return errNoSuchSubscription(key)
 	case r.active != nil:
 		e.mu.Unlock()
-		return fmt.Errorf("%w: %s", ErrDurableInUse, key)
+		return errUnsubscribeInUse(key)
 	}
 	delete(e.durables, key)
 	e.mu.Unlock()
@@ -673,7 +675,7 @@ func (c *Conn) subscribeDurable(sub *Subscription) error {
 	r := e.durables[key]
 	if r != nil && r.active != nil {
 		e.mu.Unlock()
-		return fmt.Errorf("%w: %s", ErrDurableInUse, key)
+		return errDurableInUse(key)
 	}
 	recreate := r != nil && r.sub != want
 	if r == nil || recreate {

@@ -146,7 +146,7 @@ func (s *shard) sendTo(m *message.Message, target *Subscription) error {
 	}
 	d := s.dest(m.Destination, !m.Destination.Type.IsTemp())
 	if d == nil {
-		return ErrTempGone
+		return TempGoneError(m.Destination)
 	}
 	if m.Expired(s.now) {
 		// ActiveMQ checks expiry on arrival: an expired message is never

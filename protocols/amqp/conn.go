@@ -343,13 +343,13 @@ func (c *conn) onOpen(o *wire.Open) {
 			c.writeFrame(0, open)
 			info := &wire.Map{}
 			info.Set(wire.Symbol("invalid-field"), wire.Symbol("container-id"))
-			c.writeFrame(0, &wire.Close{Error: &wire.Error{Condition: wire.ErrCondInvalidField, Description: err.Error(), Info: info}})
+			c.writeFrame(0, &wire.Close{Error: &wire.Error{Condition: wire.ErrCondInvalidField, Description: engine.ClientText(err), Info: info}})
 			c.shut()
 			return
 		case errors.Is(err, engine.ErrBadCredentials), errors.Is(err, engine.ErrNotAuthorized):
 			cond = wire.ErrCondUnauthorizedAccess
 		}
-		c.closeWith(cond, err.Error())
+		c.closeWith(cond, engine.ClientText(err))
 		return
 	}
 	c.ec = ec

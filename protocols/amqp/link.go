@@ -176,10 +176,11 @@ func (l *link) attachSending(a *wire.Attach) *wire.Error {
 	}
 	switch {
 	case src == nil:
-		// A re-attach to a durable subscription by link name (ActiveMQ).
+		// A re-attach to a durable subscription by link name, refused in
+		// ActiveMQ's words when there is none (AmqpSession.createSender).
 		ds := c.findDurable(a.Name)
 		if ds == nil {
-			return &wire.Error{Condition: wire.ErrCondNotFound, Description: "no durable subscription named " + a.Name}
+			return &wire.Error{Condition: wire.ErrCondNotFound, Description: "Unknown subscription link: " + a.Name}
 		}
 		spec.Destination, spec.Selector, spec.NoLocal = ds.Destination, ds.Selector, ds.NoLocal
 		spec.DurableName = a.Name
@@ -290,7 +291,16 @@ func hasFilter(filters *wire.Map, name wire.Symbol, code uint64) bool {
 	return false
 }
 
-// engineError maps an engine error to the condition ActiveMQ sends.
+// engineError maps an engine error to an AMQP error condition, with the
+// text ActiveMQ gives for it (engine.ClientText) as the description.
+//
+// DEVIATION: ActiveMQ's AMQP transport (AmqpSession.createSender and
+// createReceiver) answers every failed subscribe or producer with
+// amqp:internal-error, but for a SecurityException (unauthorized-access)
+// and an InvalidSelectorException (invalid-field); Wharf names the
+// condition AMQP 1.0 §2.8.15 has for the failure (not-found,
+// resource-locked, resource-limit-exceeded, ...), so that clients can tell
+// them apart. The descriptions are ActiveMQ's.
 func engineError(err error) *wire.Error {
 	cond := wire.ErrCondInternalError
 	switch {
@@ -307,7 +317,7 @@ func engineError(err error) *wire.Error {
 	case errors.Is(err, engine.ErrUnknownTx):
 		cond = wire.ErrCondTransactionUnknownID
 	}
-	return &wire.Error{Condition: cond, Description: err.Error()}
+	return &wire.Error{Condition: cond, Description: engine.ClientText(err)}
 }
 
 // onFlow applies the client's link flow state.
@@ -489,7 +499,10 @@ func (l *link) onDelivery(t *wire.Transfer, payload []byte) {
 		SetMessageFormat(m, *t.MessageFormat)
 	}
 	if m.Destination.IsZero() {
-		l.dispose(id, &wire.Rejected{Error: &wire.Error{Condition: wire.ErrCondInvalidField, Description: "no destination: the anonymous relay needs properties.to"}})
+		// ActiveMQ's words (AmqpReceiver). DEVIATION: its condition is
+		// the non-standard symbol "failed"; Wharf's is amqp:invalid-field
+		// (AMQP 1.0 §2.8.15), the properties.to field being the fault.
+		l.dispose(id, &wire.Rejected{Error: &wire.Error{Condition: wire.ErrCondInvalidField, Description: "Missing to field for message sent to an anonymous producer"}})
 		return
 	}
 	var comp engine.Completion

@@ -370,15 +370,21 @@ func (s *session) onConnect(p *wire.Packet) {
 		if clientID != "" {
 			s.srv.unclaim(clientID, s)
 		}
+		// The reason string (MQTT 5 only) is ActiveMQ's text for the
+		// failure (engine.ClientText).
 		switch {
 		case errors.Is(err, engine.ErrBadCredentials):
-			refuse(wire.ConnRefusedBadUsernamePassword, wire.ReasonBadUserNameOrPassword, err.Error())
+			// DEVIATION: ActiveMQ 5.17 answers 5 (not authorized) here:
+			// its authentication plugins throw a SecurityException, which
+			// MQTTProtocolConverter.onMQTTConnect maps to 5; Wharf gives
+			// the code [MQTT-3.2.2] has for a bad user name or password.
+			refuse(wire.ConnRefusedBadUsernamePassword, wire.ReasonBadUserNameOrPassword, engine.ClientText(err))
 		case errors.Is(err, engine.ErrNotAuthorized):
-			refuse(wire.ConnRefusedNotAuthorized, wire.ReasonNotAuthorized, err.Error())
+			refuse(wire.ConnRefusedNotAuthorized, wire.ReasonNotAuthorized, engine.ClientText(err))
 		case errors.Is(err, engine.ErrClientIDInUse):
-			refuse(wire.ConnRefusedIdentifierRejected, wire.ReasonClientIDNotValid, err.Error())
+			refuse(wire.ConnRefusedIdentifierRejected, wire.ReasonClientIDNotValid, engine.ClientText(err))
 		default:
-			refuse(wire.ConnRefusedServerUnavailable, wire.ReasonServerUnavailable, err.Error())
+			refuse(wire.ConnRefusedServerUnavailable, wire.ReasonServerUnavailable, engine.ClientText(err))
 		}
 		return
 	}

@@ -2,7 +2,6 @@ package openwire
 
 import (
 	"errors"
-	"strings"
 
 	"wharf/engine"
 	"wharf/protocols/openwire/wire"
@@ -31,13 +30,7 @@ func javaException(err error) *wire.Throwable {
 	case errors.Is(err, engine.ErrClientIDInUse), errors.Is(err, ErrNoClientID):
 		class = "javax.jms.InvalidClientIDException"
 	case errors.Is(err, engine.ErrTempGone):
-		// ActiveMQ's message is just the destination; the engine's error
-		// ends with it too.
-		msg := err.Error()
-		if i := strings.LastIndex(msg, ": "); i >= 0 {
-			msg = msg[i+2:]
-		}
-		return &wire.Throwable{ClassName: "org.apache.activemq.DestinationDoesNotExistException", Message: msg}
+		class = "org.apache.activemq.DestinationDoesNotExistException"
 	case errors.Is(err, engine.ErrNoSuchSubscription), errors.Is(err, engine.ErrBadDestination),
 		errors.Is(err, engine.ErrDurableOnQueue):
 		class = "javax.jms.InvalidDestinationException"
@@ -48,5 +41,5 @@ func javaException(err error) *wire.Throwable {
 	case errors.Is(err, engine.ErrBadSelector):
 		class = "javax.jms.InvalidSelectorException"
 	}
-	return &wire.Throwable{ClassName: class, Message: err.Error()}
+	return &wire.Throwable{ClassName: class, Message: engine.ClientText(err)}
 }

@@ -1,7 +1,6 @@
 package openwire
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -333,9 +332,8 @@ func (s *session) onConnection(c *wire.ConnectionInfo) error {
 		Remote: s.tc.RemoteAddr(), Protocol: "openwire",
 	})
 	if err != nil {
-		if errors.Is(err, engine.ErrClientIDInUse) {
-			return fmt.Errorf("%w: Broker: %s - Client: %s already connected from %s", err, s.srv.e.BrokerName(), c.ClientId, s.tc.RemoteAddr())
-		}
+		// The engine's error carries RegionBroker.addConnection's words
+		// for a client id in use (engine.ClientText).
 		return err
 	}
 	s.conn = conn
@@ -390,7 +388,7 @@ func (s *session) onProducer(c *wire.ProducerInfo) error {
 	if c.Destination != nil {
 		d = DestToEngine(c.Destination)
 		if d.Type.IsTemp() && !s.srv.e.Stats(d).Exists {
-			return fmt.Errorf("%w: %s", engine.ErrTempGone, c.Destination)
+			return engine.TempGoneError(d)
 		}
 	}
 	p := &producer{id: c.ProducerId, window: c.WindowSize, reg: s.conn.AddProducer(d)}

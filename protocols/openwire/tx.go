@@ -1,8 +1,11 @@
 package openwire
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"wharf/engine"
 
@@ -31,17 +34,24 @@ func (s *session) onTransaction(t *wire.TransactionInfo) {
 	switch t.Type {
 	case wire.TransactionBegin:
 		if s.txs[key] {
-			err = fmt.Errorf("transaction %s already started", key)
+			// A BEGIN of a transaction this connection has begun is a
+			// replayed command (the failover transport replays them):
+			// answered, and nothing else, as TransportConnection.
+			// processBeginTransaction does ("Avoid replaying dup commands").
 			break
 		}
 		if err = s.conn.Begin(key); err == nil {
 			s.txs[key] = true
+		} else if errors.Is(err, engine.ErrTxExists) {
+			// TransactionBroker.beginTransaction's words.
+			err = engine.WithClientText(err, "Transaction '"+javaTxString(t.TransactionId)+"' has already been started.")
 		}
 	case wire.TransactionEnd:
 		// XA end: the branch stops associating work; nothing to do.
 	case wire.TransactionPrepare:
 		if !s.txs[key] {
-			err = fmt.Errorf("%w: Transaction '%s' has not been started", ErrUnknownTx, key)
+			err = engine.WithClientText(fmt.Errorf("%w: %s", ErrUnknownTx, key),
+				"Cannot prepare a transaction that had not been started or previously returned XA_RDONLY: "+javaTxString(t.TransactionId)) // TransportConnection.processPrepareTransaction
 			break
 		}
 		x, ok := t.TransactionId.(*wire.XATransactionId)
@@ -91,6 +101,11 @@ func (s *session) onTransaction(t *wire.TransactionInfo) {
 	default:
 		err = fmt.Errorf("unknown transaction operation %d", t.Type)
 	}
+	if errors.Is(err, engine.ErrUnknownTx) && engine.ClientText(err) == err.Error() {
+		// TransactionBroker.getTransaction's words for a commit or
+		// rollback of a transaction it does not know.
+		err = engine.WithClientText(err, "Transaction '"+javaTxString(t.TransactionId)+"' has not been started.")
+	}
 	s.respond(t, err)
 }
 
@@ -102,4 +117,38 @@ func XIDToEngine(x *wire.XATransactionId) engine.XID {
 // XIDFromEngine converts the engine's XID to an OpenWire XATransactionId.
 func XIDFromEngine(x engine.XID) *wire.XATransactionId {
 	return &wire.XATransactionId{FormatId: x.FormatID, GlobalTransactionId: x.GlobalID, BranchQualifier: x.Branch}
+}
+
+// javaTxString is a transaction id as ActiveMQ's TransactionId.toString
+// prints it in its error texts: TX:<connection id>:<n> for a local one;
+// for an XA one XATransactionId.getTransactionKey, whose ids are written
+// byte by byte with Integer.toHexString (so 0x0a is "a" and 0xab, sign
+// extended, "ffffffab"), or for Arjuna's format (131077) as its fields.
+// It is not the engine's transaction key (txKey), which keeps every byte.
+func javaTxString(t wire.TransactionId) string {
+	x, ok := t.(*wire.XATransactionId)
+	if !ok {
+		return txKey(t)
+	}
+	return "XID:[" + strconv.Itoa(int(x.FormatId)) + ",globalId=" + javaXIDPart(x.FormatId, x.GlobalTransactionId) +
+		",branchId=" + javaXIDPart(x.FormatId, x.BranchQualifier) + "]"
+}
+
+func javaXIDPart(format int32, uid []byte) string {
+	const arjuna = 131077
+	var b strings.Builder
+	if format == arjuna && len(uid) >= 28 {
+		b.WriteString(strconv.FormatInt(int64(binary.BigEndian.Uint64(uid[0:])), 16))
+		b.WriteByte(':')
+		b.WriteString(strconv.FormatInt(int64(binary.BigEndian.Uint64(uid[8:])), 16))
+		for _, off := range []int{16, 20, 24} {
+			b.WriteByte(':')
+			b.WriteString(strconv.FormatInt(int64(int32(binary.BigEndian.Uint32(uid[off:]))), 16))
+		}
+		return b.String()
+	}
+	for _, c := range uid {
+		b.WriteString(strconv.FormatUint(uint64(uint32(int32(int8(c)))), 16))
+	}
+	return b.String()
 }

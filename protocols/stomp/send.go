@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"wharf/engine"
 	"wharf/engine/message"
 	"wharf/protocols/stomp/wire"
 )
@@ -82,10 +83,11 @@ func (s *session) Complete(token uint64, err error) {
 	var f wire.Frame
 	switch {
 	case err != nil:
+		msg := engine.ClientText(err)
 		f = wire.Frame{Command: wire.CmdError, Headers: []wire.Header{
-			{Name: "message", Value: err.Error()},
+			{Name: "message", Value: msg},
 			{Name: "content-type", Value: "text/plain"},
-		}, Body: []byte(err.Error())}
+		}, Body: []byte(msg)}
 		if receipt != "" {
 			f.Headers = append(f.Headers, wire.Header{Name: "receipt-id", Value: receipt})
 		}

@@ -108,7 +108,7 @@ func (s *session) OnData(b []byte) error {
 	s.frames = frames[:0]
 	if err != nil && !s.dead {
 		// A frame that cannot be parsed is fatal (ActiveMQ StompFrameError).
-		s.sendError(nil, fatal(err.Error()))
+		s.sendError(nil, fatal(wireErrorText(err)))
 	}
 	return nil
 }
@@ -221,13 +221,46 @@ func (s *session) checkConnected() *protocolError {
 	return nil
 }
 
+// wireErrorText is the ERROR message for a frame the decoder refused: the
+// text ActiveMQ's StompWireFormat and StompCodec give for the same fault,
+// which scripts match on. The faults ActiveMQ does not refuse (a header
+// line without a colon, an undefined escape: DEVIATION in wire) keep the
+// decoder's own text.
+func wireErrorText(err error) string {
+	switch {
+	case errors.Is(err, wire.ErrCommandTooLong):
+		return "The maximum command length was exceeded"
+	case errors.Is(err, wire.ErrHeaderTooLong):
+		return "The maximum header length was exceeded"
+	case errors.Is(err, wire.ErrTooManyHeaders):
+		return "The maximum number of headers was exceeded"
+	case errors.Is(err, wire.ErrBodyTooLarge):
+		return "The maximum data length was exceeded"
+	case errors.Is(err, wire.ErrFrameTooLarge):
+		return "The maximum frame size was exceeded"
+	case errors.Is(err, wire.ErrBadContentLength):
+		return "Specified content-length is not a valid integer"
+	case errors.Is(err, wire.ErrMissingNUL):
+		return "content-length bytes were read and there was no trailing null byte"
+	}
+	return err.Error()
+}
+
 // engineError turns an engine error into the ERROR frame ActiveMQ sends for
-// the matching JMS exception.
+// the matching JMS exception: its message header is the exception's
+// message (ProtocolConverter.handleException), which engine.ClientText
+// gives in ActiveMQ's words.
+//
+// DEVIATION: ActiveMQ reports a failure the broker (not the converter)
+// detects only to a frame that asked for a receipt (createResponseHandler
+// makes no handler otherwise): a SEND, SUBSCRIBE or UNSUBSCRIBE without
+// one fails silently. Wharf sends the ERROR either way, with receipt-id
+// when there was a receipt.
 func engineError(err error) *protocolError {
 	if errors.Is(err, engine.ErrNotAuthorized) || errors.Is(err, engine.ErrBadCredentials) {
-		return &protocolError{msg: err.Error(), security: true}
+		return &protocolError{msg: engine.ClientText(err), security: true}
 	}
-	return perr(err.Error())
+	return perr(engine.ClientText(err))
 }
 
 func parseHeartBeat(v string) (cx, cy int64, err error) {

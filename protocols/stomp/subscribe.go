@@ -63,6 +63,11 @@ func (s *session) onSubscribe(f *wire.Frame) *protocolError {
 	if destName == "" {
 		return perr("Invalid empty or 'null' Destination header")
 	}
+	// DEVIATION: ActiveMQ 5.17 accepts a SUBSCRIBE reusing a live id and
+	// silently replaces its map entry, leaving the first consumer attached
+	// but no longer addressable by UNSUBSCRIBE or ACK; Wharf refuses it
+	// with this ERROR (STOMP 1.2 "SUBSCRIBE id Header": the id must be
+	// unique per connection).
 	if _, dup := s.subs[id]; dup {
 		return perr("Duplicate subscription id: " + id)
 	}
@@ -89,6 +94,9 @@ func (s *session) onSubscribe(f *wire.Frame) *protocolError {
 	}
 	spec.Selector, _ = f.Get("selector")
 	spec.DefaultPrefetch = true
+	// DEVIATION: ActiveMQ sets these through IntrospectionSupport, which
+	// ignores a value it cannot convert (the default stays); Wharf refuses
+	// the frame with an ERROR naming the header.
 	if v, ok := f.Get("activemq.prefetchSize"); ok {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < 0 || n > 32767 {

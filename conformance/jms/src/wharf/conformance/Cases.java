@@ -100,6 +100,7 @@ final class Cases {
         r.add("SelectorTopic", Cases::selectorTopic);
         r.add("TempQueueRequestReply", Cases::tempQueueRequestReply);
         r.add("TempTopic", Cases::tempTopic);
+        r.add("TempQueueDeletedSend", Cases::tempQueueDeletedSend);
         r.add("QueueBrowser", Cases::queueBrowser);
         r.add("MessageGroups", Cases::messageGroups);
         r.add("ExclusiveConsumer", Cases::exclusiveConsumer);
@@ -610,7 +611,12 @@ final class Cases {
             second.createSession(false, Session.AUTO_ACKNOWLEDGE);
             throw new AssertionError("second connection with client id " + id + " was accepted");
         } catch (InvalidClientIDException expected) {
-            // ActiveMQ: "Broker: ... - Client: ... already connected from ..."
+            // RegionBroker.addConnection's words, exactly; the first
+            // connection comes through the harness's proxy, from a port
+            // of its own.
+            String want = "Broker: \\S+ - Client: " + java.util.regex.Pattern.quote(id) + " already connected from tcp://127\\.0\\.0\\.1:[0-9]+";
+            check(expected.getMessage() != null && expected.getMessage().matches(want),
+                    "client id in use: exception message \"" + expected.getMessage() + "\" does not match " + want);
         }
     }
 
@@ -649,6 +655,8 @@ final class Cases {
             throw new AssertionError("unsubscribe of a durable subscription with an active subscriber succeeded");
         } catch (JMSException expected) {
             // JMS 1.1 §6.11.1: "It is erroneous for a client to delete a durable subscription while it has an active TopicSubscriber"
+            // ActiveMQ's text, exactly (TopicRegion.removeSubscription): applications match on it.
+            eq(expected.getMessage(), "Durable consumer is in use", "unsubscribe while in use: exception message");
         }
         sub.close();
         Session ps = c.session(c.conn());
@@ -667,7 +675,9 @@ final class Cases {
             s.unsubscribe("never-subscribed");
             throw new AssertionError("unsubscribe of an unknown durable subscription succeeded");
         } catch (InvalidDestinationException expected) {
-            // ActiveMQ TopicRegion.removeSubscription
+            // ActiveMQ TopicRegion.removeSubscription, in its words
+            eq(expected.getMessage(), "No durable subscription exists for clientID: " + c.base + "-client and subscriptionName: never-subscribed",
+                    "unsubscribe of an unknown subscription: exception message");
         }
     }
 
@@ -1094,6 +1104,53 @@ final class Cases {
         }
         replyConsumer.close();
         replies.delete();
+    }
+
+    /**
+     * A send to a deleted temporary queue fails with an exception naming
+     * it (temp-queue://ID:...), as ActiveMQ's does: the owner's connection
+     * knows at once and its client refuses ("Cannot publish to a deleted
+     * Destination: ...", or the broker does, below, when an advisory came
+     * late); a connection that does not watch advisories
+     * cannot know, and the broker refuses with a
+     * DestinationDoesNotExistException whose message is the destination's
+     * qualified name (AbstractRegion.lookup).
+     */
+    static void tempQueueDeletedSend(Ctx c) throws Exception {
+        Session owner = c.session(c.conn());
+        TemporaryQueue tq = owner.createTemporaryQueue();
+        String name = tq.toString();
+        check(name.startsWith("temp-queue://ID:"), "temporary queue " + name + " is not named temp-queue://ID:...");
+        tq.delete();
+
+        MessageProducer own = owner.createProducer(null);
+        own.setDeliveryMode(DeliveryMode.PERSISTENT);
+        try {
+            own.send(tq, owner.createTextMessage("to a deleted temporary queue"));
+            throw new AssertionError("the owner's send to its deleted temporary queue " + name + " succeeded");
+        } catch (JMSException expected) {
+            // Usually the client refuses; but the advisory of the queue's
+            // creation, which arrives asynchronously, can put it back in
+            // the client's list of live temporary destinations after the
+            // delete, and then the broker refuses.
+            String msg = expected.getMessage();
+            check(msg.equals("Cannot publish to a deleted Destination: " + name) || msg.equals(name),
+                    "owner's send: exception message \"" + msg + "\", want \"Cannot publish to a deleted Destination: " + name + "\" or \"" + name + "\"");
+        }
+
+        ActiveMQConnectionFactory f = c.factory();
+        f.setWatchTopicAdvisories(false);
+        Session other = c.session(c.start(f));
+        MessageProducer p = other.createProducer(null);
+        p.setDeliveryMode(DeliveryMode.PERSISTENT); // a synchronous send: the broker's answer is the exception
+        try {
+            p.send(tq, other.createTextMessage("to a deleted temporary queue"));
+            throw new AssertionError("a send to the deleted temporary queue " + name + " succeeded");
+        } catch (JMSException expected) {
+            // In 5.17 DestinationDoesNotExistException is a plain JMSException.
+            eq(expected.getClass().getName(), "org.apache.activemq.DestinationDoesNotExistException", "broker's refusal: exception class");
+            eq(expected.getMessage(), name, "broker's refusal: exception message");
+        }
     }
 
     static void tempTopic(Ctx c) throws Exception {
