@@ -361,8 +361,11 @@ type removeGate struct {
 }
 
 func (g *removeGate) OpenShard(int, int) (engine.ShardStore, error) { return g, nil }
-func (g *removeGate) Apply(ops []engine.StoreOp) error             { g.hold(ops); return g.record(ops, true) }
-func (g *removeGate) ApplyNoSync(ops []engine.StoreOp) error       { g.hold(ops); return g.record(ops, false) }
+func (g *removeGate) Apply(ops []engine.StoreOp) error              { g.hold(ops); return g.record(ops, true) }
+func (g *removeGate) ApplyNoSync(ops []engine.StoreOp) error {
+	g.hold(ops)
+	return g.record(ops, false)
+}
 
 func (g *removeGate) hold(ops []engine.StoreOp) {
 	for _, op := range ops {

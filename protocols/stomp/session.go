@@ -49,8 +49,8 @@ type session struct {
 	tokenSeq  uint64
 	// acksOut counts the ACKs and NACKs with a receipt whose RECEIPT waits
 	// for the store (ackDone); DISCONNECT waits for them.
-	acksOut sync.WaitGroup
-	bySubNum  map[uint64]*subscription
+	acksOut  sync.WaitGroup
+	bySubNum map[uint64]*subscription
 
 	connected atomic.Bool
 	closed    atomic.Bool
