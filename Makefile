@@ -27,6 +27,8 @@ JMS_PKGS := default-jdk-headless libactivemq-java activemq libmqtt-client-java m
 # python3-qpid-proton (under /usr/bin/python3) and Node.js with the rhea
 # package that $(AMQP_CLIENTS)/package-lock.json pins, which `npm ci` puts in
 # $(AMQP_CLIENTS)/node_modules when it is missing or older than the lock.
+# The confirmed-ack kill test (conformance/kahadb_ackkill_test.go) uses
+# Debian's stomp.py (python3-stomp) under /usr/bin/python3.
 # Only what is missing is installed: a machine's Node.js may come with its
 # own npm.
 AMQP_CLIENTS := conformance/amqpclients
@@ -40,6 +42,7 @@ test-deps:
 	else echo "missing Java or ActiveMQ jars ($(JMS_PKGS)): the JMS tests will skip"; fi
 	@pkgs=""; \
 	/usr/bin/python3 -c 'import proton.reactor' 2>/dev/null || pkgs="$$pkgs python3-qpid-proton"; \
+	/usr/bin/python3 -c 'import stomp' 2>/dev/null || pkgs="$$pkgs python3-stomp"; \
 	command -v node >/dev/null || pkgs="$$pkgs nodejs"; \
 	command -v npm >/dev/null || pkgs="$$pkgs npm"; \
 	if [ -z "$$pkgs" ]; then :; \
@@ -47,8 +50,8 @@ test-deps:
 		echo "installing$$pkgs"; \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$pkgs >/dev/null || \
 		{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$pkgs >/dev/null; } || \
-		echo "could not install$$pkgs: the AMQP client tests will skip"; \
-	else echo "missing$$pkgs: the AMQP client tests will skip"; fi
+		echo "could not install$$pkgs: the AMQP client tests (and, without python3-stomp, the confirmed-ack kill test) will skip"; \
+	else echo "missing$$pkgs: the AMQP client tests (and, without python3-stomp, the confirmed-ack kill test) will skip"; fi
 	@if command -v npm >/dev/null && ! [ $(AMQP_CLIENTS)/node_modules/.package-lock.json -nt $(AMQP_CLIENTS)/package-lock.json ]; then \
 		echo "npm ci --prefix $(AMQP_CLIENTS)"; \
 		npm ci --prefix $(AMQP_CLIENTS) --no-audit --no-fund >/dev/null || \

@@ -533,8 +533,26 @@ func mergeBySeq(held []*entry, q *deque) []*entry {
 // Ack acknowledges a delivery of sub (with AckClient, every earlier one
 // too). Inside a transaction the acknowledgement takes effect at Commit.
 // Acks are applied asynchronously, in order with the connection's other
-// commands on that destination.
+// commands on that destination, and nobody is told when the store has them:
+// a batch holding only such acks is written without a disk sync
+// (NoSyncApplier), so a crash may undo them and the messages come back.
+// Use AckDurable for an ack the client waits to have confirmed.
 func (c *Conn) Ack(sub *Subscription, id uint64, txID string) error {
+	return c.AckDurable(sub, id, txID, nil, 0)
+}
+
+// AckDurable is Ack for an acknowledgement the client asked to have
+// confirmed (a STOMP ACK with a receipt, an OpenWire MessageAck with
+// responseRequired, an MQTT PUBREC answered with PUBREL): comp, when not
+// nil, is told with token once the acknowledgement is as durable as the
+// store makes it — the shard's batch holding it went through a synced
+// Apply, as ActiveMQ syncs the journal write of a queue ack that asked for
+// a response — so that a message whose ack was confirmed never comes back
+// after a crash. Send the confirmation from comp, never before. An ack of a
+// delivery the shard no longer has in flight is told too (nothing to
+// store). Inside a transaction nothing is stored before Commit (which waits
+// for the disk itself): comp is told at once.
+func (c *Conn) AckDurable(sub *Subscription, id uint64, txID string, comp Completion, token uint64) error {
 	if c.closed {
 		return ErrConnClosed
 	}
@@ -552,29 +570,57 @@ func (c *Conn) Ack(sub *Subscription, id uint64, txID string) error {
 					return err
 				}
 			}
-			return nil
+		} else if err := c.e.shards[id&0xff].post(mark); err != nil {
+			return err
 		}
-		return c.e.shards[id&0xff].post(mark)
+		if comp != nil {
+			comp.Complete(token, nil)
+		}
+		return nil
 	}
 	if cumulative && len(sub.shards) > 1 {
-		for _, i := range sub.shards {
-			if err := c.e.shards[i].post(command{op: opAck, sub: sub, id: id, flag: true}); err != nil {
+		// Every shard the subscription spans acknowledges its share; comp
+		// is told once all of them are durable.
+		var all Completion
+		if comp != nil {
+			all = &joinCompletion{comp: comp, token: token, left: int32(len(sub.shards))}
+		}
+		for n, i := range sub.shards {
+			if err := c.e.shards[i].post(command{op: opAck, sub: sub, id: id, flag: true, comp: all}); err != nil {
+				if all != nil {
+					// The shards not reached yet will never tell it.
+					for range sub.shards[n:] {
+						all.Complete(0, err)
+					}
+				}
 				return err
 			}
 		}
 		return nil
 	}
-	return c.e.shards[id&0xff].post(command{op: opAck, sub: sub, id: id, flag: cumulative})
+	return c.e.shards[id&0xff].post(command{op: opAck, sub: sub, id: id, flag: cumulative, comp: comp, token: token})
 }
 
 // Nack negatively acknowledges one delivery; kind says what happens to the
 // message, cause is recorded as dlqDeliveryFailureCause if it is
 // dead-lettered.
 func (c *Conn) Nack(sub *Subscription, id uint64, kind NackKind, cause string) error {
+	return c.NackDurable(sub, id, kind, cause, nil, 0)
+}
+
+// NackDurable is Nack for a negative acknowledgement the client asked to
+// have confirmed (a STOMP NACK with a receipt): comp, when not nil, is told
+// with token once what the nack changed in this destination's store (the
+// removal of a dead-lettered message, a redelivery counter) is as durable
+// as the store makes it, as AckDurable.
+//
+// DEVIATION: the copy a poison nack sends to a dead-letter queue on another
+// shard is stored by that shard, which comp does not wait for.
+func (c *Conn) NackDurable(sub *Subscription, id uint64, kind NackKind, cause string, comp Completion, token uint64) error {
 	if c.closed {
 		return ErrConnClosed
 	}
-	return c.e.shards[id&0xff].post(command{op: opNack, sub: sub, id: id, nack: kind, cause: cause})
+	return c.e.shards[id&0xff].post(command{op: opNack, sub: sub, id: id, nack: kind, cause: cause, comp: comp, token: token})
 }
 
 // CloseSubscription removes a consumer. Unacknowledged queue messages are

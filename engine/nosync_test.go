@@ -350,3 +350,117 @@ func TestEngineWriterWaitsForPromptAcks(t *testing.T) {
 		}
 	}
 }
+
+// removeGate is a syncing store that records, per batch, whether it was
+// synced, and holds every batch holding an OpRemove at a gate: it reports
+// the batch on reached and applies it only once release is closed.
+type removeGate struct {
+	syncRecorder
+	reached chan struct{} // a token per gated batch
+	release chan struct{}
+}
+
+func (g *removeGate) OpenShard(int, int) (engine.ShardStore, error) { return g, nil }
+func (g *removeGate) Apply(ops []engine.StoreOp) error              { g.hold(ops); return g.record(ops, true) }
+func (g *removeGate) ApplyNoSync(ops []engine.StoreOp) error {
+	g.hold(ops)
+	return g.record(ops, false)
+}
+
+func (g *removeGate) hold(ops []engine.StoreOp) {
+	for _, op := range ops {
+		if op.Kind == engine.OpRemove {
+			g.reached <- struct{}{}
+			<-g.release
+			return
+		}
+	}
+}
+
+// An acknowledgement the client waits to have confirmed (AckDurable, and
+// NackDurable) is told only after the synced Apply of the batch holding its
+// removal has returned; one inside a transaction (nothing stored before the
+// commit) at once.
+func TestEngineConfirmedAckWaitsForSyncedWrite(t *testing.T) {
+	g := &removeGate{syncRecorder: syncRecorder{applied: make(chan struct{}, 100)}, reached: make(chan struct{}, 10), release: make(chan struct{})}
+	e, err := engine.New(engine.Options{Shards: 1, Store: g, TickInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	defer close(g.release) // first: a failed test leaves nothing at the gate
+	c, err := e.Connect(engine.Credentials{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := message.QueueDest("confirmed")
+	for _, b := range []string{"ack", "nack", "tx"} {
+		send(t, c, msg(q, b, true))
+	}
+	ch := newSink()
+	sub, err := c.Subscribe(engine.SubSpec{Destination: q, Prefetch: 10, AckMode: engine.AckIndividual}, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dAck, dNack, dTx := ch.recv(t), ch.recv(t), ch.recv(t)
+
+	for _, tc := range []struct {
+		name    string
+		confirm func(r *result) error
+	}{
+		{"ack", func(r *result) error { return c.AckDurable(sub, dAck.ID, "", r, 1) }},
+		{"poison nack", func(r *result) error { return c.NackDurable(sub, dNack.ID, engine.NackPoison, "", r, 1) }},
+	} {
+		r := &result{errs: map[uint64]error{}}
+		r.wg.Add(1)
+		done := make(chan struct{})
+		go func() { r.wg.Wait(); close(done) }()
+		if err := tc.confirm(r); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-done:
+			t.Fatalf("%s: confirmed before the store had the removal", tc.name)
+		case <-g.reached:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no store write holding the removal", tc.name)
+		}
+		// The batch is at the gate: the writer cannot tell anybody yet.
+		select {
+		case <-done:
+			t.Fatalf("%s: confirmed while the store write holding the removal was still in progress", tc.name)
+		default:
+		}
+		g.release <- struct{}{}
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: not confirmed after the store write", tc.name)
+		}
+		if err := r.errs[1]; err != nil {
+			t.Fatalf("%s: confirmed with %v", tc.name, err)
+		}
+		got := g.syncedFor(engine.OpRemove)
+		if len(got) == 0 || !got[len(got)-1] {
+			t.Fatalf("%s: removal written synced per batch %v, want the last synced", tc.name, got)
+		}
+	}
+	// The nack's DLQ copy went through a batch without a remove.
+	if err := c.Begin("tx"); err != nil {
+		t.Fatal(err)
+	}
+	r := &result{errs: map[uint64]error{}}
+	r.wg.Add(1)
+	if err := c.AckDurable(sub, dTx.ID, "tx", r, 1); err != nil {
+		t.Fatal(err)
+	}
+	r.wg.Wait() // told at once: nothing waits at the gate yet
+	go func() { <-g.reached; g.release <- struct{}{} }()
+	if err := c.Commit("tx"); err != nil {
+		t.Fatal(err)
+	}
+	got := g.syncedFor(engine.OpRemove)
+	if len(got) != 3 || !got[2] {
+		t.Fatalf("removes synced per batch %v, want 3, the commit's synced", got)
+	}
+}

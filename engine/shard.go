@@ -21,8 +21,8 @@ type cmdOp uint8
 const (
 	opSend     cmdOp = iota + 1 // msg from a connection
 	opInternal                  // msg forwarded by another shard (DLQ moves)
-	opAck                       // sub, id, flag = cumulative
-	opNack                      // sub, id, nack, cause
+	opAck                       // sub, id, flag = cumulative; comp told once durable
+	opNack                      // sub, id, nack, cause; comp told once durable
 	opKick                      // sub got credit
 	opTick                      // timers
 	opFn                        // run fn on the shard (control operations)
@@ -517,8 +517,12 @@ func (s *shard) handle(c command) {
 		}
 	case opAck:
 		s.ack(c.sub, c.id, c.flag)
+		// Told after the Apply of this turn's batch, which a completion
+		// makes a synced one (write): a confirmed ack is on disk first.
+		s.complete(c.comp, c.token, nil)
 	case opNack:
 		s.nack(c.sub, c.id, c.nack, c.cause)
+		s.complete(c.comp, c.token, nil)
 	case opKick:
 		if p := s.parts[c.sub]; p != nil {
 			s.dispatchPart(p)

@@ -62,12 +62,15 @@ type Syncer interface {
 
 // NoSyncApplier is implemented by a Syncer that can write a batch without
 // waiting for the disk. The shard's writer uses it for a batch that no
-// completion waits for — typically consumers' acknowledgements, which no
-// protocol answers after a disk sync — as ActiveMQ's KahaDB writes a command
-// that asked for no response without a sync. Such a batch reaches the disk
-// with the next synced one (the journal syncs in order), so a crash can only
-// lose acknowledgements, and the messages come back redelivered; nothing a
-// producer or a commit was told is stored can be lost.
+// completion waits for — typically consumers' acknowledgements that nobody
+// asked to have confirmed (Conn.Ack) — as ActiveMQ's KahaDB writes a
+// command that asked for no response without a sync. Such a batch reaches
+// the disk with the next synced one (the journal syncs in order), so a
+// crash (of the machine: a killed process leaves what was written) can
+// only lose such acknowledgements, and their messages come back; nothing a
+// producer, a commit or a confirmed acknowledgement (Conn.AckDurable) was
+// told is stored can be lost, since a batch with a completion is applied
+// with Apply.
 type NoSyncApplier interface {
 	ApplyNoSync(ops []StoreOp) error
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"wharf/engine"
@@ -133,17 +134,23 @@ func (c *consumer) Deliver(d engine.Delivery) {
 }
 
 // onAck applies a MessageAck to the range of dispatched messages it names
-// (PrefetchSubscription.acknowledge).
-func (s *session) onAck(a *wire.MessageAck) error {
+// (PrefetchSubscription.acknowledge). When it consumes messages and asks
+// for a response (the Java client with jms.sendAcksAsync=false), the
+// Response waits for the store: it goes out once the acknowledgement is on
+// disk, as ActiveMQ's KahaDB syncs the journal write of an ack that asked
+// for a response (KahaDBStore removeMessage), and onAck reports deferred.
+// Otherwise the caller answers with err (a plain ack takes the fast path:
+// written without a sync).
+func (s *session) onAck(a *wire.MessageAck) (deferred bool, err error) {
 	if err := s.needConn(); err != nil {
-		return err
+		return false, err
 	}
 	if a.ConsumerId == nil || a.LastMessageId == nil {
-		return fmt.Errorf("MessageAck without a consumer or last message id")
+		return false, fmt.Errorf("MessageAck without a consumer or last message id")
 	}
 	c := s.consumers[a.ConsumerId.String()]
 	if c == nil {
-		return nil // the consumer is gone; its messages went back already
+		return false, nil // the consumer is gone; its messages went back already
 	}
 	first := ""
 	if a.FirstMessageId != nil {
@@ -166,7 +173,7 @@ func (s *session) onAck(a *wire.MessageAck) error {
 	if hi < 0 {
 		c.mu.Unlock()
 		s.log.Debug("ack matches no dispatched message", "ack_type", a.AckType, "last", last)
-		return fmt.Errorf("Could not correlate acknowledgment with dispatched message: %s", last)
+		return false, fmt.Errorf("Could not correlate acknowledgment with dispatched message: %s", last)
 	}
 	if a.AckType == wire.AckIndividual || lo < 0 {
 		lo = hi
@@ -187,7 +194,16 @@ func (s *session) onAck(a *wire.MessageAck) error {
 	}
 	c.mu.Unlock()
 
-	var err error
+	// DELIVERED and REDELIVERED acks store nothing.
+	var join *ackJoin
+	var comp engine.Completion
+	if a.ResponseRequired && consumed {
+		// One share per message, and one for this loop, so that the
+		// Response cannot go out before every message is posted.
+		join = &ackJoin{s: s, corr: a.CommandId}
+		join.left.Store(int32(len(batch)) + 1)
+		comp = join
+	}
 	for _, p := range batch {
 		var e error
 		switch a.AckType {
@@ -198,17 +214,55 @@ func (s *session) onAck(a *wire.MessageAck) error {
 		case wire.AckRedelivered:
 			e = s.conn.CountRedelivery(c.sub, p.id)
 		case wire.AckPoison:
-			e = s.conn.Nack(c.sub, p.id, engine.NackPoison, poisonCause(a.PoisonCause))
+			e = s.conn.NackDurable(c.sub, p.id, engine.NackPoison, poisonCause(a.PoisonCause), comp, 0)
 		case wire.AckExpired:
-			e = s.conn.Nack(c.sub, p.id, engine.NackExpired, "")
+			e = s.conn.NackDurable(c.sub, p.id, engine.NackExpired, "", comp, 0)
 		default: // STANDARD, INDIVIDUAL, UNMATCHED
-			e = s.conn.Ack(c.sub, p.id, tx)
+			e = s.conn.AckDurable(c.sub, p.id, tx, comp, 0)
 		}
 		if e != nil && err == nil {
 			err = e
 		}
+		if e != nil && join != nil {
+			join.Complete(0, e) // the engine will not tell this share
+		}
 	}
-	return err
+	if join == nil {
+		return false, err
+	}
+	join.Complete(0, nil)
+	return true, nil
+}
+
+// ackJoin answers a MessageAck that asked for a response once the engine
+// has told every message's share of it durable, with the first error.
+type ackJoin struct {
+	s     *session
+	corr  int32 // the MessageAck's CommandId
+	left  atomic.Int32
+	mu    sync.Mutex
+	first error
+}
+
+// Complete is told once per share; called from shard goroutines and from
+// onAck.
+func (j *ackJoin) Complete(_ uint64, err error) {
+	if err != nil {
+		j.mu.Lock()
+		if j.first == nil {
+			j.first = err
+		}
+		j.mu.Unlock()
+	}
+	if j.left.Add(-1) != 0 {
+		return
+	}
+	j.mu.Lock()
+	err = j.first
+	j.mu.Unlock()
+	if !j.s.closed.Load() {
+		j.s.respondTo(j.corr, err)
+	}
 }
 
 // poisonCause is the text ActiveMQ stores in dlqDeliveryFailureCause: the

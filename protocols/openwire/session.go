@@ -196,7 +196,9 @@ func (s *session) handle(ds wire.DataStructure) {
 	case *wire.Message:
 		s.onMessage(c)
 	case *wire.MessageAck:
-		s.respond(c, s.onAck(c))
+		if deferred, err := s.onAck(c); !deferred {
+			s.respond(c, err)
+		}
 	case *wire.MessagePull:
 		s.onPull(c)
 	case *wire.ConnectionInfo:

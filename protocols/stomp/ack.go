@@ -83,19 +83,55 @@ func (s *session) onAck(f *wire.Frame, nack bool) *protocolError {
 		sub.pending = sub.pending[:n]
 	}
 	sub.mu.Unlock()
+	// With a receipt the client waits for the broker to have the
+	// acknowledgement: the RECEIPT goes out once the engine has it on disk
+	// (ActiveMQ answers a STOMP ACK with a receipt after the synced journal
+	// write of its MessageAck), so that a message whose ACK was confirmed
+	// never comes back after a crash. Without one, the fast path: the ack
+	// is written without waiting for the disk.
+	var comp engine.Completion
+	var token uint64
+	if r, ok := f.Get("receipt"); ok {
+		s.mu.Lock()
+		s.tokenSeq++
+		token = s.tokenSeq
+		s.receipts[token] = r
+		s.mu.Unlock()
+		s.acksOut.Add(1)
+		comp = (*ackDone)(s)
+	}
 	var err error
 	if nack {
 		// A poison ack cannot be transacted in ActiveMQ; STOMP's NACK in a
 		// transaction is applied at once there too.
-		err = s.conn.Nack(sub.sub, p.id, engine.NackPoison, "")
+		err = s.conn.NackDurable(sub.sub, p.id, engine.NackPoison, "", comp, token)
 	} else {
-		err = s.conn.Ack(sub.sub, p.id, txID)
+		err = s.conn.AckDurable(sub.sub, p.id, txID, comp, token)
 	}
 	if err != nil {
+		if comp != nil {
+			s.mu.Lock()
+			delete(s.receipts, token)
+			s.mu.Unlock()
+			s.acksOut.Done()
+		}
 		return engineError(err)
 	}
-	s.receipt(f)
 	return nil
+}
+
+// ackDone is the session as the engine.Completion of ACKs and NACKs with
+// a receipt (session.Complete is the one of sends, which also counts them
+// for flow control).
+type ackDone session
+
+// Complete writes the RECEIPT of a confirmed ACK or NACK, or the ERROR if
+// the store failed. Called from a shard's goroutine, or at once inside a
+// transaction.
+func (a *ackDone) Complete(token uint64, err error) {
+	s := (*session)(a)
+	s.answer(token, err)
+	s.acksOut.Done()
 }
 
 func (sub *subscription) findMsg(msgID string) int {

@@ -70,6 +70,12 @@ const maxOutstandingSends = 1024
 // the frame asked for, or the ERROR. Called from shard goroutines.
 func (s *session) Complete(token uint64, err error) {
 	s.flow.Done()
+	s.answer(token, err)
+}
+
+// answer writes the RECEIPT (token not 0) or the ERROR of a frame the
+// engine has completed. Safe from any goroutine.
+func (s *session) answer(token uint64, err error) {
 	var receipt string
 	if token != 0 {
 		s.mu.Lock()

@@ -47,7 +47,10 @@ type session struct {
 	tempName  map[message.Destination]string // the other way
 	receipts  map[uint64]string
 	tokenSeq  uint64
-	bySubNum  map[uint64]*subscription
+	// acksOut counts the ACKs and NACKs with a receipt whose RECEIPT waits
+	// for the store (ackDone); DISCONNECT waits for them.
+	acksOut  sync.WaitGroup
+	bySubNum map[uint64]*subscription
 
 	connected atomic.Bool
 	closed    atomic.Bool
@@ -402,6 +405,9 @@ func (s *session) onDisconnect(f *wire.Frame) *protocolError {
 			s.log.Warn("connection cleanup failed", "err", err)
 		}
 	}
+	// The RECEIPTs of earlier ACKs go out before this one, as the client
+	// that has the DISCONNECT's receipt expects everything before it done.
+	s.acksOut.Wait()
 	s.receipt(f)
 	s.dead = true
 	s.tc.Close()

@@ -19,8 +19,10 @@
 // disk. With concurrentStoreAndDispatchQueues the engine drops an add and
 // the remove of the same queue message from a batch before it gets here
 // (the consumer acknowledged before the write). A batch nobody waits for
-// (consumers' acknowledgements alone) comes through ApplyNoSync: written,
-// not fsynced, as ActiveMQ writes an ack that asked for no response; the
+// (consumers' acknowledgements alone, none of them one the client asked to
+// have confirmed: engine.Conn.AckDurable's come through Apply) comes
+// through ApplyNoSync: written, not fsynced, as ActiveMQ writes an ack
+// that asked for no response; the
 // next synced batch, a rotation to a new file, a checkpoint, a cleanup or
 // Close syncs it, in journal order. The engine's writer also gathers the
 // sends of the producers the last sync released before it syncs again

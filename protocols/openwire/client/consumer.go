@@ -300,7 +300,8 @@ func (k *Consumer) deliver(md *wire.MessageDispatch) (*wire.Message, error) {
 // Ack acknowledges m, which this consumer delivered. AckClient: m and every
 // earlier message this consumer delivered (one STANDARD MessageAck with
 // FirstMessageId, LastMessageId and MessageCount); AckIndividual: m alone
-// (INDIVIDUAL). The ack is asynchronous, as the Java client sends it. In
+// (INDIVIDUAL). The ack is asynchronous, as the Java client sends it by
+// default; with Options.SyncAcks, Ack waits for the broker's Response. In
 // AckAuto mode and in transacted sessions Ack does nothing.
 func (k *Consumer) Ack(m *wire.Message) error {
 	if k.transacted || k.opts.AckMode == AckAuto {
@@ -328,6 +329,10 @@ func (k *Consumer) Ack(m *wire.Message) error {
 		k.delivered = append(k.delivered[:0], k.delivered[i+1:]...)
 	}
 	k.mu.Unlock()
+	if k.c.opts.SyncAcks {
+		_, err := k.c.requestDefault(ack)
+		return err
+	}
 	return k.c.oneway(ack)
 }
 

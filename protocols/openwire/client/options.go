@@ -45,6 +45,12 @@ type Options struct {
 	// 15s, the Java client's closeTimeout.
 	CloseTimeout time.Duration
 
+	// SyncAcks makes Consumer.Ack (AckClient, AckIndividual) ask for the
+	// broker's Response and wait for it (30 s at most), as the Java client does with
+	// jms.sendAcksAsync=false; the broker answers once the acknowledgement
+	// is on disk. False: acks are one-way, the Java client's default.
+	SyncAcks bool
+
 	// Logger receives lifecycle and per-frame (Debug) logs; nil discards.
 	Logger *slog.Logger
 	// OnError is called, from the connection's reader goroutine, with
