@@ -242,6 +242,7 @@ func newXAQueues(prefix string) xaQueues {
 type xaVerifier struct {
 	t   *testing.T
 	q   xaQueues
+	c   *client.Conn
 	s   *client.Session
 	in  [2]*client.Consumer
 	out [2]*client.Consumer
@@ -251,13 +252,24 @@ type xaVerifier struct {
 func newXAVerifier(t *testing.T, addr string, q xaQueues) *xaVerifier {
 	t.Helper()
 	c := dialOW(t, addr, "")
-	v := &xaVerifier{t: t, q: q, s: must(c.Session(false))(t)}
+	v := &xaVerifier{t: t, q: q, c: c, s: must(c.Session(false))(t)}
 	v.p = must(v.s.Producer(nil))(t)
 	for i := range 2 {
 		v.in[i] = must(v.s.Consumer(wire.NewQueue(q.in[i]), client.ConsumerOptions{}))(t)
 		v.out[i] = must(v.s.Consumer(wire.NewQueue(q.out[i]), client.ConsumerOptions{}))(t)
 	}
 	return v
+}
+
+// close closes the verifier's connection. Its consumers acknowledge their
+// markers one way (AckAuto); the close is a round trip after those acks on
+// the same connection, so a stop that follows cannot overtake them (one
+// still in flight at a SIGTERM brought its marker back after the restart).
+func (v *xaVerifier) close() {
+	v.t.Helper()
+	if err := v.c.Close(); err != nil {
+		v.t.Fatalf("close the verifier's connection: %v", err)
+	}
 }
 
 // nothingOn checks that k's next message is a marker sent now to queue:
@@ -382,6 +394,7 @@ func TestConformanceOpenWireXADurable(t *testing.T) {
 			if _, err := x.tx(wire.TransactionCommitTwoPhase, xids[0]); err == nil {
 				t.Errorf("a second COMMIT_TWO_PHASE of %s succeeded", xidString(xids[0]))
 			}
+			v.close()
 			w.stop()
 
 			w = startWharf(t, dir)
