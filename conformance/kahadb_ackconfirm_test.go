@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -34,11 +35,12 @@ import (
 
 // ackGate wraps a store: once armed, it holds the next batch holding a
 // queue removal or a durable subscription's ack (a consumed message)
-// before writing it, reports it on reached and writes it when release is
-// closed.
+// before writing it (with adds set, a batch storing a message instead),
+// reports it on reached and writes it when release is closed.
 type ackGate struct {
 	engine.Store
 	armed   atomic.Bool
+	adds    atomic.Bool
 	reached chan struct{}
 	release chan struct{}
 	once    sync.Once
@@ -88,8 +90,13 @@ func (s *ackGateShard) Housekeep() error {
 }
 
 func (g *ackGate) hold(ops []engine.StoreOp) {
+	adds := g.adds.Load()
 	for _, op := range ops {
-		if (op.Kind == engine.OpRemove || op.Kind == engine.OpAck) && g.armed.CompareAndSwap(true, false) {
+		held := op.Kind == engine.OpRemove || op.Kind == engine.OpAck
+		if adds {
+			held = op.Kind == engine.OpAdd
+		}
+		if held && g.armed.CompareAndSwap(true, false) {
 			g.reached <- struct{}{}
 			<-g.release
 			return
@@ -494,5 +501,62 @@ func TestConformanceKahaDBConfirmedAckAMQPSettleSecond(t *testing.T) {
 	}
 	if !got["keep"] {
 		t.Errorf(`"keep" (never acknowledged) not recovered; recovered %v`, got)
+	}
+}
+
+// MQTT, inbound QoS 2: PUBREC tells the publisher the broker has the
+// message (it will not send it again), so it goes out only once the
+// message is on disk. The message is kept for a persistent session's
+// durable subscription. A PINGREQ sent once the message's store write is
+// held is the barrier.
+func TestConformanceKahaDBConfirmedPublishMQTTQoS2(t *testing.T) {
+	b, gate, dir := startGatedKahaDB(t, "mqtt")
+	topic := uniq(t)
+	id := uniq(t) + "-s"
+	sub := rawMQTTDial(t, b.MQTTAddr())
+	sub.connect(id, false, 0, nil)
+	sub.send(&mqttwire.Packet{Type: mqttwire.SUBSCRIBE, PacketID: 1, Subscriptions: []mqttwire.Subscription{{Filter: topic, QoS: 2}}})
+	if a := sub.read(); a.Type != mqttwire.SUBACK {
+		t.Fatalf("SUBACK %+v", a)
+	}
+	sub.send(&mqttwire.Packet{Type: mqttwire.DISCONNECT})
+	sub.closed()
+	pub := rawMQTTDial(t, b.MQTTAddr())
+	pub.connect(uniq(t)+"-p", true, 0, nil)
+	gate.adds.Store(true)
+	gate.armed.Store(true)
+	pub.send(&mqttwire.Packet{Type: mqttwire.PUBLISH, QoS: 2, PacketID: 7, Topic: topic, Payload: []byte("stored")})
+	select {
+	case <-gate.reached:
+	case <-time.After(wait):
+		t.Fatal("the publish never reached the store")
+	}
+	pub.send(&mqttwire.Packet{Type: mqttwire.PINGREQ})
+	released := false
+	for {
+		p := pub.read()
+		if p.Type == mqttwire.PINGRESP {
+			gate.open()
+			released = true
+			continue
+		}
+		if p.Type != mqttwire.PUBREC || p.PacketID != 7 {
+			t.Fatalf("got %s %d, want PINGRESP or PUBREC 7", p.Type, p.PacketID)
+		}
+		break
+	}
+	items := recoveredItems(t, dir)
+	gate.open()
+	if !released {
+		t.Error("PUBREC came before the store had written the message")
+	}
+	found := false
+	for _, it := range items {
+		if it.Msg != nil && string(it.Msg.Body) == "stored" && slices.ContainsFunc(it.Subs, func(k engine.SubKey) bool { return k.ClientID == id }) {
+			found = true
+		}
+	}
+	if !found {
+		t.Error(`"stored", whose PUBLISH had its PUBREC, is not recovered after a crash at that moment`)
 	}
 }
