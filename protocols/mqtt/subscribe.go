@@ -761,6 +761,11 @@ func (s *session) ackDurable(f *outFlight, pid uint16) {
 	s.acksOut.Add(1)
 	if err := s.conn.AckDurable(f.es, f.id, "", (*relDone)(s), uint64(pid)); err != nil {
 		s.acksOut.Done()
+		// Not acknowledged: no PUBREL, now or from a resumed session;
+		// the engine gives the delivery back.
+		s.srv.mu.Lock()
+		delete(s.cs.released, pid)
+		s.srv.mu.Unlock()
 		if !errors.Is(err, engine.ErrConnClosed) {
 			s.log.Warn("ack failed", "err", err)
 		}
