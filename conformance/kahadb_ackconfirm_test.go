@@ -560,3 +560,68 @@ func TestConformanceKahaDBConfirmedPublishMQTTQoS2(t *testing.T) {
 		t.Error(`"stored", whose PUBLISH had its PUBREC, is not recovered after a crash at that moment`)
 	}
 }
+
+// AMQP with go-amqp: a receiver with ReceiverSettleModeSecond, whose
+// AcceptMessage waits for the broker's settling disposition. Opening a
+// sender on the same session (a round trip on the connection) once the
+// acceptance's store write is held is the barrier: AcceptMessage must not
+// have returned by then, and a copy of the KahaDB directory taken when it
+// returns does not recover the message.
+func TestConformanceKahaDBConfirmedAckAMQPGoClient(t *testing.T) {
+	b, gate, dir := startGatedKahaDB(t, "amqp")
+	name := uniq(t)
+	q := "queue://" + name
+	sess := amqpSession(t, amqpDial(t, b.AMQPAddr(), nil))
+	snd := amqpSender(t, sess, q, nil)
+	for _, body := range []string{"keep", "acked"} {
+		m := amqp.NewMessage([]byte(body))
+		m.Header = &amqp.MessageHeader{Durable: true}
+		amqpSend(t, snd, m)
+	}
+	rcv := amqpReceiver(t, sess, q, &amqp.ReceiverOptions{SettlementMode: amqp.ReceiverSettleModeSecond.Ptr(), Credit: 10})
+	var acked *amqp.Message
+	for range 2 {
+		if m := amqpRecv(t, rcv); string(m.GetData()) == "acked" {
+			acked = m
+		}
+	}
+	if acked == nil {
+		t.Fatal(`"acked" not received`)
+	}
+
+	gate.armed.Store(true)
+	ackErr := make(chan error, 1)
+	go func() { ackErr <- rcv.AcceptMessage(amqpCtx(t), acked) }()
+	select {
+	case <-gate.reached:
+	case err := <-ackErr:
+		gate.open()
+		t.Fatalf("AcceptMessage returned (%v) before the acceptance reached the store", err)
+	case <-time.After(wait):
+		t.Fatal("the acceptance never reached the store")
+	}
+	amqpSender(t, sess, q+".barrier", nil)
+	released := false
+	select {
+	case <-ackErr:
+	default:
+		gate.open()
+		released = true
+	}
+	if released {
+		if err := <-ackErr; err != nil {
+			t.Fatalf("AcceptMessage: %v", err)
+		}
+	}
+	got := recoveredBodies(t, dir, message.QueueDest(name))
+	gate.open()
+	if !released {
+		t.Error("AcceptMessage returned before the store had written the acceptance")
+	}
+	if got["acked"] {
+		t.Error(`"acked", whose acceptance the broker settled, is recovered after a crash at that moment`)
+	}
+	if !got["keep"] {
+		t.Errorf(`"keep" (never acknowledged) not recovered; recovered %v`, got)
+	}
+}
