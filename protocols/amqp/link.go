@@ -414,7 +414,11 @@ func (l *link) Deliver(d engine.Delivery) {
 }
 
 // settle applies the client's outcome for a delivery (mappings.md §3.5).
-func (l *link) settle(od *outDelivery, state wire.DeliveryState) {
+// comp, when not nil, is told once the outcome is as durable as the store
+// makes it (engine.Conn.AckDurable); settle reports whether it will be:
+// when it returns false (a non-final state, an unknown transaction, a
+// refused outcome) the caller tells comp itself.
+func (l *link) settle(od *outDelivery, state wire.DeliveryState, comp engine.Completion) bool {
 	c := l.s.c
 	txID := ""
 	if ts, ok := state.(*wire.TransactionalState); ok {
@@ -422,36 +426,40 @@ func (l *link) settle(od *outDelivery, state wire.DeliveryState) {
 		state = ts.Outcome
 		if !c.txs[txID] {
 			c.closeWith(wire.ErrCondTransactionUnknownID, "unknown transaction")
-			return
+			return false
 		}
 	}
 	var err error
 	switch st := state.(type) {
 	case *wire.Accepted, nil:
-		err = c.ec.Ack(od.es, od.id, txID)
+		err = c.ec.AckDurable(od.es, od.id, txID, comp, 0)
 	case *wire.Rejected:
 		cause := "rejected"
 		if st.Error != nil {
 			cause = string(st.Error.Condition) + ": " + st.Error.Description
 		}
-		err = c.ec.Nack(od.es, od.id, engine.NackPoison, cause)
+		err = c.ec.NackDurable(od.es, od.id, engine.NackPoison, cause, comp, 0)
 	case *wire.Released:
-		err = c.ec.Nack(od.es, od.id, engine.NackRelease, "")
+		err = c.ec.NackDurable(od.es, od.id, engine.NackRelease, "", comp, 0)
 	case *wire.Modified:
 		switch {
 		case st.UndeliverableHere:
-			err = c.ec.Nack(od.es, od.id, engine.NackPoison, "undeliverable-here")
+			err = c.ec.NackDurable(od.es, od.id, engine.NackPoison, "undeliverable-here", comp, 0)
 		case st.DeliveryFailed:
-			err = c.ec.Nack(od.es, od.id, engine.NackRedeliver, "delivery-failed")
+			err = c.ec.NackDurable(od.es, od.id, engine.NackRedeliver, "delivery-failed", comp, 0)
 		default:
-			err = c.ec.Nack(od.es, od.id, engine.NackRelease, "")
+			err = c.ec.NackDurable(od.es, od.id, engine.NackRelease, "", comp, 0)
 		}
 	default:
-		return // Received: not final
+		return false // Received: not final
 	}
-	if err != nil && !errors.Is(err, engine.ErrConnClosed) {
-		c.log.Debug("settle failed", "err", err)
+	if err != nil {
+		if !errors.Is(err, engine.ErrConnClosed) {
+			c.log.Debug("settle failed", "err", err)
+		}
+		return false
 	}
+	return true
 }
 
 // used counts one delivery received on a receiving link and tops the

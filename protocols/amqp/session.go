@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"sync/atomic"
 
 	"wharf/protocols/amqp/wire"
 )
@@ -301,12 +302,64 @@ func (s *session) onDisposition(d *wire.Disposition) {
 		}
 	}
 	s.c.outMu.Unlock()
-	for _, od := range done {
-		od.l.settle(od, d.State)
+	if d.Settled || len(done) == 0 {
+		// Settled by the client: the broker confirms nothing, and the
+		// outcomes take the fast path (written without a disk sync).
+		for _, od := range done {
+			od.l.settle(od, d.State, nil)
+		}
+		return
 	}
-	if !d.Settled && len(done) > 0 {
-		// rcv-settle-mode second: the client waits for the broker to
-		// settle after its outcome (§2.6.12).
-		s.c.writeFrame(s.ch, &wire.Disposition{Role: wire.RoleSender, First: d.First, Last: d.Last, Settled: true, State: d.State})
+	// rcv-settle-mode second: the client waits for the broker to settle
+	// after its outcome (§2.6.12), and forgets the delivery then. The
+	// settling disposition goes out once every outcome of the range is on
+	// disk (settleJoin), so that a crash cannot bring back a message whose
+	// acceptance the broker settled (issue 13 item 9; ActiveMQ syncs a
+	// queue ack that asked for a response).
+	j := &settleJoin{s: s, reply: wire.Disposition{Role: wire.RoleSender, First: d.First, Last: d.Last, Settled: true, State: d.State}}
+	j.left.Store(int32(len(done)) + 1) // + 1: held until all are posted
+	for _, od := range done {
+		if !od.l.settle(od, d.State, j) {
+			j.Complete(0, nil)
+		}
+	}
+	j.Complete(0, nil)
+}
+
+// settleJoin is the engine.Completion of the outcomes of one disposition
+// the client left unsettled: the last to complete writes the broker's
+// settling disposition, reply. If the store failed for one of them the
+// connection is closed instead: the broker never settles an outcome the
+// store may not have. It runs on a shard's writer goroutine (or the
+// connection's, for the hold and outcomes stored at once): it takes
+// outMu only and calls nothing in the engine.
+type settleJoin struct {
+	s      *session
+	reply  wire.Disposition
+	left   atomic.Int32
+	failed atomic.Bool
+}
+
+// Complete counts one outcome stored, or failed with err.
+func (j *settleJoin) Complete(_ uint64, err error) {
+	if err != nil {
+		j.failed.Store(true)
+	}
+	if j.left.Add(-1) != 0 {
+		return
+	}
+	c := j.s.c
+	if c.closed.Load() {
+		return
+	}
+	if j.failed.Load() {
+		c.log.Warn("outcome not stored, closing")
+		c.tc.Close()
+		return
+	}
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	if !j.s.ended {
+		c.writeFrameLocked(j.s.ch, &j.reply)
 	}
 }

@@ -147,7 +147,9 @@ type clientState struct {
 	inQoS2 map[uint16]bool
 	// released are packet ids of QoS 2 deliveries the client acknowledged
 	// with PUBREC and that await its PUBCOMP; they are re-sent as PUBREL
-	// when a persistent session resumes [MQTT-4.4.0-1].
+	// when a persistent session resumes [MQTT-4.4.0-1]. The value is true
+	// once the acknowledgement is on disk (relDone): only then may PUBREL
+	// go out.
 	released map[uint16]bool
 	// shared are the shared subscriptions (full filter -> QoS) of a
 	// persistent session, kept as group memberships while it is away.

@@ -66,7 +66,11 @@ type session struct {
 	// acknowledged to the client (MQTT 5 Receive Maximum).
 	flow       sendflow.Gate
 	inflightIn atomic.Int64
-	timers     timers.Set // heart-beat, keep-alive and connect timers
+	// acksOut counts the acknowledgements of QoS 2 deliveries whose
+	// PUBREL waits for the store (relDone); release waits for them, so
+	// that a resumed session finds them durable.
+	acksOut sync.WaitGroup
+	timers  timers.Set // heart-beat, keep-alive and connect timers
 }
 
 func newSession(srv *Server, tc transport.Conn) *session {
@@ -190,6 +194,8 @@ func (s *session) release(publishWill bool) {
 	if err := s.conn.Close(); err != nil {
 		s.log.Warn("connection cleanup failed", "err", err)
 	}
+	// relDone takes neither mu nor anything its waiters hold.
+	s.acksOut.Wait()
 	if !s.persistent {
 		// A session that ends leaves its shared subscriptions; a
 		// persistent one stays a member while away (clientState.shared).

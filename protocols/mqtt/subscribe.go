@@ -46,7 +46,10 @@ type outFlight struct {
 	es       *engine.Subscription // nil for a PUBREL resumed from an earlier connection
 	id       uint64
 	qos      byte
-	released bool // QoS 2: PUBREC came, PUBREL sent
+	released bool // QoS 2: PUBREC came, the acknowledgement is posted
+	// durable: QoS 2, the acknowledgement is on disk and PUBREL may go
+	// out (relDone); PUBCOMP is taken only after it.
+	durable bool
 }
 
 // waitingDelivery is a delivery held back by the client's Receive Maximum.
@@ -402,8 +405,12 @@ func (s *session) resumeSession() {
 	}
 	s.srv.mu.Lock()
 	pids := make([]uint16, 0, len(s.cs.released))
-	for pid := range s.cs.released {
-		pids = append(pids, pid)
+	for pid, durable := range s.cs.released {
+		// release waited for the earlier connection's acknowledgements,
+		// so each is durable unless its store write failed (then gone).
+		if durable {
+			pids = append(pids, pid)
+		}
 	}
 	s.srv.mu.Unlock()
 	s.outMu.Lock()
@@ -411,7 +418,7 @@ func (s *session) resumeSession() {
 		s.inflight = map[uint16]*outFlight{}
 	}
 	for _, pid := range pids {
-		s.inflight[pid] = &outFlight{qos: 2, released: true}
+		s.inflight[pid] = &outFlight{qos: 2, released: true, durable: true}
 	}
 	s.outMu.Unlock()
 	for _, pid := range pids {
@@ -713,31 +720,103 @@ func (s *session) onPubRec(p *wire.Packet) {
 	first := !f.released
 	f.released = true
 	if s.version == wire.Version5 && p.ReasonCode >= 0x80 {
-		// The client refused the message: the exchange ends here.
+		// The client refused the message: the exchange ends here, and the
+		// broker confirms nothing: the fast path.
 		delete(s.inflight, p.PacketID)
 		s.pump()
 		s.outMu.Unlock()
 		s.ack(f)
 		return
 	}
+	durable := f.durable
 	s.outMu.Unlock()
 	if first {
 		// DEVIATION: ActiveMQ acknowledges a QoS 2 delivery on PUBCOMP;
 		// Wharf on PUBREC, after which the client owns the message and a
 		// resumed session re-sends PUBREL, never the PUBLISH: exactly once
-		// across reconnects [MQTT-4.3.3].
+		// across reconnects [MQTT-4.3.3]. PUBREL is the broker's word that
+		// it has let the message go, after which the client forgets the
+		// packet id: it goes out once the acknowledgement is on disk
+		// (relDone), so that a crash cannot bring the message back as a
+		// new PUBLISH, a duplicate (issue 13 item 9; ActiveMQ syncs a
+		// queue ack that asked for a response).
 		s.srv.mu.Lock()
-		s.cs.released[p.PacketID] = true
+		s.cs.released[p.PacketID] = false
 		s.srv.mu.Unlock()
-		s.ack(f)
+		s.ackDurable(f, p.PacketID)
+		return
 	}
-	s.writeAck(wire.PUBREL, p.PacketID, 0)
+	if durable {
+		s.writeAck(wire.PUBREL, p.PacketID, 0)
+	}
+	// Otherwise relDone sends it once the acknowledgement is on disk.
+}
+
+// ackDurable acknowledges the QoS 2 delivery f, whose PUBREC came on packet
+// id pid, and has relDone send PUBREL once the store has it.
+func (s *session) ackDurable(f *outFlight, pid uint16) {
+	if f.es == nil {
+		return
+	}
+	s.acksOut.Add(1)
+	if err := s.conn.AckDurable(f.es, f.id, "", (*relDone)(s), uint64(pid)); err != nil {
+		s.acksOut.Done()
+		// Not acknowledged: no PUBREL, now or from a resumed session;
+		// the engine gives the delivery back.
+		s.srv.mu.Lock()
+		delete(s.cs.released, pid)
+		s.srv.mu.Unlock()
+		if !errors.Is(err, engine.ErrConnClosed) {
+			s.log.Warn("ack failed", "err", err)
+		}
+	}
+}
+
+// relDone is the session as the engine.Completion of the acknowledgements
+// of QoS 2 deliveries (session.Complete is the one of publishes).
+type relDone session
+
+// Complete sends the PUBREL of packet id token once the acknowledgement of
+// its delivery is on disk; a resumed session sends it from then on
+// (clientState.released). If the store failed, the connection is closed:
+// PUBREL never goes out for an acknowledgement the store may not have.
+// It runs on the shard's writer goroutine: it takes Server.mu and outMu,
+// never session.mu, and calls nothing in the engine.
+func (r *relDone) Complete(token uint64, err error) {
+	s := (*session)(r)
+	defer s.acksOut.Done()
+	pid := uint16(token)
+	s.srv.mu.Lock()
+	if _, ok := s.cs.released[pid]; ok {
+		if err != nil {
+			delete(s.cs.released, pid)
+		} else {
+			s.cs.released[pid] = true
+		}
+	}
+	s.srv.mu.Unlock()
+	if err != nil {
+		s.log.Warn("acknowledgement not stored, closing", "err", err)
+		s.tc.Close()
+		return
+	}
+	s.outMu.Lock()
+	f := s.inflight[pid]
+	send := f != nil && f.released && !f.durable
+	if send {
+		f.durable = true
+	}
+	s.outMu.Unlock()
+	if send && !s.closed.Load() {
+		s.writeAck(wire.PUBREL, pid, 0)
+	}
 }
 
 func (s *session) onPubComp(p *wire.Packet) {
 	s.outMu.Lock()
 	f := s.inflight[p.PacketID]
-	if f == nil || !f.released {
+	if f == nil || !f.durable {
+		// Unknown, or before its PUBREL: the packet id stays taken.
 		s.outMu.Unlock()
 		return
 	}
