@@ -83,6 +83,9 @@ type shard struct {
 	ops     []StoreOp
 	comps   []completion
 	now     int64 // ms, read once per turn of the loop
+	// recovering: recover is re-creating what the store holds, which it
+	// need not be told again (no OpAddDest).
+	recovering bool
 	free    []*entry
 	scratch []*part
 

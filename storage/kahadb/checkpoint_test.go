@@ -47,7 +47,7 @@ func TestStoreKahaDBNoCheckpoint(t *testing.T) {
 			}
 			return s
 		}
-	})
+	}, storetest.OnlyNamedDestinations())
 }
 
 var (
@@ -101,6 +101,8 @@ func (c cpStore) state(t *testing.T) []string {
 	var out []string
 	err := c.ss.Recover(func(it engine.RecoveredItem) error {
 		switch {
+		case it.Created:
+			out = append(out, "dest "+it.Dest.String())
 		case it.Sub != nil:
 			out = append(out, fmt.Sprintf("sub %s %s sel=%q nolocal=%v", it.Sub.Key, it.Sub.Destination, it.Sub.Selector, it.Sub.NoLocal))
 		case it.Job != nil:

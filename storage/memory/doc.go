@@ -50,8 +50,15 @@
 //     same XID, which only drop it; a second OpPrepare of an XID held fails
 //     the batch with ErrTxPrepared. A prepared transaction changes no
 //     message: its acks' messages stay pending, its adds are not messages.
-//   - Recover yields the durable subscriptions in the order they were first
-//     added, then the messages of each destination in add order, destinations
+//   - OpAddDest creates a destination with no message; the first OpAdd
+//     that stores a message on a destination creates it too. A destination
+//     stays, drained or not, until OpRemoveDest: an empty queue survives a
+//     restart, as ActiveMQ's KahaDB keeps a StoredDestination in db.data
+//     until the destination is removed. OpAddDest of a destination held is
+//     ignored.
+//   - Recover yields the destinations in the order they were created
+//     (RecoveredItem.Created), then the durable subscriptions in the order
+//     they were first added, then the messages of each destination in add order, destinations
 //     in the order they were created (re-created after OpRemoveDest counts as
 //     new), then the prepared transactions in prepare order, then the
 //     scheduled jobs in the order they were first added. Jobs
