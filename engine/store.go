@@ -262,7 +262,6 @@ type RecoveredItem struct {
 	// persistence adapter lists (getDestinations).
 	Created bool
 
-
 	Sub *DurableSub
 	Job *Job
 	Tx  *PreparedTx // a prepared transaction in doubt
