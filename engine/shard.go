@@ -80,14 +80,14 @@ type shard struct {
 	wild     []*part // parts with a wildcard pattern, attached to new destinations
 	durables map[SubKey]*part
 
-	ops   []StoreOp
-	comps []completion
-	now   int64 // ms, read once per turn of the loop
+	ops     []StoreOp
+	comps   []completion
+	now     int64 // ms, read once per turn of the loop
+	free    []*entry
+	scratch []*part
 	// recovering: recover is re-creating what the store holds, which it
 	// need not be told again (no OpAddDest).
 	recovering bool
-	free       []*entry
-	scratch    []*part
 
 	nextDurableCheck int64 // ms
 
