@@ -391,3 +391,54 @@ func testMQTT5SessionResumed(t *testing.T, restart bool) {
 		}
 	}
 }
+
+// TestConformanceRestartVirtualTopicEmptyConsumerQueue: a virtual topic's
+// consumer queue (Consumer.A.VirtualTopic.<topic>) that its consumer left
+// empty survives a clean restart, so it collects the copy of a message
+// sent to the topic while the consumer is away, as ActiveMQ's KahaDB keeps
+// the queue's StoredDestination in db.data and re-creates it at start.
+func TestConformanceRestartVirtualTopicEmptyConsumerQueue(t *testing.T) {
+	b := startBroker(t, brokertest.WithKahaDB())
+	vt := "VirtualTopic.Orders" + uniq(t)
+	qa := "/queue/Consumer.A." + vt
+	c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+	c.subscribe("a", qa)
+	c.send("UNSUBSCRIBE", []string{"id:a", "receipt:u"}, nil)
+	c.expectReceipt("u")
+	c.disconnect()
+
+	b.Restart()
+	p, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+	p.sendMsg("/topic/"+vt, "while away", "persistent:true")
+	p.disconnect()
+	c, _ = connectRaw(t, b.STOMPAddr(), "1.2")
+	c.subscribe("a", qa)
+	f := c.expectMessage("while away")
+	expectHeader(t, f, "original-destination", "/topic/"+vt)
+	c.mustSync()
+}
+
+// TestConformanceRestartEmptyQueue: a queue emptied by its consumer (a
+// persistent send, then a consume) still exists after a clean restart: a
+// subscriber of ActiveMQ.Advisory.Queue is sent its DestinationInfo among
+// the existing destinations (AdvisoryBroker's replay), as ActiveMQ's
+// KahaDB lists it in db.data until it is removed; and it is empty.
+func TestConformanceRestartEmptyQueue(t *testing.T) {
+	b := startBroker(t, brokertest.WithKahaDB())
+	q := uniq(t) + ".emptied"
+	c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+	c.sendMsg("/queue/"+q, "consumed", "persistent:true")
+	c.subscribe("q", "/queue/"+q)
+	c.expectMessage("consumed")
+	c.disconnect()
+
+	b.Restart()
+	adv, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+	adv.subscribe("adv", advisoryTopic("Queue", ""))
+	expectAdvisory(t, adv, `"DestinationInfo"`, q)
+	c, _ = connectRaw(t, b.STOMPAddr(), "1.2")
+	c.subscribe("q", "/queue/"+q)
+	c.sendMsg("/queue/"+q, "marker", "persistent:true")
+	c.expectMessage("marker") // nothing came back before it
+	c.mustSync()
+}
