@@ -442,3 +442,59 @@ func TestConformanceRestartEmptyQueue(t *testing.T) {
 	c.expectMessage("marker") // nothing came back before it
 	c.mustSync()
 }
+
+// TestConformanceRestartMQTT5EmptySharedSubscription: an MQTT 5 session's
+// shared subscription ($share/<group>/<filter>) whose queue is empty at
+// a clean restart still collects what is published before the session
+// resumes, as in ActiveMQ. (It passed before the store kept empty
+// destinations: the MQTT server re-creates a shared subscription's queue
+// from its members' durable subscriptions. It guards that case.)
+func TestConformanceRestartMQTT5EmptySharedSubscription(t *testing.T) {
+	b := mqttBroker(t, nil, brokertest.WithKahaDB())
+	base := uniq(t)
+	expiry := uint32(3600)
+	connect := func() *v5Client {
+		return mqtt5Connect(t, b.MQTTAddr(), &paho5.Connect{ClientID: base, CleanStart: false,
+			Properties: &paho5.ConnectProperties{SessionExpiryInterval: &expiry}})
+	}
+	c := connect()
+	c.sub(t, &paho5.Subscribe{Subscriptions: []paho5.SubscribeOptions{{Topic: "$share/g/" + base + "/shared", QoS: 1}}})
+	c.Disconnect(&paho5.Disconnect{})
+	b.Restart()
+	publish := func(body string) {
+		p := mqtt5Connect(t, b.MQTTAddr(), &paho5.Connect{ClientID: base + "-pub", CleanStart: true})
+		p.pub(t, &paho5.Publish{Topic: base + "/shared", QoS: 1, Payload: []byte(body)})
+		p.Disconnect(&paho5.Disconnect{})
+	}
+	publish("while away")
+	c = connect()
+	if m := c.next(t); string(m.Payload) != "while away" {
+		t.Fatalf("resumed shared subscription got %q, want the message published while away", m.Payload)
+	}
+	publish("marker")
+	if m := c.next(t); string(m.Payload) != "marker" {
+		t.Fatalf("after the kept message got %q, want the marker", m.Payload)
+	}
+}
+
+// TestConformanceRestartMQTTVirtualTopicSession: with the virtual-topic
+// subscription strategy, a persistent MQTT session's queue
+// (Consumer.<clientId>:AT_LEAST_ONCE.VirtualTopic.<topic>) that is empty at
+// a clean restart still collects what is published before the session
+// resumes.
+func TestConformanceRestartMQTTVirtualTopicSession(t *testing.T) {
+	b := mqttBroker(t, map[string]string{"transport.subscriptionStrategy": "mqtt-virtual-topic-subscriptions"}, brokertest.WithKahaDB())
+	base := uniq(t)
+	id := base + "-dev"
+	persistent := func(o *paho.ClientOptions) { o.SetCleanSession(false) }
+	c := mqttConnect(t, b.MQTTAddr(), id, persistent)
+	mqttSub(t, c, base+"/t", 1)
+	c.Disconnect(50)
+	b.Restart()
+	mqttPub(t, mqttConnect(t, b.MQTTAddr(), base+"-p"), base+"/t", 1, false, "while away")
+	ch := make(msgs, 10)
+	mqttConnect(t, b.MQTTAddr(), id, persistent, func(o *paho.ClientOptions) { o.SetDefaultPublishHandler(ch.handler) })
+	if m := ch.next(t); string(m.Payload()) != "while away" {
+		t.Fatalf("resumed virtual-topic session got %q, want the message published while away", m.Payload())
+	}
+}
