@@ -391,3 +391,110 @@ func testMQTT5SessionResumed(t *testing.T, restart bool) {
 		}
 	}
 }
+
+// TestConformanceRestartVirtualTopicEmptyConsumerQueue: a virtual topic's
+// consumer queue (Consumer.A.VirtualTopic.<topic>) that its consumer left
+// empty survives a clean restart, so it collects the copy of a message
+// sent to the topic while the consumer is away, as ActiveMQ's KahaDB keeps
+// the queue's StoredDestination in db.data and re-creates it at start.
+func TestConformanceRestartVirtualTopicEmptyConsumerQueue(t *testing.T) {
+	b := startBroker(t, brokertest.WithKahaDB())
+	vt := "VirtualTopic.Orders" + uniq(t)
+	qa := "/queue/Consumer.A." + vt
+	c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+	c.subscribe("a", qa)
+	c.send("UNSUBSCRIBE", []string{"id:a", "receipt:u"}, nil)
+	c.expectReceipt("u")
+	c.disconnect()
+
+	b.Restart()
+	p, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+	p.sendMsg("/topic/"+vt, "while away", "persistent:true")
+	p.disconnect()
+	c, _ = connectRaw(t, b.STOMPAddr(), "1.2")
+	c.subscribe("a", qa)
+	f := c.expectMessage("while away")
+	expectHeader(t, f, "original-destination", "/topic/"+vt)
+	c.mustSync()
+}
+
+// TestConformanceRestartEmptyQueue: a queue emptied by its consumer (a
+// persistent send, then a consume) still exists after a clean restart: a
+// subscriber of ActiveMQ.Advisory.Queue is sent its DestinationInfo among
+// the existing destinations (AdvisoryBroker's replay), as ActiveMQ's
+// KahaDB lists it in db.data until it is removed; and it is empty.
+func TestConformanceRestartEmptyQueue(t *testing.T) {
+	b := startBroker(t, brokertest.WithKahaDB())
+	q := uniq(t) + ".emptied"
+	c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+	c.sendMsg("/queue/"+q, "consumed", "persistent:true")
+	c.subscribe("q", "/queue/"+q)
+	c.expectMessage("consumed")
+	c.disconnect()
+
+	b.Restart()
+	adv, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+	adv.subscribe("adv", advisoryTopic("Queue", ""))
+	expectAdvisory(t, adv, `"DestinationInfo"`, q)
+	c, _ = connectRaw(t, b.STOMPAddr(), "1.2")
+	c.subscribe("q", "/queue/"+q)
+	c.sendMsg("/queue/"+q, "marker", "persistent:true")
+	c.expectMessage("marker") // nothing came back before it
+	c.mustSync()
+}
+
+// TestConformanceRestartMQTT5EmptySharedSubscription: an MQTT 5 session's
+// shared subscription ($share/<group>/<filter>) whose queue is empty at
+// a clean restart still collects what is published before the session
+// resumes, as in ActiveMQ. (It passed before the store kept empty
+// destinations: the MQTT server re-creates a shared subscription's queue
+// from its members' durable subscriptions. It guards that case.)
+func TestConformanceRestartMQTT5EmptySharedSubscription(t *testing.T) {
+	b := mqttBroker(t, nil, brokertest.WithKahaDB())
+	base := uniq(t)
+	expiry := uint32(3600)
+	connect := func() *v5Client {
+		return mqtt5Connect(t, b.MQTTAddr(), &paho5.Connect{ClientID: base, CleanStart: false,
+			Properties: &paho5.ConnectProperties{SessionExpiryInterval: &expiry}})
+	}
+	c := connect()
+	c.sub(t, &paho5.Subscribe{Subscriptions: []paho5.SubscribeOptions{{Topic: "$share/g/" + base + "/shared", QoS: 1}}})
+	c.Disconnect(&paho5.Disconnect{})
+	b.Restart()
+	publish := func(body string) {
+		p := mqtt5Connect(t, b.MQTTAddr(), &paho5.Connect{ClientID: base + "-pub", CleanStart: true})
+		p.pub(t, &paho5.Publish{Topic: base + "/shared", QoS: 1, Payload: []byte(body)})
+		p.Disconnect(&paho5.Disconnect{})
+	}
+	publish("while away")
+	c = connect()
+	if m := c.next(t); string(m.Payload) != "while away" {
+		t.Fatalf("resumed shared subscription got %q, want the message published while away", m.Payload)
+	}
+	publish("marker")
+	if m := c.next(t); string(m.Payload) != "marker" {
+		t.Fatalf("after the kept message got %q, want the marker", m.Payload)
+	}
+}
+
+// TestConformanceRestartMQTTVirtualTopicSession: with the virtual-topic
+// subscription strategy, a persistent MQTT session's queue
+// (Consumer.<clientId>:AT_LEAST_ONCE.VirtualTopic.<topic>) that is empty at
+// a clean restart still collects what is published before the session
+// resumes.
+func TestConformanceRestartMQTTVirtualTopicSession(t *testing.T) {
+	b := mqttBroker(t, map[string]string{"transport.subscriptionStrategy": "mqtt-virtual-topic-subscriptions"}, brokertest.WithKahaDB())
+	base := uniq(t)
+	id := base + "-dev"
+	persistent := func(o *paho.ClientOptions) { o.SetCleanSession(false) }
+	c := mqttConnect(t, b.MQTTAddr(), id, persistent)
+	mqttSub(t, c, base+"/t", 1)
+	c.Disconnect(50)
+	b.Restart()
+	mqttPub(t, mqttConnect(t, b.MQTTAddr(), base+"-p"), base+"/t", 1, false, "while away")
+	ch := make(msgs, 10)
+	mqttConnect(t, b.MQTTAddr(), id, persistent, func(o *paho.ClientOptions) { o.SetDefaultPublishHandler(ch.handler) })
+	if m := ch.next(t); string(m.Payload()) != "while away" {
+		t.Fatalf("resumed virtual-topic session got %q, want the message published while away", m.Payload())
+	}
+}

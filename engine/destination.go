@@ -84,6 +84,12 @@ func (s *shard) dest(d message.Destination, create bool) *destination {
 		x.nextSweep = s.now + x.policy.ExpireMessagesPeriod.Milliseconds()
 	}
 	s.dests[d] = x
+	if s.store != nil && !s.recovering && keptDest(d) {
+		// The store records it, so that a restart brings it back empty
+		// (a virtual topic's consumer queue then keeps collecting copies
+		// while its consumer is away, as in ActiveMQ).
+		s.ops = append(s.ops, StoreOp{Kind: OpAddDest, Dest: d})
+	}
 	for _, p := range s.wild {
 		if p.spec.Destination.Matches(d) && !p.attachedTo(x) {
 			s.attach(p, x)
@@ -92,6 +98,15 @@ func (s *shard) dest(d message.Destination, create bool) *destination {
 	s.e.registerVirtualQueue(d, true)
 	s.destinationAdvisory(d, true)
 	return x
+}
+
+// keptDest reports whether the store keeps destination d across a
+// restart once it is created: ActiveMQ's DestinationFactoryImpl gives a
+// message store to every queue and topic but temporary destinations and
+// advisory topics. RetainStore is the store's own, never a destination;
+// patterns and composites are not destinations either.
+func keptDest(d message.Destination) bool {
+	return !d.Type.IsTemp() && !IsAdvisory(d) && d != RetainStore && !d.IsWildcard() && !d.IsComposite() && d.Name != ""
 }
 
 // attach makes part p a consumer of queue d or a subscriber of topic d.

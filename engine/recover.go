@@ -11,7 +11,9 @@ import (
 // recover rebuilds the shard's destinations and durable subscriptions from
 // its store. It runs before the shard loop starts.
 func (s *shard) recover(ctx context.Context) error {
-	subs, msgs, jobs, txs, stubs, retained := 0, 0, 0, 0, 0, 0
+	s.recovering = true
+	defer func() { s.recovering = false }()
+	subs, msgs, jobs, txs, stubs, retained, created := 0, 0, 0, 0, 0, 0, 0
 	recoverAll := s.store.Recover
 	if ld, ok := s.store.(MessageLoader); ok {
 		// Pending messages stay in the store until dispatch, browsing or
@@ -26,6 +28,16 @@ func (s *shard) recover(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+		}
+		if it.Created {
+			// Created as a first client would create it (its policy,
+			// virtual-topic registration, wildcard subscribers, the
+			// destination advisory AbstractRegion.start fires too).
+			if keptDest(it.Dest) {
+				created++
+				s.dest(it.Dest, true)
+			}
+			return nil
 		}
 		if it.Sub != nil {
 			subs++
@@ -92,7 +104,7 @@ func (s *shard) recover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if subs+msgs+jobs+txs+retained > 0 {
+	if created+subs+msgs+jobs+txs+retained > 0 {
 		s.log.Info("store recovered", "durable_subs", subs, "messages", msgs, "left_in_store", stubs, "destinations", len(s.dests), "scheduled_jobs", jobs, "prepared_xa_transactions", txs, "retained_messages", retained)
 	}
 	return nil

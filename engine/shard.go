@@ -85,6 +85,9 @@ type shard struct {
 	now     int64 // ms, read once per turn of the loop
 	free    []*entry
 	scratch []*part
+	// recovering: recover is re-creating what the store holds, which it
+	// need not be told again (no OpAddDest).
+	recovering bool
 
 	nextDurableCheck int64 // ms
 

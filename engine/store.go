@@ -37,9 +37,10 @@ type ShardStore interface {
 	// with enableJournalDiskSyncs). The shard groups every operation of one
 	// turn of its loop into one Apply: that is Wharf's group commit.
 	Apply(ops []StoreOp) error
-	// Recover calls fn for the stored state in this order: every durable
-	// subscription, then every pending message of each destination in the
-	// order it was added (with the subscriptions that have not yet
+	// Recover calls fn for the stored state in this order: every
+	// destination the store knows (RecoveredItem.Created), then every
+	// durable subscription, then every pending message of each destination
+	// in the order it was added (with the subscriptions that have not yet
 	// acknowledged it, for topics), then every prepared transaction (whose
 	// acks name those messages), then every scheduled job. Order between
 	// destinations, between transactions and between jobs is not promised.
@@ -135,6 +136,14 @@ const (
 	// such (RecoveredItem.Delivered): MQTT resends them with DUP set
 	// [MQTT-3.3.1-1], JMS with JMSRedelivered.
 	OpDelivered
+	// OpAddDest records that destination Dest was created, so that a
+	// restart creates it again even when it holds nothing: ActiveMQ's
+	// createQueueMessageStore / createTopicMessageStore, whose KahaDB
+	// StoredDestination stays in db.data until the destination is removed.
+	// The engine sends it for persistent destinations only (not temporary
+	// ones, not advisory topics); adding a destination the store knows
+	// changes nothing.
+	OpAddDest
 )
 
 // SubKey identifies a durable topic subscription: ActiveMQ's
@@ -217,7 +226,12 @@ type TxAck struct {
 // ignored, as KahaDB ignores them; a topic add with no Subs stores nothing;
 // removing a topic removes the durable subscriptions on it; adding a
 // subscription that exists replaces its record and keeps its messages; a
-// store keeps every field of a message but Origin and Original. Jobs are
+// store keeps every field of a message but Origin and Original. A store
+// knows a destination from an OpAddDest or a stored OpAdd on it until an
+// OpRemoveDest of it, and recovers it (RecoveredItem.Created) even when
+// it holds no message; a store rebuilt from a log may also know the
+// destinations its surviving records name, as ActiveMQ's index rebuilt
+// from the journal does. Jobs are
 // keyed by ID alone and belong to no destination: removing a destination
 // keeps them (ActiveMQ keeps jobs in a separate JobSchedulerStore), and
 // removing an unknown job is ignored. Delivery marks (OpDelivered): a
@@ -254,10 +268,16 @@ type StoreOp struct {
 	dispatched bool
 }
 
-// RecoveredItem is one element of a shard's stored state. Exactly one of Sub,
-// Msg, Tx and Job is set, or, for a pending message recovered as a stub
-// (MessageLoader.RecoverStubs), none of them and Ref.
+// RecoveredItem is one element of a shard's stored state. Exactly one of
+// Created, Sub, Msg, Tx and Job is set, or, for a pending message recovered
+// as a stub (MessageLoader.RecoverStubs), none of them and Ref.
 type RecoveredItem struct {
+	// Created: the item is destination Dest itself, which the store knows
+	// (see StoreOp), with or without messages. The engine creates it as
+	// ActiveMQ's RegionBroker re-creates at start every destination its
+	// persistence adapter lists (getDestinations).
+	Created bool
+
 	Sub *DurableSub
 	Job *Job
 	Tx  *PreparedTx // a prepared transaction in doubt

@@ -34,7 +34,16 @@ import (
 // loads it without reading any pending message (the engine reads each when
 // it needs it: engine.MessageLoader), and replays only the records at or
 // after L; without one it replays the whole journal, as before.
-// Messages stay in the journal: the index holds locations.
+// Messages stay in the journal: the index holds locations. It also lists
+// the destinations the shard knows (engine.OpAddDest, or named by a
+// record), empty ones included, as db.data keeps a StoredDestination per
+// destination until KahaRemoveDestinationCommand: a restart from it
+// creates them all again. A destination created since the last index,
+// with no journal record naming it, is lost by a crash, as in ActiveMQ
+// (its db.data gets it at the next checkpoint); a clean stop writes the
+// index, so a clean restart keeps it. Without an index (or with
+// checkpoints off) only the destinations the journal's records name come
+// back, as ActiveMQ's rebuild without db.data brings back.
 //
 // DEVIATION: ActiveMQ's index is db.data (a B-tree page file). Wharf writes
 // its own, under a name ActiveMQ does not read, and never a db.data: ActiveMQ
@@ -77,8 +86,10 @@ const (
 	// indexVersion is the format below; another version is not read.
 	// 2 added each message's priority, expiration, size and older flag,
 	// so that a start reads no message; 3 the prepared XA transactions;
-	// 4 the delivery marks (marks.go).
-	indexVersion = 4
+	// 4 the delivery marks (marks.go); 5 the destinations the shard knows
+	// (an older index is discarded: the replay of the whole journal finds
+	// more destinations than it lists).
+	indexVersion = 5
 	// indexHeadSize is magic, version (uint32) and body length (uint64).
 	indexHeadSize = len(indexMagic) + 4 + 8
 )
@@ -95,9 +106,14 @@ type checkpointState struct {
 	// stopped: the in-memory state may hold operations the journal does
 	// not (a failed write); no index may record it.
 	stopped bool
-	// changed counts the journal records written since the last snapshot:
-	// a periodic checkpoint of a large state waits until enough changed.
+	// changed counts the journal records written (and destinations
+	// created) since the last snapshot: a periodic checkpoint of a large
+	// state waits until enough changed.
 	changed int
+	// destsChanged: a destination was created since the last snapshot
+	// (engine.OpAddDest, which writes no record): the index must be
+	// written even if the journal has not moved.
+	destsChanged bool
 	// inflight receives the result of an index being written off the
 	// shard's goroutine (a large state); nil when none is.
 	inflight chan cpResult
@@ -186,6 +202,7 @@ func (ss *shardStore) collect(wait bool) bool {
 // done records a written index (or logs why it was not).
 func (ss *shardStore) done(r cpResult) {
 	if r.err != nil {
+		ss.cp.destsChanged = true // its destinations are not on disk yet
 		ss.log.Error("checkpoint failed", "dir", ss.dir, "file", indexFile, "err", r.err)
 		return
 	}
@@ -214,7 +231,7 @@ func (ss *shardStore) checkpointAt(async bool) {
 	}
 	ss.cp.last = time.Now()
 	head := ss.j.Head()
-	if head == ss.cp.at {
+	if head == ss.cp.at && !ss.cp.destsChanged {
 		return
 	}
 	// The index must not describe records a crash can still take away.
@@ -238,7 +255,7 @@ func (ss *shardStore) checkpointAt(async bool) {
 		ss.log.Error("checkpoint failed", "dir", ss.dir, "file", indexFile, "err", err)
 		return
 	}
-	ss.cp.changed = 0
+	ss.cp.changed, ss.cp.destsChanged = 0, false
 	write := func() cpResult {
 		n, size, err := snap.write(ss.dir, ss.st.opts.EnableJournalDiskSyncs)
 		return cpResult{at: head, n: n, bytes: size, took: time.Since(start), err: err}
@@ -293,6 +310,7 @@ type indexSnapshot struct {
 	jobs          []indexJob
 	txs           []indexTx // in prepare order
 	marks         []indexMark
+	known         []message.Destination
 }
 
 type indexSeq struct {
@@ -318,6 +336,8 @@ func (ss *shardStore) snapshot(head journal.Location) (*indexSnapshot, error) {
 	x.entries = make([]indexEntry, 0, len(ss.msgs))
 	err := ss.idx.Recover(func(it engine.RecoveredItem) error {
 		switch {
+		case it.Created:
+			x.known = append(x.known, it.Dest)
 		case it.Sub != nil:
 			r := ss.subs[it.Sub.Key]
 			if r == nil || r.file == 0 {
@@ -438,6 +458,10 @@ func (x *indexSnapshot) write(dir string, sync bool) (int, int, error) {
 		w.dest(m.k.dest)
 		w.uint(m.seq)
 	}
+	w.uint(uint64(len(x.known)))
+	for _, d := range x.known {
+		w.dest(d)
+	}
 	b := w.b
 	copy(b, indexMagic)
 	binary.BigEndian.PutUint32(b[len(indexMagic):], indexVersion)
@@ -546,6 +570,7 @@ type decodedIndex struct {
 	jobs        []indexJob
 	txs         []indexTx
 	marks       []indexMark
+	known       []message.Destination
 }
 
 // loadIndex loads the shard's index, if there is a usable one, into the
@@ -582,6 +607,15 @@ func (ss *shardStore) loadIndex() error {
 	}
 	for d, seq := range x.nextSeq {
 		ss.nextSeq[d] = seq
+	}
+	if len(x.known) > 0 {
+		ops := make([]engine.StoreOp, 0, len(x.known))
+		for _, d := range x.known {
+			ops = append(ops, engine.StoreOp{Kind: engine.OpAddDest, Dest: d})
+		}
+		if err := ss.idx.Apply(ops); err != nil {
+			return fmt.Errorf("%w: destinations: %w", ErrIndexStale, err)
+		}
 	}
 	if len(x.subs) > 0 {
 		ops := make([]engine.StoreOp, 0, len(x.subs))
@@ -639,7 +673,7 @@ func (ss *shardStore) loadIndex() error {
 	ss.cp.last = time.Now()
 	ss.stats.FromIndex = true
 	ss.stats.IndexMessages = len(x.msgs)
-	ss.log.Info("checkpoint index loaded", "dir", ss.dir, "at", x.at.String(), "messages", len(x.msgs),
+	ss.log.Info("checkpoint index loaded", "dir", ss.dir, "at", x.at.String(), "destinations", len(x.known), "messages", len(x.msgs),
 		"subscriptions", len(x.subs), "jobs", len(x.jobs), "prepared", len(x.txs), "took", time.Since(start))
 	return nil
 }
@@ -965,6 +999,11 @@ func decodeIndex(b []byte) (*decodedIndex, error) {
 	for range nmarks {
 		k := markKey{sub: r.subKey(), dest: r.dest()}
 		x.marks = append(x.marks, indexMark{k, r.uint()})
+	}
+	nknown := r.count(2)
+	x.known = make([]message.Destination, 0, nknown)
+	for range nknown {
+		x.known = append(x.known, r.dest())
 	}
 	if r.err == nil && len(r.b) != 0 {
 		r.fail("trailing bytes")

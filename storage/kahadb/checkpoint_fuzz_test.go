@@ -30,7 +30,8 @@ func FuzzKahaDBIndex(f *testing.F) {
 	}
 	top := message.TopicDest("t")
 	sub := engine.DurableSub{Key: engine.SubKey{ClientID: "c", Name: "s"}, Destination: top, Selector: "a = 1"}
-	ops := []engine.StoreOp{{Kind: engine.OpAddSub, Dest: top, Sub: sub}}
+	// Destinations: one created empty, and those the messages are on.
+	ops := []engine.StoreOp{{Kind: engine.OpAddDest, Dest: message.QueueDest("empty")}, {Kind: engine.OpAddSub, Dest: top, Sub: sub}}
 	for i := 1; i <= 3; i++ {
 		q := message.QueueDest("q")
 		ops = append(ops,
@@ -61,6 +62,8 @@ func FuzzKahaDBIndex(f *testing.F) {
 		f.Fatalf("seed index: %v", err)
 	} else if len(x.txs) != 1 || len(x.txs[0].recs) != 3 || len(x.txs[0].acks) != 2 {
 		f.Fatalf("seed index: prepared transactions %+v, want one with 3 records and 2 acks", x.txs)
+	} else if len(x.known) != 3 {
+		f.Fatalf("seed index: destinations %v, want 3", x.known)
 	}
 	f.Add(seed, false)
 	f.Add(seed[:len(seed)/2], true)
@@ -78,7 +81,7 @@ func FuzzKahaDBIndex(f *testing.F) {
 		if err != nil {
 			return
 		}
-		n := len(x.msgs) + len(x.subs) + len(x.jobs) + len(x.nextSeq) + len(x.txs)
+		n := len(x.msgs) + len(x.subs) + len(x.jobs) + len(x.nextSeq) + len(x.txs) + len(x.known)
 		for _, tx := range x.txs {
 			n += len(tx.recs) + len(tx.acks)
 		}

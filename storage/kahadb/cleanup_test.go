@@ -83,8 +83,8 @@ func TestKahaDBRewriteForwardFailureKeepsFile(t *testing.T) {
 		t.Fatalf("journal files: %v, want several from db-1.log on", files)
 	}
 	want := c.state(t)
-	if len(want) != 1 || !strings.HasPrefix(want[0], "sub ") {
-		t.Fatalf("state: %q, want the subscription alone", want)
+	if len(want) != 2 || want[0] != "dest "+topic.String() || !strings.HasPrefix(want[1], "sub ") {
+		t.Fatalf("state: %q, want the topic and its subscription alone", want)
 	}
 
 	injected := errors.New("injected journal write failure")

@@ -75,7 +75,7 @@ func compactionScenario(t *testing.T, d message.Destination, subs []engine.Durab
 	}
 	c.apply(t, consume(n)...)
 	want := c.state(t)
-	if len(want) != len(subs)+1 || !strings.Contains(strings.Join(want, "\n"), cpMsg(d, 1).ID+" ") {
+	if len(want) != len(subs)+2 || want[0] != "dest "+d.String() || !strings.Contains(strings.Join(want, "\n"), cpMsg(d, 1).ID+" ") {
 		t.Fatalf("state before restart: %d items, want %d", len(want), len(subs)+1)
 	}
 	files := journalFiles(t, dir)

@@ -241,7 +241,7 @@ func (m *MultiStore) OpenShardContext(ctx context.Context, index, count int) (en
 			switch {
 			case it.Sub != nil:
 				ms.subs[it.Sub.Key] = it.Sub.Destination
-			case it.Msg != nil || it.Ref.Len != 0:
+			case it.Created || it.Msg != nil || it.Ref.Len != 0:
 				if _, ok := ms.route[it.Dest]; !ok {
 					ms.route[it.Dest] = c
 				}
@@ -497,6 +497,13 @@ func (ms *multiShard) apply(ops []engine.StoreOp, sync bool) error {
 		default:
 			c, err := ms.target(op.Dest)
 			if err != nil {
+				if op.Kind == engine.OpAddDest && errors.Is(err, ErrNoFilter) {
+					// DEVIATION: ActiveMQ's mKahaDB refuses to create a
+					// destination no filter takes ("No matching persistence
+					// adapter"); Wharf creates it and keeps nothing of it
+					// until a message for it fails as ActiveMQ's would.
+					continue
+				}
 				return err
 			}
 			send(c, op)
@@ -664,8 +671,9 @@ func errDuplicateAdd(op *engine.StoreOp) error {
 	return fmt.Errorf("duplicate add of %s seq %d", op.Dest, op.Seq)
 }
 
-// Recover yields every child's subscriptions, then every child's
-// messages, then the scheduled jobs, as engine.ShardStore requires.
+// Recover yields every child's destinations, then every child's
+// subscriptions, then every child's messages, then the scheduled jobs, as
+// engine.ShardStore requires.
 func (ms *multiShard) Recover(fn func(engine.RecoveredItem) error) error {
 	return ms.recover(fn, false)
 }
@@ -693,15 +701,31 @@ func (ms *multiShard) recover(fn func(engine.RecoveredItem) error, stubs bool) e
 	if ms.closed {
 		return errors.New("kahadb: shard store is closed")
 	}
-	errSubsDone := errors.New("subscriptions done")
+	// Each child yields its destinations first, then its subscriptions
+	// (memory's order): the first passes stop at the first item past them.
+	errDone := errors.New("done")
 	for _, c := range ms.children {
 		err := c.ss.idx.Recover(func(it engine.RecoveredItem) error {
-			if it.Sub == nil {
-				return errSubsDone
+			if !it.Created {
+				return errDone
 			}
 			return fn(it)
 		})
-		if err != nil && !errors.Is(err, errSubsDone) {
+		if err != nil && !errors.Is(err, errDone) {
+			return err
+		}
+	}
+	for _, c := range ms.children {
+		err := c.ss.idx.Recover(func(it engine.RecoveredItem) error {
+			if it.Created {
+				return nil
+			}
+			if it.Sub == nil {
+				return errDone
+			}
+			return fn(it)
+		})
+		if err != nil && !errors.Is(err, errDone) {
 			return err
 		}
 	}
@@ -713,7 +737,7 @@ func (ms *multiShard) recover(fn func(engine.RecoveredItem) error, stubs bool) e
 	for i, c := range ms.children {
 		err := c.ss.recoverItems(func(it engine.RecoveredItem) error {
 			switch {
-			case it.Sub != nil:
+			case it.Created, it.Sub != nil:
 				return nil
 			case it.Job != nil:
 				jobs = append(jobs, it)

@@ -90,7 +90,7 @@ func (ss *shardStore) LoadMessage(ref engine.StoreRef) (*message.Message, error)
 // location it applies the tail on top of the state the index loaded. It
 // returns the number of records read.
 func (ss *shardStore) replay(ctx context.Context, from journal.Location) (int, error) {
-	r := replayer{ss: ss, txs: map[string][]replayed{}, prepared: map[string]bool{}}
+	r := replayer{ss: ss, txs: map[string][]replayed{}, prepared: map[string]bool{}, named: map[message.Destination]bool{}}
 	for k, recs := range ss.loadedTxs { // prepared before the index's location
 		r.txs[k] = recs
 		r.prepared[k] = true
@@ -158,6 +158,9 @@ type replayer struct {
 	ss   *shardStore
 	txs  map[string][]replayed // local/XA transactions until commit
 	seqs []uint64              // the engine's sequences for the next adds (Wharf journals)
+	// named: the destinations a replayed record named (replay knows
+	// them), until a RemoveDestination record.
+	named map[message.Destination]bool
 	// prepared: the keys in txs of the XA transactions prepared (in doubt).
 	prepared map[string]bool
 }
@@ -229,8 +232,13 @@ func (r *replayer) apply(l journal.Location, c command.Command) error {
 		// Prepared XA work stays in doubt until a commit or rollback record.
 		r.replayPrepare(c, r.txs[txKey(&c.Transaction)], l)
 	case *command.RemoveDestination:
-		return r.op(engine.StoreOp{Kind: engine.OpRemoveDest, Dest: engineDest(c.Destination)}, l)
+		d := engineDest(c.Destination)
+		delete(r.named, d)
+		return r.op(engine.StoreOp{Kind: engine.OpRemoveDest, Dest: d}, l)
 	case *command.Subscription:
+		if err := r.name(engineDest(c.Destination), l); err != nil {
+			return err
+		}
 		return r.subscription(l, c)
 	case *command.Trace:
 		switch {
@@ -282,6 +290,19 @@ func (r *replayer) op(op engine.StoreOp, l journal.Location) error {
 	return nil
 }
 
+// name makes destination d known, as the first record that names it does
+// in ActiveMQ's replay (MessageDatabase.getStoredDestination creates the
+// StoredDestination of every record's destination): a queue whose
+// messages were all consumed comes back, empty, while their records are
+// in the journal.
+func (r *replayer) name(d message.Destination, l journal.Location) error {
+	if r.named[d] || d.IsZero() || d.Type.IsTemp() {
+		return nil
+	}
+	r.named[d] = true
+	return r.op(engine.StoreOp{Kind: engine.OpAddDest, Dest: d}, l)
+}
+
 func (r *replayer) seqOf(d message.Destination, id string) (uint64, bool) {
 	seq, ok := r.ss.byID[d][id]
 	return seq, ok
@@ -290,6 +311,9 @@ func (r *replayer) seqOf(d message.Destination, id string) (uint64, bool) {
 func (r *replayer) add(l journal.Location, c *command.AddMessage) error {
 	ss := r.ss
 	d := engineDest(c.Destination)
+	if err := r.name(d, l); err != nil {
+		return err
+	}
 	if _, dup := r.seqOf(d, c.MessageID); dup {
 		return nil // ActiveMQ ignores a second add of the same id
 	}
@@ -328,6 +352,9 @@ func (r *replayer) add(l journal.Location, c *command.AddMessage) error {
 
 func (r *replayer) remove(l journal.Location, c *command.RemoveMessage) error {
 	d := engineDest(c.Destination)
+	if err := r.name(d, l); err != nil {
+		return err
+	}
 	seq, ok := r.seqOf(d, c.MessageID)
 	if !ok {
 		return nil // an ack of an unknown message is a no-op

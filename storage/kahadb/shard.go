@@ -615,6 +615,15 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 			}
 			ss.dropMarks(func(k markKey) bool { return k.dest == op.Dest })
 		}
+	case engine.OpAddDest:
+		// No journal record: ActiveMQ writes none either, its
+		// StoredDestination lives in db.data. The checkpoint index is
+		// Wharf's db.data: it must be written again even if the journal
+		// has not moved (checkpoint.go).
+		if !ss.replaying {
+			ss.cp.destsChanged = true
+			ss.cp.changed++
+		}
 	case engine.OpAddJob:
 		rec, err := encodeJob(op.Job)
 		if err != nil {

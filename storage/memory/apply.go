@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"wharf/engine"
+	"wharf/engine/message"
 )
 
 // validate checks what can be checked of one operation without the state.
@@ -14,7 +15,7 @@ func validate(op *engine.StoreOp) error {
 		if op.Dest.IsZero() || op.Msg == nil {
 			return ErrInvalidOp
 		}
-	case engine.OpRemove, engine.OpRemoveDest:
+	case engine.OpRemove, engine.OpRemoveDest, engine.OpAddDest:
 		if op.Dest.IsZero() {
 			return ErrInvalidOp
 		}
@@ -86,6 +87,7 @@ var kindNames = [...]string{
 	engine.OpCommit:     "commit",
 	engine.OpRollback:   "rollback",
 	engine.OpDelivered:  "delivered",
+	engine.OpAddDest:    "add-dest",
 }
 
 // describe names an operation in an error.
@@ -99,7 +101,7 @@ func describe(op *engine.StoreOp) string {
 		return k + " " + op.Sub.Key.String()
 	case engine.OpAck, engine.OpDelivered:
 		return fmt.Sprintf("%s %s seq %d sub %s", k, op.Dest, op.Seq, op.Sub.Key)
-	case engine.OpRemoveDest:
+	case engine.OpRemoveDest, engine.OpAddDest:
 		return k + " " + op.Dest.String()
 	case engine.OpAddJob:
 		if op.Job == nil {
@@ -179,10 +181,7 @@ func (tx *txn) apply(op *engine.StoreOp) error {
 			return nil // nobody needs it: see the package comment
 		}
 		if d == nil {
-			d = newDest(op.Dest)
-			sh.dests[op.Dest] = d
-			sh.order = append(sh.order, d)
-			tx.undo = append(tx.undo, undoRec{kind: undoCreateDest, d: d})
+			d = tx.createDest(op.Dest)
 		}
 		e := entry{seq: op.Seq, msg: op.Msg, counter: op.Msg.RedeliveryCounter}
 		if d.topic {
@@ -194,6 +193,10 @@ func (tx *txn) apply(op *engine.StoreOp) error {
 		d.peak = max(d.peak, d.live)
 		tx.undo = append(tx.undo, undoRec{kind: undoAdd, d: d})
 		tx.touch(d)
+	case engine.OpAddDest:
+		if sh.dests[op.Dest] == nil {
+			tx.createDest(op.Dest)
+		}
 	case engine.OpRemove:
 		if d, pos, ok := tx.find(op); ok {
 			tx.drop(d, pos)
@@ -297,6 +300,17 @@ func (tx *txn) dropMarks(drop func(markKey) bool) {
 			delete(tx.sh.marks, k)
 		}
 	}
+}
+
+// createDest adds destination d, which the shard does not hold, after
+// every other (Recover's order).
+func (tx *txn) createDest(d message.Destination) *dest {
+	sh := tx.sh
+	x := newDest(d)
+	sh.dests[d] = x
+	sh.order = append(sh.order, x)
+	tx.undo = append(tx.undo, undoRec{kind: undoCreateDest, d: x})
+	return x
 }
 
 func (tx *txn) find(op *engine.StoreOp) (*dest, int, bool) {

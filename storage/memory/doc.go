@@ -55,8 +55,15 @@
 //     topic message, the subscriptions whose mark on its topic is at or past
 //     it (RecoveredItem.Delivered). Removing a subscription or a topic drops
 //     its marks.
-//   - Recover yields the durable subscriptions in the order they were first
-//     added, then the messages of each destination in add order, destinations
+//   - OpAddDest creates a destination with no message; the first OpAdd
+//     that stores a message on a destination creates it too. A destination
+//     stays, drained or not, until OpRemoveDest: an empty queue survives a
+//     restart, as ActiveMQ's KahaDB keeps a StoredDestination in db.data
+//     until the destination is removed. OpAddDest of a destination held is
+//     ignored.
+//   - Recover yields the destinations in the order they were created
+//     (RecoveredItem.Created), then the durable subscriptions in the order
+//     they were first added, then the messages of each destination in add order, destinations
 //     in the order they were created (re-created after OpRemoveDest counts as
 //     new), then the prepared transactions in prepare order, then the
 //     scheduled jobs in the order they were first added. Jobs

@@ -108,6 +108,10 @@ func (m *model) apply(ops []engine.StoreOp) bool {
 				e.subs = slices.Clone(op.Subs)
 			}
 			md.msgs = append(md.msgs, e)
+		case engine.OpAddDest:
+			if md == nil {
+				m.dests = append(m.dests, &modelDest{d: op.Dest})
+			}
 		case engine.OpRemove:
 			if i := md.find(op.Seq); i >= 0 {
 				md.msgs = slices.Delete(md.msgs, i, i+1)
@@ -154,6 +158,9 @@ func (m *model) apply(ops []engine.StoreOp) bool {
 // sorted, so that the model and the store compare as text.
 func (m *model) lines() []string {
 	var out []string
+	for _, md := range m.dests {
+		out = append(out, "dest "+md.d.String())
+	}
 	for _, s := range m.subs {
 		out = append(out, fmt.Sprintf("sub %+v", s))
 	}
@@ -182,6 +189,10 @@ func recoveredLines(t *testing.T, ss engine.ShardStore) []string {
 	t.Helper()
 	var out []string
 	err := ss.Recover(func(it engine.RecoveredItem) error {
+		if it.Created {
+			out = append(out, "dest "+it.Dest.String())
+			return nil
+		}
 		if it.Sub != nil {
 			out = append(out, fmt.Sprintf("sub %+v", *it.Sub))
 			return nil
@@ -261,6 +272,10 @@ func TestStoreMemoryModel(t *testing.T) {
 				op = engine.StoreOp{Kind: engine.OpAddSub, Sub: subs[r.IntN(len(subs))]}
 			case p < 98:
 				op = engine.StoreOp{Kind: engine.OpRemoveSub, Sub: engine.DurableSub{Key: subs[r.IntN(len(subs))].Key}}
+			case p < 99 && r.IntN(4) == 0:
+				// A destination created with nothing in it, or one
+				// the shard holds (no change).
+				op = engine.StoreOp{Kind: engine.OpAddDest, Dest: d}
 			case p < 99 && r.IntN(3) > 0:
 				// Scheduled jobs: a few ids, added (or rescheduled) and
 				// removed, in batches that may fail.

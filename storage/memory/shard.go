@@ -16,6 +16,9 @@ type shard struct {
 	subs   map[engine.SubKey]subRecord
 	subSeq uint64 // order of the next new subscription
 
+	// dests are the destinations the shard knows: created by OpAddDest or
+	// by the first OpAdd that stored a message on them, kept when they
+	// drain, dropped by OpRemoveDest.
 	dests map[message.Destination]*dest
 	order []*dest // creation order; removed ones are filtered out on commit
 
@@ -141,6 +144,14 @@ func (d *dest) tidy() {
 }
 
 func (sh *shard) recover(fn func(engine.RecoveredItem) error) error {
+	for _, d := range sh.order {
+		if d.removed {
+			continue
+		}
+		if err := fn(engine.RecoveredItem{Created: true, Dest: d.d}); err != nil {
+			return err
+		}
+	}
 	subs := make([]subRecord, 0, len(sh.subs))
 	for _, r := range sh.subs {
 		subs = append(subs, r)

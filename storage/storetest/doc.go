@@ -47,6 +47,12 @@
 //     followed by their OpAdd (consumed before the write, a topic nobody
 //     needs) stores only those that are. Preparing an XID the shard holds
 //     fails the batch; ending an XID it does not hold is ignored.
+//   - A destination named by OpAddDest, or holding a stored message, is
+//     recovered (RecoveredItem.Created, before every other item) after a
+//     restart even once it holds nothing, until OpRemoveDest removes it;
+//     OpAddDest of a destination already known changes nothing. A store
+//     that, as configured, keeps only the destinations its records name
+//     says so with OnlyNamedDestinations.
 //   - Shards are independent: the same destination and sequence may exist in
 //     two shards, and two shards may Apply from two goroutines at once.
 //

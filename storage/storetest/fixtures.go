@@ -38,6 +38,10 @@ func removeDest(d message.Destination) engine.StoreOp {
 	return engine.StoreOp{Kind: engine.OpRemoveDest, Dest: d}
 }
 
+func addDest(d message.Destination) engine.StoreOp {
+	return engine.StoreOp{Kind: engine.OpAddDest, Dest: d}
+}
+
 func addJob(j engine.Job) engine.StoreOp {
 	return engine.StoreOp{Kind: engine.OpAddJob, Job: &j}
 }

@@ -101,13 +101,13 @@ func (h *harness) recoverAll(shard int) []engine.RecoveredItem {
 	}
 	for i, it := range items {
 		n := 0
-		for _, set := range []bool{it.Sub != nil, it.Msg != nil, it.Job != nil, it.Tx != nil} {
+		for _, set := range []bool{it.Created, it.Sub != nil, it.Msg != nil, it.Job != nil, it.Tx != nil} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			h.t.Fatalf("shard %d Recover item %d: got Sub %v, Msg %v, Job %v and Tx %v, want exactly one set", shard, i, it.Sub, it.Msg, it.Job, it.Tx)
+			h.t.Fatalf("shard %d Recover item %d: got Created %v, Sub %v, Msg %v, Job %v and Tx %v, want exactly one set", shard, i, it.Created, it.Sub, it.Msg, it.Job, it.Tx)
 		}
 		if it.Job != nil {
 			j := *it.Job // the store may reuse what it points to
@@ -143,7 +143,8 @@ func (h *harness) checkStubs(shard int, full []engine.RecoveredItem) {
 	for i, it := range items {
 		want := full[i]
 		if want.Msg == nil {
-			if it.Msg != nil || it.Ref != (engine.StoreRef{}) || (it.Sub == nil) != (want.Sub == nil) || (it.Job == nil) != (want.Job == nil) || (it.Tx == nil) != (want.Tx == nil) {
+			if it.Msg != nil || it.Ref != (engine.StoreRef{}) || it.Created != want.Created || (it.Created && it.Dest != want.Dest) ||
+				(it.Sub == nil) != (want.Sub == nil) || (it.Job == nil) != (want.Job == nil) || (it.Tx == nil) != (want.Tx == nil) {
 				h.t.Errorf("shard %d RecoverStubs item %d: got %+v, want the kind Recover yielded (%+v)", shard, i, it, want)
 			}
 			continue
@@ -206,7 +207,8 @@ type state struct {
 
 // check recovers the shard and compares it with want: subscriptions first
 // and as a set; messages per destination in order, each with every field
-// and its remaining subscriptions as a set.
+// and its remaining subscriptions as a set. The destinations it leaves to
+// checkDests.
 func (h *harness) check(shard int, want state) {
 	h.t.Helper()
 	items := h.recoverAll(shard)
@@ -215,6 +217,12 @@ func (h *harness) check(shard int, want state) {
 	var gotJobs []engine.Job
 	var gotTxs []engine.PreparedTx
 	for i, it := range items {
+		if it.Created {
+			if i > 0 && !items[i-1].Created {
+				h.t.Errorf("shard %d Recover item %d: got destination %s after another kind of item, want every destination first", shard, i, it.Dest)
+			}
+			continue
+		}
 		if it.Job != nil {
 			gotJobs = append(gotJobs, *it.Job)
 			continue
@@ -242,6 +250,28 @@ func (h *harness) check(shard int, want state) {
 	h.checkMsgs(shard, gotMsgs, want.msgs)
 	h.checkJobs(shard, gotJobs, want.jobs)
 	h.checkTxs(shard, gotTxs, want.txs)
+}
+
+// checkDests recovers the shard and compares the destinations it knows
+// (RecoveredItem.Created) with want, as a set; they must come first.
+func (h *harness) checkDests(shard int, want ...message.Destination) {
+	h.t.Helper()
+	var got []message.Destination
+	for i, it := range h.recoverAll(shard) {
+		if !it.Created {
+			continue
+		}
+		if len(got) != i {
+			h.t.Errorf("shard %d Recover item %d: got destination %s after another kind of item, want every destination first", shard, i, it.Dest)
+		}
+		got = append(got, it.Dest)
+	}
+	got, want = slices.Clone(got), slices.Clone(want)
+	slices.SortFunc(got, compareDests)
+	slices.SortFunc(want, compareDests)
+	if !slices.Equal(got, want) {
+		h.t.Errorf("shard %d recovered destinations: got %v, want %v", shard, got, want)
+	}
 }
 
 // checkTxs compares prepared transactions as a set by XID: the adds in
@@ -445,6 +475,8 @@ func opString(op *engine.StoreOp) string {
 		return fmt.Sprintf("update %s seq %d counter %d", op.Dest, op.Seq, op.Count)
 	case engine.OpRemoveDest:
 		return fmt.Sprintf("remove-dest %s", op.Dest)
+	case engine.OpAddDest:
+		return fmt.Sprintf("add-dest %s", op.Dest)
 	case engine.OpAddJob:
 		return fmt.Sprintf("add-job %s next %d", op.Job.ID, op.Job.Next)
 	case engine.OpRemoveJob:
