@@ -106,6 +106,8 @@ func TestWharfCommandLineUnknownFlag(t *testing.T) {
 		{[]string{"run", "--frob"}, "wharf: run: flag provided but not defined: -frob (wharf run --help lists the flags)\n"},
 		{[]string{"bench", "--frob"}, "wharf: flag provided but not defined: -frob (wharf bench --help lists the flags)\n"},
 		{[]string{"frob"}, "wharf: unknown command \"frob\" (wharf help lists the commands)\n"},
+		{[]string{"kahadb"}, "wharf: kahadb: want a subcommand and a directory (wharf kahadb --help lists them)\n"},
+		{[]string{"kahadb", "frob", "dir"}, "wharf: kahadb: unknown subcommand \"frob\" (wharf kahadb --help lists them)\n"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, out, errOut := runWharf(t, tc.args...)

@@ -35,17 +35,16 @@ func runKahaDB(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, kahadbUsage)
 		return nil
 	}
+	// A wrong invocation is one line with a hint, as for run's flags.
 	if len(args) != 2 {
-		fmt.Fprint(stderr, kahadbUsage)
-		return errors.New("kahadb: want a subcommand and a directory")
+		return errors.New("kahadb: want a subcommand and a directory (wharf kahadb --help lists them)")
 	}
 	cmd, dir := args[0], args[1]
 	if cmd == "activemq" {
 		return runKahaDBActiveMQ(dir, stdout, stderr)
 	}
 	if cmd != "dump" && cmd != "check" && cmd != "pins" {
-		fmt.Fprint(stderr, kahadbUsage)
-		return fmt.Errorf("kahadb: unknown subcommand %q", cmd)
+		return fmt.Errorf("kahadb: unknown subcommand %q (wharf kahadb --help lists them)", cmd)
 	}
 	dirs, err := kahadb.Dirs(dir)
 	if err != nil {
