@@ -224,15 +224,7 @@ func TestConformanceKahaDBConfirmedAckSTOMP(t *testing.T) {
 	// A crash now: what is on disk is what the copy holds.
 	got := recoveredBodies(t, dir, message.QueueDest(q[len("/queue/"):]))
 	gate.open()
-	if !released {
-		t.Error("the ACK's RECEIPT came before the store had written the acknowledgement")
-	}
-	if got["acked"] {
-		t.Error(`"acked", whose ACK had its RECEIPT, is recovered after a crash at that moment`)
-	}
-	if !got["keep"] {
-		t.Errorf(`"keep" (never acknowledged) not recovered; recovered %v`, got)
-	}
+	checkConfirmedAck(t, released, got, "the ACK's RECEIPT came before the store had written the acknowledgement", "ACK had its RECEIPT")
 }
 
 // OpenWire: a MessageAck with responseRequired (the Java client's
@@ -309,15 +301,7 @@ func TestConformanceKahaDBConfirmedAckOpenWire(t *testing.T) {
 	}
 	got := recoveredBodies(t, dir, message.QueueDest(name))
 	gate.open()
-	if !released {
-		t.Error("the MessageAck's Response came before the store had written the acknowledgement")
-	}
-	if got["acked"] {
-		t.Error(`"acked", whose MessageAck had its Response, is recovered after a crash at that moment`)
-	}
-	if !got["keep"] {
-		t.Errorf(`"keep" (never acknowledged) not recovered; recovered %v`, got)
-	}
+	checkConfirmedAck(t, released, got, "the MessageAck's Response came before the store had written the acknowledgement", "MessageAck had its Response")
 }
 
 // MQTT, outbound QoS 2: PUBREL is the broker's word that it has released
@@ -493,15 +477,7 @@ func TestConformanceKahaDBConfirmedAckAMQPSettleSecond(t *testing.T) {
 	}
 	got := recoveredBodies(t, dir, message.QueueDest(name))
 	gate.open()
-	if !released {
-		t.Error("the broker settled the acceptance before the store had written it")
-	}
-	if got["acked"] {
-		t.Error(`"acked", whose acceptance the broker settled, is recovered after a crash at that moment`)
-	}
-	if !got["keep"] {
-		t.Errorf(`"keep" (never acknowledged) not recovered; recovered %v`, got)
-	}
+	checkConfirmedAck(t, released, got, "the broker settled the acceptance before the store had written it", "acceptance the broker settled")
 }
 
 // MQTT, inbound QoS 2: PUBREC tells the publisher the broker has the
@@ -615,11 +591,21 @@ func TestConformanceKahaDBConfirmedAckAMQPGoClient(t *testing.T) {
 	}
 	got := recoveredBodies(t, dir, message.QueueDest(name))
 	gate.open()
+	checkConfirmedAck(t, released, got, "AcceptMessage returned before the store had written the acceptance", "acceptance the broker settled")
+}
+
+// checkConfirmedAck is the verdict of a gated confirmed-ack test: the
+// confirmation waited for the store (released: the gate had to be opened
+// for it; early says what came too soon otherwise), and the store copied
+// when it came (got: the bodies recovered from it) no longer holds
+// "acked", whose confirmation (what) came, but still holds "keep".
+func checkConfirmedAck(t *testing.T, released bool, got map[string]bool, early, what string) {
+	t.Helper()
 	if !released {
-		t.Error("AcceptMessage returned before the store had written the acceptance")
+		t.Error(early)
 	}
 	if got["acked"] {
-		t.Error(`"acked", whose acceptance the broker settled, is recovered after a crash at that moment`)
+		t.Errorf(`"acked", whose %s, is recovered after a crash at that moment`, what)
 	}
 	if !got["keep"] {
 		t.Errorf(`"keep" (never acknowledged) not recovered; recovered %v`, got)
