@@ -54,11 +54,9 @@ type MKahaDBChild struct {
 // catchAllChild is the directory ActiveMQ 5.17 opens for the catch-all
 // filter: its destination is matchAll, an AnyDestination whose physical
 // name is "!0" (so that it sorts first in a DestinationMap, AMQ-5450),
-// and a composite's qualified name is its physical name.
-//
-// TODO(migrate): ChildName still gives the catch-all the name of
-// "queue://>,topic://>", which is not what ActiveMQ 5.17 names it; fixing
-// it moves the catch-all of existing Wharf mKahaDB stores.
+// and a composite's qualified name is its physical name. ChildName gives
+// it to the catch-all; OpenMulti renames a catch-all child of the older
+// Wharf name (oldCatchAllChild).
 var catchAllChild = safeName("!0")
 
 var shardDirRE = regexp.MustCompile(`^shard-(\d+)-of-(\d+)$`)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -94,6 +95,12 @@ func OpenMulti(ctx context.Context, o MultiOptions) (*MultiStore, error) {
 		if f.PerDestination {
 			continue
 		}
+		if f.Dest.IsZero() {
+			if err := m.renameOldCatchAll(i); err != nil {
+				m.Close()
+				return nil, err
+			}
+		}
 		if _, err := m.child(ctx, m.filterDir(i), f.Options); err != nil {
 			m.Close()
 			return nil, err
@@ -117,6 +124,36 @@ func (m *MultiStore) filterDir(i int) string {
 		return filepath.Join(m.parent(i), ChildName(message.Destination{}))
 	}
 	return filepath.Join(m.parent(i), ChildName(f.Dest))
+}
+
+// oldCatchAllChild is the name Wharf gave the catch-all child before it
+// named it as ActiveMQ does: the file-system-safe form of
+// "queue://>,topic://>".
+var oldCatchAllChild = safeName("queue://>,topic://>")
+
+// renameOldCatchAll moves the catch-all child of filter i written under
+// its old Wharf name to the name ActiveMQ gives it, so that a store
+// written by an earlier Wharf keeps its messages. When both directories
+// exist it refuses rather than guess which holds the data.
+func (m *MultiStore) renameOldCatchAll(i int) error {
+	old := filepath.Join(m.parent(i), oldCatchAllChild)
+	cur := m.filterDir(i)
+	if _, err := os.Stat(old); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("kahadb: %w", err)
+	}
+	if _, err := os.Stat(cur); err == nil {
+		return fmt.Errorf("kahadb: both %s (the catch-all child's old Wharf name) and %s (its ActiveMQ name) exist: keep the one holding the data and remove or move the other", old, cur)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("kahadb: %w", err)
+	}
+	if err := os.Rename(old, cur); err != nil {
+		return fmt.Errorf("kahadb: rename the catch-all child: %w", err)
+	}
+	m.log.Info("catch-all child renamed to ActiveMQ's name", "from", old, "to", cur)
+	return nil
 }
 
 // child opens (once) the child store in dir.
@@ -143,23 +180,23 @@ func (m *MultiStore) child(ctx context.Context, dir string, o Options) (*Store, 
 // gives the child of filter (or destination) d: IOHelper.
 // toFileSystemSafeName of its qualified name ("queue://orders.>" becomes
 // "queue#3a#2f#2forders.#3e"); the catch-all (the zero Destination) is
-// the qualified name of matchAll, "queue://>,topic://>". Names longer than
-// 64 characters keep their last 64, as IOHelper's MaximumFileNameLength.
+// catchAllChild, "#210", the safe form of matchAll's name "!0". Names
+// longer than 64 characters keep their last 64, as IOHelper's
+// MaximumFileNameLength.
 func ChildName(d message.Destination) string {
-	q := "queue://>,topic://>"
-	if !d.IsZero() {
-		prefix := "queue://"
-		switch d.Type {
-		case message.Topic:
-			prefix = "topic://"
-		case message.TempQueue:
-			prefix = "temp-queue://"
-		case message.TempTopic:
-			prefix = "temp-topic://"
-		}
-		q = prefix + d.Name
+	if d.IsZero() {
+		return catchAllChild
 	}
-	return safeName(q)
+	prefix := "queue://"
+	switch d.Type {
+	case message.Topic:
+		prefix = "topic://"
+	case message.TempQueue:
+		prefix = "temp-queue://"
+	case message.TempTopic:
+		prefix = "temp-topic://"
+	}
+	return safeName(prefix + d.Name)
 }
 
 // safeName is IOHelper.toFileSystemSafeName(q) cut to its last 64

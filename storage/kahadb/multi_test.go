@@ -1,11 +1,16 @@
 package kahadb_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"wharf/engine"
@@ -68,7 +73,7 @@ func TestMultiKahaDBChildName(t *testing.T) {
 	}
 	check(message.QueueDest("orders.>"), "queue#3a#2f#2forders.#3e")
 	check(message.TopicDest("news.*"), "topic#3a#2f#2fnews.#2a")
-	check(message.Destination{}, "queue#3a#2f#2f#3e#2ctopic#3a#2f#2f#3e")
+	check(message.Destination{}, "#210") // ActiveMQ 5.17: matchAll's name "!0"
 	long := message.QueueDest("a.very.long.queue.name.that.goes.on.and.on.past.sixty.four.characters")
 	if got := kahadb.ChildName(long); len(got) != 64 || got != "queue#3a#2f#2fa.very.long.queue.name.that.goes.on.and.on.past.sixty.four.characters"[len("queue#3a#2f#2fa.very.long.queue.name.that.goes.on.and.on.past.sixty.four.characters")-64:] {
 		t.Errorf("ChildName(long) = %q (%d chars), want the last 64", got, len(got))
@@ -136,7 +141,7 @@ func TestMultiKahaDBRouting(t *testing.T) {
 			}
 
 			ordersDir := filepath.Join(dir, "queue#3a#2f#2forders.#3e")
-			catchAll := filepath.Join(dir, "queue#3a#2f#2f#3e#2ctopic#3a#2f#2f#3e")
+			catchAll := filepath.Join(dir, "#210")
 			if got, want := journalAdds(t, ordersDir), map[string]int{"queue://orders.us": 2, "queue://orders.eu": 1}; !equalCounts(got, want) {
 				t.Errorf("orders child adds = %v, want %v", got, want)
 			}
@@ -330,5 +335,76 @@ func TestKahaDBMultiApplyNoSync(t *testing.T) {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestMultiKahaDBOldCatchAllRenamed: a store an earlier Wharf wrote, its
+// catch-all child under the old name "queue#3a#2f#2f#3e#2ctopic#3a#2f#2f#3e",
+// opens with that directory renamed to ActiveMQ's "#210" and its messages
+// recovered; with both directories present the open is refused.
+func TestMultiKahaDBOldCatchAllRenamed(t *testing.T) {
+	const oldName = "queue#3a#2f#2f#3e#2ctopic#3a#2f#2f#3e"
+	dir := t.TempDir()
+	st := openMulti(t, twoFilters(dir))
+	ss, err := st.OpenShard(0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	billing := message.QueueDest("billing")
+	if err := ss.Apply([]engine.StoreOp{{Kind: engine.OpAdd, Dest: billing, Seq: 1, Msg: queueMsg(billing, 1)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Lay the store out as the earlier Wharf did.
+	if err := os.Rename(filepath.Join(dir, kahadb.ChildName(message.Destination{})), filepath.Join(dir, oldName)); err != nil {
+		t.Fatal(err)
+	}
+
+	var logs bytes.Buffer
+	o := twoFilters(dir)
+	o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	st = openMulti(t, o)
+	ss, err = st.OpenShard(0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []uint64
+	if err := ss.Recover(func(it engine.RecoveredItem) error {
+		if it.Msg != nil && it.Dest == billing {
+			got = append(got, it.Seq)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, []uint64{1}) {
+		t.Errorf("recovered billing seqs %v, want [1]", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, oldName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("old catch-all directory still there (stat: %v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "#210")); err != nil {
+		t.Errorf("catch-all directory #210: %v", err)
+	}
+	if l := logs.String(); !strings.Contains(l, "level=INFO") || !strings.Contains(l, oldName) || !strings.Contains(l, "#210") {
+		t.Errorf("no Info log naming both directories:\n%s", l)
+	}
+
+	// Both names present: refused, naming both.
+	if err := os.Mkdir(filepath.Join(dir, oldName), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	st2, err := kahadb.OpenMulti(context.Background(), twoFilters(dir))
+	if err == nil {
+		st2.Close()
+		t.Fatal("OpenMulti with both catch-all directories succeeded, want an error")
+	}
+	if !strings.Contains(err.Error(), oldName) || !strings.Contains(err.Error(), "#210") {
+		t.Errorf("error %q does not name both directories", err)
 	}
 }
