@@ -5,12 +5,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -160,14 +158,7 @@ func TestConformanceKahaDBAckKill(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("WHARF_ACKKILL_SEED"); s != "" {
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("WHARF_ACKKILL_SEED=%q: %v", s, err)
-		}
-	}
-	t.Logf("seed %d (WHARF_ACKKILL_SEED to repeat)", seed)
-	rng := rand.New(rand.NewPCG(seed, seed))
+	rng := seededRand(t, "WHARF_ACKKILL_SEED")
 	start := time.Now()
 
 	dir := filepath.Join(t.TempDir(), "kahadb")

@@ -103,15 +103,7 @@ func crashProduce(ctx context.Context, addr string, cycle, id int, l *crashLedge
 // kill at most once, nothing else.
 func TestConformanceKahaDBCrash(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "kahadb")
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("WHARF_KAHADB_CRASH_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("WHARF_KAHADB_CRASH_SEED=%q: %v", s, err)
-		}
-	}
-	t.Logf("seed %d (WHARF_KAHADB_CRASH_SEED to repeat)", seed)
-	rng := rand.New(rand.NewPCG(seed, seed))
+	rng := seededRand(t, "WHARF_KAHADB_CRASH_SEED")
 	l := &crashLedger{acked: map[string]bool{}, inflight: map[string]bool{}}
 	start := time.Now()
 	inflightAtKill := 0 // messages in flight at the kills so far
@@ -439,4 +431,20 @@ func TestConformanceKahaDBTornTail(t *testing.T) {
 	if len(want)+len(torn) != len(sent) {
 		t.Errorf("torn batch keys %v are not all sent messages", torn)
 	}
+}
+
+// seededRand is the random source of a kill test: seeded from the clock,
+// or from the environment variable env to replay a failing run; the seed
+// is logged either way.
+func seededRand(t *testing.T, env string) *rand.Rand {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv(env); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("%s=%q: %v", env, s, err)
+		}
+	}
+	t.Logf("seed %d (%s to repeat)", seed, env)
+	return rand.New(rand.NewPCG(seed, seed))
 }

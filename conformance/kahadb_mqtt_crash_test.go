@@ -3,11 +3,8 @@ package conformance
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -191,15 +188,7 @@ func mqttCrashSubscriber(t *testing.T, addr string, cycle int, l *mqttCrashLedge
 // with DUP=1. At the end every PUBACKed publish has been delivered.
 func TestConformanceKahaDBCrashMQTTPersistentSession(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "kahadb")
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("WHARF_KAHADB_CRASH_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("WHARF_KAHADB_CRASH_SEED=%q: %v", s, err)
-		}
-	}
-	t.Logf("seed %d (WHARF_KAHADB_CRASH_SEED to repeat)", seed)
-	rng := rand.New(rand.NewPCG(seed, seed))
+	rng := seededRand(t, "WHARF_KAHADB_CRASH_SEED")
 	l := &mqttCrashLedger{
 		published: map[string]bool{}, pubInflight: map[string]bool{},
 		firstCycle: map[string]int{}, lastAck: map[string]time.Time{},
