@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"os"
 	"strings"
@@ -55,7 +56,10 @@ var amqpContainerSeq atomic.Int64
 
 // amqpOptions are the run's settings an AMQP connection needs.
 type amqpOptions struct {
-	timeout    time.Duration
+	timeout time.Duration
+	// tls, when set, connects over TLS (amqps://, ActiveMQ's amqp+ssl
+	// connector).
+	tls        *tls.Config
 	persistent bool
 	presettled bool
 	// autoAccept accepts an unsettled delivery on receipt (--ack auto);
@@ -97,9 +101,16 @@ func dialAMQP(ctx context.Context, t Target, o amqpOptions) (session, error) {
 	}
 	// go-amqp bounds the dial and the whole handshake (protocol headers,
 	// SASL, open) by ctx.
-	c, err := amqp.Dial(ctx, "amqp://"+t.Addr, &amqp.ConnOptions{
-		ContainerID: fmt.Sprintf("wb%d-%d", os.Getpid(), amqpContainerSeq.Add(1)),
+	scheme := "amqp://"
+	if o.tls != nil {
+		scheme = "amqps://"
+	}
+	c, err := amqp.Dial(ctx, scheme+t.Addr, &amqp.ConnOptions{
+		// "wba": MQTT client ids are "wb<pid>-<n>", and the broker takes
+		// both as one namespace of client ids (as ActiveMQ does).
+		ContainerID: fmt.Sprintf("wba%d-%d", os.Getpid(), amqpContainerSeq.Add(1)),
 		SASLType:    sasl,
+		TLSConfig:   o.tls,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("amqp connect: %w", err)

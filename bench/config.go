@@ -68,14 +68,27 @@ const StampBytes = stampBytes
 
 // Config describes one run. Start from DefaultConfig; Validate before Run.
 type Config struct {
-	// URL is the broker: stomp://host:port (also stomp+nio, stomp+ssl is
-	// not supported), tcp://host:port, nio://host:port, openwire://
-	// host:port for OpenWire, mqtt://host:port (also mqtt+nio) for
-	// MQTT 3.1.1, or amqp://host:port (also amqp+nio) for AMQP 1.0.
+	// URL is the broker: stomp://host:port (also stomp+nio),
+	// tcp://host:port, nio://host:port, openwire://host:port for
+	// OpenWire, mqtt://host:port (also mqtt+nio) for MQTT 3.1.1, or
+	// amqp://host:port (also amqp+nio) for AMQP 1.0; over TLS
+	// stomp+ssl (stomp+nio+ssl), ssl (nio+ssl), mqtt+ssl (mqtt+nio+ssl)
+	// and amqp+ssl (amqp+nio+ssl, amqps), ActiveMQ's connector schemes.
 	// user:password@ in the URL logs in (over AMQP with SASL PLAIN;
 	// without it AMQP uses SASL ANONYMOUS).
 	URL      string
 	Scenario Scenario
+
+	// User and Password log in, as user:password@ in the URL does (give
+	// one or the other, not both).
+	User, Password string
+	// CAFile is a PEM file of the certificates that sign the broker's
+	// (TLS URLs only); empty trusts the system's roots.
+	CAFile string
+	// CertFile and KeyFile are the client certificate (chain) and its
+	// unencrypted private key, both PEM, presented to a broker that asks
+	// for one (needClientAuth, wantClientAuth); both or neither.
+	CertFile, KeyFile string
 
 	// Producers is the number of producers (queue, topic) or requesters
 	// (reqreply), each on its own connection.
@@ -186,7 +199,30 @@ type Target struct {
 	Addr     string // host:port
 	User     string
 	Password string
+	// TLS is set for the TLS schemes (stomp+ssl, ssl, mqtt+ssl, amqps...).
+	TLS bool
 }
+
+// urlSchemes maps each URL scheme `wharf bench` takes to its protocol and
+// whether it runs over TLS: the schemes of ActiveMQ's transport
+// connectors, and amqps as AMQP clients write it.
+var urlSchemes = map[string]struct {
+	p   Protocol
+	tls bool
+}{
+	"stomp": {ProtocolSTOMP, false}, "stomp+nio": {ProtocolSTOMP, false},
+	"stomp+ssl": {ProtocolSTOMP, true}, "stomp+nio+ssl": {ProtocolSTOMP, true},
+	"tcp": {ProtocolOpenWire, false}, "nio": {ProtocolOpenWire, false}, "openwire": {ProtocolOpenWire, false},
+	"ssl": {ProtocolOpenWire, true}, "nio+ssl": {ProtocolOpenWire, true},
+	"mqtt": {ProtocolMQTT, false}, "mqtt+nio": {ProtocolMQTT, false},
+	"mqtt+ssl": {ProtocolMQTT, true}, "mqtt+nio+ssl": {ProtocolMQTT, true},
+	"amqp": {ProtocolAMQP, false}, "amqp+nio": {ProtocolAMQP, false},
+	"amqp+ssl": {ProtocolAMQP, true}, "amqp+nio+ssl": {ProtocolAMQP, true}, "amqps": {ProtocolAMQP, true},
+}
+
+// schemeList names the accepted schemes, for error messages.
+const schemeList = "stomp, stomp+nio, stomp+ssl, stomp+nio+ssl, tcp, nio, openwire, ssl, nio+ssl, " +
+	"mqtt, mqtt+nio, mqtt+ssl, mqtt+nio+ssl, amqp, amqp+nio, amqp+ssl, amqp+nio+ssl or amqps"
 
 // ParseURL reads a broker URL.
 func ParseURL(s string) (Target, error) {
@@ -195,20 +231,14 @@ func ParseURL(s string) (Target, error) {
 		return Target{}, fmt.Errorf("%w: %q: %v", ErrBadURL, s, err)
 	}
 	var t Target
-	switch strings.ToLower(u.Scheme) {
-	case "stomp", "stomp+nio":
-		t.Protocol = ProtocolSTOMP
-	case "tcp", "nio", "openwire":
-		t.Protocol = ProtocolOpenWire
-	case "mqtt", "mqtt+nio":
-		t.Protocol = ProtocolMQTT
-	case "amqp", "amqp+nio":
-		t.Protocol = ProtocolAMQP
-	case "":
-		return Target{}, fmt.Errorf("%w: %q has no scheme (stomp://, tcp://, mqtt:// or amqp://)", ErrBadURL, s)
-	default:
-		return Target{}, fmt.Errorf("%w: %q: scheme %q is not stomp, stomp+nio, tcp, nio, openwire, mqtt, mqtt+nio, amqp or amqp+nio", ErrBadURL, s, u.Scheme)
+	sc, ok := urlSchemes[strings.ToLower(u.Scheme)]
+	switch {
+	case u.Scheme == "":
+		return Target{}, fmt.Errorf("%w: %q has no scheme (stomp://, tcp://, mqtt://, amqp:// or their TLS forms stomp+ssl://, ssl://, mqtt+ssl://, amqp+ssl://)", ErrBadURL, s)
+	case !ok:
+		return Target{}, fmt.Errorf("%w: %q: scheme %q is not %s", ErrBadURL, s, u.Scheme, schemeList)
 	}
+	t.Protocol, t.TLS = sc.p, sc.tls
 	host, port, err := net.SplitHostPort(u.Host)
 	if err != nil || host == "" || port == "" {
 		return Target{}, fmt.Errorf("%w: %q: want %s://host:port", ErrBadURL, s, u.Scheme)
@@ -217,6 +247,19 @@ func ParseURL(s string) (Target, error) {
 	if u.User != nil {
 		t.User = u.User.Username()
 		t.Password, _ = u.User.Password()
+	}
+	return t, nil
+}
+
+// target is where the run connects: the URL, with the log-in of User and
+// Password when they are given.
+func (c *Config) target() (Target, error) {
+	t, err := ParseURL(c.URL)
+	if err != nil {
+		return t, err
+	}
+	if c.User != "" {
+		t.User, t.Password = c.User, c.Password
 	}
 	return t, nil
 }
@@ -299,6 +342,10 @@ func (c *Config) Validate() error {
 		}
 	default:
 		bad("--settle %q: want unsettled or presettled", c.Settle)
+	}
+	errs = append(errs, c.loginProblems()...)
+	if err == nil {
+		errs = append(errs, c.tlsProblems(t)...)
 	}
 	switch t.Protocol {
 	case ProtocolMQTT:

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"time"
 )
 
@@ -56,18 +57,19 @@ type subOptions struct {
 // dialer opens a session; transacted makes it a transacted one.
 type dialer func(ctx context.Context, transacted bool) (session, error)
 
-// newDialer returns the dialer for t with the run's settings.
-func newDialer(t Target, cfg *Config) dialer {
+// newDialer returns the dialer for t with the run's settings; tc is the
+// client TLS configuration when t is a TLS URL, nil otherwise.
+func newDialer(t Target, cfg *Config, tc *tls.Config) dialer {
 	timeout := cfg.ConnectTimeout
 	persistent := cfg.Persistent
 	switch t.Protocol {
 	case ProtocolSTOMP:
 		return func(ctx context.Context, transacted bool) (session, error) {
-			return dialSTOMP(ctx, t, timeout, persistent, transacted)
+			return dialSTOMP(ctx, t, tc, timeout, persistent, transacted)
 		}
 	case ProtocolMQTT:
 		// Config.Validate refuses transactions over MQTT.
-		o := mqttOptions{timeout: timeout, qos: byte(cfg.QoS), cleanSession: cfg.CleanSession, manualAck: cfg.Ack != AckAuto}
+		o := mqttOptions{timeout: timeout, tls: tc, qos: byte(cfg.QoS), cleanSession: cfg.CleanSession, manualAck: cfg.Ack != AckAuto}
 		return func(ctx context.Context, _ bool) (session, error) {
 			return dialMQTT(ctx, t, o)
 		}
@@ -75,6 +77,7 @@ func newDialer(t Target, cfg *Config) dialer {
 		// Config.Validate refuses transactions over AMQP.
 		o := amqpOptions{
 			timeout:    timeout,
+			tls:        tc,
 			persistent: persistent,
 			presettled: cfg.Settle == SettlePresettled,
 			autoAccept: cfg.Ack == AckAuto,
@@ -84,7 +87,7 @@ func newDialer(t Target, cfg *Config) dialer {
 		}
 	default:
 		return func(ctx context.Context, transacted bool) (session, error) {
-			return dialOpenWire(ctx, t, timeout, persistent, transacted)
+			return dialOpenWire(ctx, t, tc, timeout, persistent, transacted)
 		}
 	}
 }

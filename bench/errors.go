@@ -7,6 +7,8 @@ var (
 	ErrConfig = errors.New("bench: invalid configuration")
 	// ErrBadURL is a broker URL that cannot be used.
 	ErrBadURL = errors.New("bench: bad broker URL")
+	// ErrTLSFiles is a --ca, --cert or --key file that cannot be loaded.
+	ErrTLSFiles = errors.New("bench: cannot load the TLS files")
 	// ErrConnect is the failure of the first connection of a run: the
 	// broker is not there, or refuses us.
 	ErrConnect = errors.New("bench: cannot connect to the broker")

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -41,13 +42,19 @@ var mqttClientSeq atomic.Int64
 
 // mqttOptions are the run's settings an MQTT connection needs.
 type mqttOptions struct {
-	timeout      time.Duration
+	timeout time.Duration
+	// tls, when set, connects over TLS (ActiveMQ's mqtt+ssl connector).
+	tls          *tls.Config
 	qos          byte
 	cleanSession bool
 	// manualAck acknowledges QoS 1 and 2 deliveries when the run acks
 	// them (--ack client or individual) instead of when the handler
 	// returns.
 	manualAck bool
+	// clientID, when set, is the connection's client identifier (a
+	// persistent session the soak test takes offline and back);
+	// otherwise one is made up per connection.
+	clientID string
 }
 
 // mqttSession is one MQTT connection. Paho runs its own goroutines; the
@@ -69,8 +76,17 @@ type mqttSession struct {
 func dialMQTT(ctx context.Context, t Target, o mqttOptions) (session, error) {
 	s := &mqttSession{qos: o.qos, doneCh: make(chan struct{})}
 	co := mqtt.NewClientOptions()
-	co.AddBroker("tcp://" + t.Addr)
-	co.SetClientID(fmt.Sprintf("wb%d-%d", os.Getpid(), mqttClientSeq.Add(1)))
+	if o.tls != nil {
+		co.AddBroker("ssl://" + t.Addr)
+		co.SetTLSConfig(o.tls)
+	} else {
+		co.AddBroker("tcp://" + t.Addr)
+	}
+	if o.clientID != "" {
+		co.SetClientID(o.clientID)
+	} else {
+		co.SetClientID(fmt.Sprintf("wb%d-%d", os.Getpid(), mqttClientSeq.Add(1)))
+	}
 	if t.User != "" {
 		co.SetUsername(t.User)
 		co.SetPassword(t.Password)

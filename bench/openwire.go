@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"time"
 
@@ -20,8 +21,9 @@ type owSession struct {
 	producers map[dest]*client.Producer
 }
 
-func dialOpenWire(ctx context.Context, t Target, timeout time.Duration, persistent, transacted bool) (session, error) {
+func dialOpenWire(ctx context.Context, t Target, tc *tls.Config, timeout time.Duration, persistent, transacted bool) (session, error) {
 	o := client.DefaultOptions()
+	o.TLS = tc
 	o.Username, o.Password = t.User, t.Password
 	o.DialTimeout = timeout
 	o.CloseTimeout = closeTimeout

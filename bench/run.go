@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -30,11 +31,17 @@ func Run(ctx context.Context, cfg Config, o RunOptions) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	t, err := ParseURL(cfg.URL)
+	t, err := cfg.target()
 	if err != nil {
 		return nil, err
 	}
-	r := &run{cfg: cfg, target: t, dial: newDialer(t, &cfg), clk: newMonoClock(), opts: o}
+	var tc *tls.Config
+	if t.TLS {
+		if tc, err = cfg.clientTLS(); err != nil {
+			return nil, err
+		}
+	}
+	r := &run{cfg: cfg, target: t, dial: newDialer(t, &cfg, tc), clk: newMonoClock(), opts: o}
 	r.res = &Result{
 		Scenario: cfg.Scenario, Protocol: t.Protocol, URL: cfg.URL, StartedAt: time.Now(),
 		Config: ResultConfig{

@@ -220,7 +220,7 @@ func TestBenchReportsLoss(t *testing.T) {
 	urls := benchURLs(t)
 	tg, _ := ParseURL(urls[ProtocolOpenWire])
 	ctx := context.Background()
-	thief, err := dialOpenWire(ctx, tg, time.Second, false, false)
+	thief, err := dialOpenWire(ctx, tg, nil, time.Second, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}

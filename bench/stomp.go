@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -160,11 +161,20 @@ type stompSession struct {
 	readDone chan struct{}
 }
 
-func dialSTOMP(ctx context.Context, t Target, timeout time.Duration, persistent, transacted bool) (session, error) {
+// dialSTOMP connects to t (over TLS with tc, when set; the handshake
+// counts against timeout) and sends CONNECT.
+func dialSTOMP(ctx context.Context, t Target, tc *tls.Config, timeout time.Duration, persistent, transacted bool) (session, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", t.Addr)
+	var nc net.Conn
+	var err error
+	if tc != nil {
+		d := tls.Dialer{Config: tc}
+		nc, err = d.DialContext(ctx, "tcp", t.Addr)
+	} else {
+		var d net.Dialer
+		nc, err = d.DialContext(ctx, "tcp", t.Addr)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -357,6 +367,13 @@ func (s *stompSession) begin() error {
 }
 
 func (s *stompSession) send(ctx context.Context, to dest, body []byte, replyTo *dest, sync bool) error {
+	return s.sendHeaders(ctx, to, body, replyTo, sync)
+}
+
+// sendHeaders is send with extra headers, each "name:value" (already
+// escaped): the soak test's scheduled (AMQ_SCHEDULED_DELAY) and expiring
+// (expires) messages.
+func (s *stompSession) sendHeaders(ctx context.Context, to dest, body []byte, replyTo *dest, sync bool, headers ...string) error {
 	if err := s.begin(); err != nil {
 		return err
 	}
@@ -381,6 +398,9 @@ func (s *stompSession) send(ctx context.Context, to dest, body []byte, replyTo *
 		}
 		if receipt != "" {
 			b = append(append(b, "\nreceipt:"...), receipt...)
+		}
+		for _, h := range headers {
+			b = append(append(b, '\n'), h...)
 		}
 		b = append(b, "\n\n"...)
 		b = append(b, body...)
@@ -549,13 +569,22 @@ func (k *stompSub) ack(d delivery) error {
 	if k.ackMode == "auto" {
 		return nil
 	}
+	return k.settle("ACK\n", d)
+}
+
+// nack refuses d (STOMP 1.1 and 1.2): the broker redelivers it, or
+// dead-letters it past its redelivery limit. The soak test's DLQ traffic.
+func (k *stompSub) nack(d delivery) error { return k.settle("NACK\n", d) }
+
+// settle writes the ACK or NACK frame (command, with its newline) for d.
+func (k *stompSub) settle(command string, d delivery) error {
 	h := d.handle.(map[string]string)
 	s := k.s
 	if err := s.begin(); err != nil {
 		return err
 	}
 	return s.write(func(b []byte) []byte {
-		b = append(b, "ACK\n"...)
+		b = append(b, command...)
 		switch s.version {
 		case "1.2":
 			b = append(append(b, "id:"...), h["ack"]...)

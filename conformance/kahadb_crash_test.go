@@ -103,12 +103,19 @@ func crashProduce(ctx context.Context, addr string, cycle, id int, l *crashLedge
 // kill at most once, nothing else.
 func TestConformanceKahaDBCrash(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "kahadb")
-	rng := seededRand(t, "WHARF_KAHADB_CRASH_SEED")
+	runCrash(t, "WHARF_KAHADB_CRASH_SEED", func() *wharfProc { return startWharf(t, dir) })
+}
+
+// runCrash is the crash test on the store of the wharf processes start
+// runs (each on the same directory); seedEnv names the variable that
+// replays a run's kill schedule.
+func runCrash(t *testing.T, seedEnv string, startWharf func() *wharfProc) {
+	rng := seededRand(t, seedEnv)
 	l := &crashLedger{acked: map[string]bool{}, inflight: map[string]bool{}}
 	start := time.Now()
 	inflightAtKill := 0 // messages in flight at the kills so far
 	for cycle := range crashCycles {
-		w := startWharf(t, dir)
+		w := startWharf()
 		l.mu.Lock()
 		target := 10 + rng.IntN(150)
 		l.count, l.target, l.reached = 0, target, make(chan bool)
@@ -143,7 +150,7 @@ func TestConformanceKahaDBCrash(t *testing.T) {
 		l.mu.Unlock()
 	}
 
-	w := startWharf(t, dir)
+	w := startWharf()
 	c := dialOW(t, w.openwire, "")
 	s := must(c.Session(false))(t)
 	k := must(s.Consumer(wire.NewQueue(crashQueue), client.ConsumerOptions{}))(t)

@@ -421,8 +421,8 @@ func TestConformanceKahaDBFromActiveMQ(t *testing.T) {
 			// files: restart ActiveMQ on a copy and browse.
 			exp.txQueue = activeMQRecovers(t, dir, exp.txQueue)
 			w := startWharf(t, dir)
-			for _, rec := range w.logged("journal replayed") {
-				t.Logf("wharf: journal replayed: records=%v skipped=%v messages=%v subscriptions=%v",
+			for _, rec := range w.logged("Recovery replayed operations from the journal") {
+				t.Logf("wharf: Recovery replayed operations from the journal: records=%v skipped=%v messages=%v subscriptions=%v",
 					rec["records"], rec["skipped"], rec["messages"], rec["subscriptions"])
 			}
 			if recs := w.logged("journal record skipped"); len(recs) > 0 {

@@ -188,7 +188,13 @@ func mqttCrashSubscriber(t *testing.T, addr string, cycle int, l *mqttCrashLedge
 // with DUP=1. At the end every PUBACKed publish has been delivered.
 func TestConformanceKahaDBCrashMQTTPersistentSession(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "kahadb")
-	rng := seededRand(t, "WHARF_KAHADB_CRASH_SEED")
+	runMQTTCrash(t, "WHARF_KAHADB_CRASH_SEED", func() *wharfProc { return startWharf(t, dir) })
+}
+
+// runMQTTCrash is the MQTT persistent-session crash test on the store of
+// the wharf processes start runs (each on the same directory).
+func runMQTTCrash(t *testing.T, seedEnv string, startWharf func() *wharfProc) {
+	rng := seededRand(t, seedEnv)
 	l := &mqttCrashLedger{
 		published: map[string]bool{}, pubInflight: map[string]bool{},
 		firstCycle: map[string]int{}, lastAck: map[string]time.Time{},
@@ -198,7 +204,7 @@ func TestConformanceKahaDBCrashMQTTPersistentSession(t *testing.T) {
 	}
 	start := time.Now()
 	for cycle := range crashCycles {
-		w := startWharf(t, dir)
+		w := startWharf()
 		sub := mqttCrashSubscriber(t, w.mqtt, cycle, l)
 		l.mu.Lock()
 		l.pubCount, l.pubTarget, l.reached = 0, 20+rng.IntN(100), make(chan struct{})
@@ -251,7 +257,7 @@ func TestConformanceKahaDBCrashMQTTPersistentSession(t *testing.T) {
 
 	// The last start: the session resumes, a marker published after the
 	// restart comes after everything the session still owed.
-	w := startWharf(t, dir)
+	w := startWharf()
 	sub := mqttCrashSubscriber(t, w.mqtt, crashCycles, l)
 	pub := mqttConnect(t, w.mqtt, "kdb-crash-pub-end")
 	mqttWait(t, pub.Publish(mqttCrashTopic, 1, false, "end"), "publish the end marker")

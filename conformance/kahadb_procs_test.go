@@ -251,7 +251,7 @@ transport_connectors:
   - {name: mqtt, uri: "mqtt://127.0.0.1:0"}
 `
 
-var wharfListening = regexp.MustCompile(`"msg":"listening"`)
+var wharfListening = regexp.MustCompile(`"msg":"Listening for connections at"`)
 
 // startWharf runs the wharf binary on the KahaDB directory dir and returns
 // once the broker has started. kahadb are further persistence.kahadb keys
@@ -284,7 +284,7 @@ func startWharfYAML(t *testing.T, yml string) *wharfProc {
 func startWharfArgs(t *testing.T, args ...string) *wharfProc {
 	t.Helper()
 	bin := wharfBinary(t)
-	p := startProc(t, "wharf", exec.Command(bin, append([]string{"run", "--log-format", "json"}, args...)...))
+	p := startProc(t, "wharf", exec.Command(bin, append([]string{"run", "--log-format", "json", "--http=false"}, args...)...))
 	p.waitLine(regexp.MustCompile(`"msg":"broker started"`), procStartTimeout)
 	w := &wharfProc{proc: p}
 	lines, _ := p.log.snapshot()

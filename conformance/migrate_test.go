@@ -25,9 +25,10 @@ import (
 // credentials.properties it loads next to it.
 const stockActiveMQXML = "../engine/config/testdata/activemq-stock-shape.xml"
 
-// stockConf copies the stock activemq.xml and its credentials.properties
-// into a conf directory of a new ActiveMQ base (as bin/activemq lays it
-// out), every connector's port rewritten to 0, and returns the base.
+// stockConf copies the stock activemq.xml, its credentials.properties,
+// and the jetty.xml and jetty-realm.properties it imports into a conf
+// directory of a new ActiveMQ base (as bin/activemq lays it out), every
+// connector's port rewritten to 0, and returns the base.
 func stockConf(t *testing.T) (base, file string) {
 	t.Helper()
 	base = t.TempDir()
@@ -49,12 +50,14 @@ func stockConf(t *testing.T) (base, file string) {
 	if err := os.WriteFile(file, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cred, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.FromSlash(stockActiveMQXML)), "credentials.properties"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(conf, "credentials.properties"), cred, 0o644); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{"credentials.properties", "jetty.xml", "jetty-realm.properties"} {
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.FromSlash(stockActiveMQXML)), f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(conf, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return base, file
 }
@@ -69,13 +72,13 @@ func TestConformanceMigrateStockActiveMQXML(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), procStartTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, wharfBinary(t), append([]string{"run", "--config", file}, defines...)...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, wharfBinary(t), append([]string{"run", "--http=false", "--config", file}, defines...)...).CombinedOutput()
 	if err == nil {
 		t.Fatalf("wharf run started the stock activemq.xml without --trusted-network:\n%s", out)
 	}
 	for _, want := range []string{
 		`listening on "0.0.0.0" needs authentication`,
-		"<plugins> authentication is not supported",
+		"add an authentication plugin to <plugins>",
 		"wharf run --trusted-network",
 		`wharf:trustedNetwork="true"`,
 	} {

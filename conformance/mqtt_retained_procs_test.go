@@ -30,10 +30,10 @@ func startWharfMQTT(t *testing.T, dataDir string, shards int) (*wharfProc, strin
 	if err := os.WriteFile(cfg, fmt.Appendf(nil, wharfMQTTConfig, shards, dataDir), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := startProc(t, "wharf", exec.Command(bin, "run", "--config", cfg, "--log-format", "json"))
+	p := startProc(t, "wharf", exec.Command(bin, "run", "--config", cfg, "--log-format", "json", "--http=false"))
 	p.waitLine(regexp.MustCompile(`"msg":"broker started"`), procStartTimeout)
 	w := &wharfProc{proc: p}
-	for _, rec := range w.logged("listening") {
+	for _, rec := range w.logged("Listening for connections at") {
 		if rec["connector"] == "mqtt" {
 			addr, _ := rec["addr"].(string)
 			return w, addr

@@ -60,6 +60,16 @@ func TestConformanceOpenWireConnectionControl(t *testing.T) {
 						answered = answered || c.CorrelationId == siID
 					}
 				}
+				// Close as a JMS client does, so the next round may reuse
+				// the client id: a bare socket close is processed by the
+				// broker asynchronously, and a ConnectionInfo racing it is
+				// refused as "already connected" (by ActiveMQ too).
+				rmID := o.request(t, &wire.RemoveInfo{ObjectId: connID, LastDeliveredSequenceId: -1})
+				for answered := false; !answered; {
+					if r, ok := o.read(t).(*wire.Response); ok {
+						answered = r.CorrelationId == rmID
+					}
+				}
 				o.Close()
 				if !manageable {
 					if len(controls) != 0 {

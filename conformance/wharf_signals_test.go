@@ -33,7 +33,7 @@ func TestConformanceWharfSIGTERMWhileWaitingForLock(t *testing.T) {
 	if err := os.WriteFile(cfg, fmt.Appendf(nil, wharfConfig, dir, extra), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	second := startProc(t, "second wharf", exec.Command(wharfBinary(t), "run", "--config", cfg, "--log-format", "json"))
+	second := startProc(t, "second wharf", exec.Command(wharfBinary(t), "run", "--config", cfg, "--log-format", "json", "--http=false"))
 
 	// Three attempts logged: the barrier is the log, not a time.
 	const waiting = "journal directory locked by another broker, waiting"

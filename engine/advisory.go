@@ -84,18 +84,19 @@ func (e *Engine) newAdvisory(topic string, a *message.Advisory, props ...message
 
 // fire publishes an advisory from any goroutine but a shard's.
 func (e *Engine) fire(m *message.Message, target *Subscription) {
-	e.shardFor(m.Destination).mailbox(command{op: opInternal, msg: m, sub: target})
+	e.shardFor(m.Destination).mailbox(command{op: opForward, msg: m, sub: target})
 }
 
-// fireFromShard publishes an advisory from shard s.
+// fire publishes an advisory from shard s.
 func (s *shard) fire(m *message.Message) {
-	if ts := s.e.shardFor(m.Destination); ts == s {
+	ts := s.e.shardFor(m.Destination)
+	if ts == s {
 		if err := s.send(m); err != nil {
 			s.log.Debug("advisory dropped", "dest", m.Destination.String(), "err", err)
 		}
 		return
 	}
-	s.e.shardFor(m.Destination).mailbox(command{op: opInternal, msg: m})
+	s.forwardTo(ts, command{op: opForward, msg: m})
 }
 
 func str(name, v string) message.Property {

@@ -29,16 +29,39 @@ type Conn struct {
 	temps     []message.Destination
 	txs       map[string]*tx
 	closed    bool
-	idPrefx   string
+	// grants caches what the Authorizer granted (security.go); only the
+	// session goroutine touches it.
+	grants  map[message.Destination]grant
+	idPrefx string
+	// closer ends the connection from the broker's side (SetCloser,
+	// CloseConnection); guarded by e.mu.
+	closer func()
 }
 
 // Connect authenticates a client and registers its client id, which must be
 // unique among connected clients (javax.jms.InvalidClientIDException
 // otherwise). An empty client id is allowed; durable subscriptions need one.
+// It is Authenticate followed by ConnectAuthenticated. Safe from any
+// goroutine.
 func (e *Engine) Connect(cr Credentials) (*Conn, error) {
-	subj, err := e.opts.Authenticator.Authenticate(cr)
+	subj, err := e.Authenticate(cr)
 	if err != nil {
 		return nil, err
+	}
+	return e.ConnectAuthenticated(subj, cr)
+}
+
+// ConnectAuthenticated is Connect for a client whose credentials the
+// protocol has already checked, so that one login runs the Authenticator
+// (and its JAAS login modules) exactly once: MQTT authenticates before it
+// takes a client id over, AMQP during SASL. subj must be what
+// e.Authenticate returned for cr (AMQP's client id, known only at Open,
+// aside). A nil subj is refused with ErrNoSubject: a nil subject is the
+// broker's own, never checked, and a client never gets it (Authenticate
+// never returns it). Safe from any goroutine.
+func (e *Engine) ConnectAuthenticated(subj *Subject, cr Credentials) (*Conn, error) {
+	if subj == nil {
+		return nil, ErrNoSubject
 	}
 	n := e.connSeq.Add(1)
 	c := &Conn{
@@ -85,10 +108,6 @@ func (c *Conn) NextMessageID() string {
 	return string(c.idBuf)
 }
 
-func (c *Conn) authorize(a Action, d message.Destination) error {
-	return c.e.opts.Authorizer.Authorize(c.subject, a, d)
-}
-
 // Send hands a message to the engine. Errors found at once (bad
 // destination, not authorized, unknown transaction) are returned; otherwise
 // comp, when not nil, is told the outcome once the message is stored (or
@@ -105,16 +124,67 @@ func (c *Conn) Send(m *message.Message, txID string, comp Completion, token uint
 	if m.Destination.IsWildcard() {
 		return fmt.Errorf("%w: %s", ErrWildcardSend, m.Destination)
 	}
+	// AuthorizationBroker.send: write on the destination as named, a
+	// composite whole (security.go).
 	if err := c.authorize(ActionWrite, m.Destination); err != nil {
+		return err
+	}
+	if m.Destination.IsComposite() {
+		if txID != "" && c.txs[txID] == nil {
+			return fmt.Errorf("%w: %q", ErrUnknownTx, txID)
+		}
+		els := m.Destination.Elements()
+		if len(els) == 0 {
+			return fmt.Errorf("%w: empty composite %q", ErrBadDestination, m.Destination.Name)
+		}
+		for _, el := range els {
+			if el.IsWildcard() {
+				return fmt.Errorf("%w: %s", ErrWildcardSend, el)
+			}
+		}
+		// Every member that a copy would create needs admin, and so do the
+		// forwards of members that are configured composites.
+		// DEVIATION: ActiveMQ's CompositeDestinationBroker sends the copies
+		// one by one and stops at the first refused creation, the earlier
+		// members keeping theirs; Wharf refuses the whole send before any
+		// member gets a copy.
+		if err := c.checkCreate(els); err != nil {
+			return err
+		}
+		for _, el := range els {
+			if err := c.checkForwards(m, el); err != nil {
+				return err
+			}
+		}
+		if m.ID == "" {
+			m.ID = c.NextMessageID()
+		}
+		m.Origin = c.id
+		return c.sendComposite(m, els, txID, comp, token)
+	}
+	if txID != "" && c.txs[txID] == nil {
+		return fmt.Errorf("%w: %q", ErrUnknownTx, txID)
+	}
+	if txID != "" {
+		// The shard adds it at Commit, but ActiveMQ creates (and checks)
+		// the destination at the send (AbstractRegion.send).
+		if err := c.checkCreate([]message.Destination{m.Destination}); err != nil {
+			return err
+		}
+	}
+	if err := c.checkForwards(m, m.Destination); err != nil {
 		return err
 	}
 	if m.ID == "" {
 		m.ID = c.NextMessageID()
 	}
 	m.Origin = c.id
-	if m.Destination.IsComposite() {
-		return c.sendComposite(m, txID, comp, token)
-	}
+	return c.send(m, txID, comp, token)
+}
+
+// send hands a checked message for one plain destination to its shard, or
+// to the transaction.
+func (c *Conn) send(m *message.Message, txID string, comp Completion, token uint64) error {
 	if txID != "" {
 		t := c.txs[txID]
 		if t == nil {
@@ -126,7 +196,10 @@ func (c *Conn) Send(m *message.Message, txID string, comp Completion, token uint
 		}
 		return nil
 	}
-	return c.e.shardFor(m.Destination).post(command{op: opSend, msg: m, comp: comp, token: token, subj: c.subject})
+	// flag: the connection holds admin on it (checkCreate), which the
+	// shard need not ask again should it have to create it.
+	granted := c.grants[m.Destination]&(1<<ActionAdmin) != 0
+	return c.e.shardFor(m.Destination).post(command{op: opSend, msg: m, comp: comp, token: token, subj: c.subject, flag: granted})
 }
 
 // CreateTemp creates a temporary queue or topic owned by this connection,
@@ -141,14 +214,11 @@ func (c *Conn) CreateTemp(topic bool) (message.Destination, error) {
 	if topic {
 		d.Type = message.TempTopic
 	}
-	if err := c.authorize(ActionAdmin, d); err != nil {
+	// Not cached: a temporary destination's name is never used again.
+	if err := c.e.opts.Authorizer.Authorize(c.subject, ActionAdmin, d); err != nil {
 		return message.Destination{}, err
 	}
-	owner := c.id
-	s := c.e.shardFor(d)
-	if err := c.e.onShards([]int{s.idx}, func(s *shard) {
-		s.dest(d, true).owner = owner
-	}); err != nil {
+	if err := c.createTemp(d); err != nil {
 		return message.Destination{}, err
 	}
 	c.temps = append(c.temps, d)
@@ -165,18 +235,22 @@ func (c *Conn) AddTemp(d message.Destination) error {
 	if !d.Type.IsTemp() || d.Name == "" {
 		return fmt.Errorf("%w: %s is not a temporary destination", ErrBadDestination, d)
 	}
-	if err := c.authorize(ActionAdmin, d); err != nil {
+	if err := c.e.opts.Authorizer.Authorize(c.subject, ActionAdmin, d); err != nil {
 		return err
 	}
-	owner := c.id
-	s := c.e.shardFor(d)
-	if err := c.e.onShards([]int{s.idx}, func(s *shard) {
-		s.dest(d, true).owner = owner
-	}); err != nil {
+	if err := c.createTemp(d); err != nil {
 		return err
 	}
 	c.temps = append(c.temps, d)
 	return nil
+}
+
+// createTemp creates temporary destination d, owned by the connection, on
+// its shard.
+func (c *Conn) createTemp(d message.Destination) error {
+	return c.e.request([]int{c.e.shardFor(d).idx}, func(*shard) command {
+		return command{op: opCreateTemp, ctl: &tempCmd{dest: d, owner: c.id}}
+	})
 }
 
 // MarkDelivered records that the client has a delivery without having
@@ -187,7 +261,7 @@ func (c *Conn) MarkDelivered(sub *Subscription, id uint64) error {
 	if c.closed {
 		return ErrConnClosed
 	}
-	return c.e.shards[id&0xff].post(command{op: opFn, fn: func(s *shard) { s.txMark(sub, id, false, deliveredMark) }})
+	return c.e.shards[id&0xff].post(command{op: opTxMark, sub: sub, id: id, ctl: deliveredMark})
 }
 
 // deliveredMark is the pseudo-transaction MarkDelivered tags entries with:
@@ -201,13 +275,7 @@ func (c *Conn) CountRedelivery(sub *Subscription, id uint64) error {
 	if c.closed {
 		return ErrConnClosed
 	}
-	return c.e.shards[id&0xff].post(command{op: opFn, fn: func(s *shard) {
-		if p := s.parts[sub]; p != nil {
-			if i := p.findInflight(id); i >= 0 {
-				p.inflight[i].redeliveries++
-			}
-		}
-	}})
+	return c.e.shards[id&0xff].post(command{op: opCountRedelivery, sub: sub, id: id})
 }
 
 // DeleteTemp deletes one of the connection's temporary destinations.
@@ -231,7 +299,11 @@ func (c *Conn) Subscribe(spec SubSpec, sink Sink) (*Subscription, error) {
 	if d.Name == "" {
 		return nil, fmt.Errorf("%w: no destination", ErrBadDestination)
 	}
+	// AuthorizationBroker.addConsumer: read on the destination as named.
 	if err := c.authorize(ActionRead, d); err != nil {
+		return nil, err
+	}
+	if err := c.checkSubscribe(spec); err != nil {
 		return nil, err
 	}
 	var sel *selector.Selector
@@ -273,7 +345,7 @@ func (c *Conn) Subscribe(spec SubSpec, sink Sink) (*Subscription, error) {
 		c.e.consumerAdded(sub)
 		sub.browsing.Store(int32(len(sub.shards)))
 		for _, i := range sub.shards {
-			if err := c.e.shards[i].post(command{op: opFn, fn: func(s *shard) { s.browse(sub) }}); err != nil {
+			if err := c.e.shards[i].post(command{op: opBrowse, sub: sub}); err != nil {
 				return nil, err
 			}
 		}
@@ -286,34 +358,13 @@ func (c *Conn) Subscribe(spec SubSpec, sink Sink) (*Subscription, error) {
 		// Any connection may consume from a temporary destination that
 		// exists: ActiveMQ's broker allows it (TempQueue.addSubscription);
 		// only its Java client refuses another connection's.
-		if d.Type.IsTemp() && !wild {
-			var err error
-			if e := c.e.onShards(sub.shards, func(s *shard) {
-				t := s.dests[d]
-				switch {
-				case t == nil:
-					err = TempGoneError(d)
-				}
-			}); e != nil {
-				return nil, e
-			}
-			if err != nil {
-				return nil, err
-			}
-		}
-		var denied error
-		if err := c.e.onShards(sub.shards, func(s *shard) {
-			if !wild {
-				if denied = s.mayCreate(c.subject, d); denied != nil {
-					return
-				}
-			}
-			s.addPart(sub, nil)
+		// One round trip: the shard refuses a temporary destination that
+		// is gone and a plain one the subscriber may not create, then
+		// attaches the part.
+		if err := c.e.request(sub.shards, func(*shard) command {
+			return command{op: opSubscribe, ctl: &subscribeCmd{sub: sub, checkTemp: d.Type.IsTemp() && !wild, checkCreate: !wild}}
 		}); err != nil {
 			return nil, err
-		}
-		if denied != nil {
-			return nil, denied
 		}
 	}
 	c.subs[sub] = struct{}{}
@@ -322,212 +373,6 @@ func (c *Conn) Subscribe(spec SubSpec, sink Sink) (*Subscription, error) {
 		c.e.replayAdvisories(sub)
 	}
 	return sub, nil
-}
-
-// addPart registers sub in this shard. durable is the stored subscription
-// for durable ones (whose part may exist already, offline).
-func (s *shard) addPart(sub *Subscription, durable *DurableSub) {
-	var p *part
-	if durable != nil {
-		p = s.durables[durable.Key]
-	}
-	if p == nil {
-		p = &part{spec: sub.spec, sel: sub.sel, durable: durable}
-		if durable != nil {
-			s.durables[durable.Key] = p
-			s.attachPattern(p)
-		}
-	}
-	p.sub = sub
-	p.spec = sub.spec
-	p.sel = sub.sel
-	s.parts[sub] = p
-	if durable == nil {
-		s.attachPattern(p)
-	}
-	if sub.spec.Retroactive {
-		s.replayRetained(p)
-	}
-	s.dispatchPart(p)
-}
-
-// attachPattern attaches p to the destinations its pattern names, creating
-// the destination when it is a plain name.
-func (s *shard) attachPattern(p *part) {
-	d := p.spec.Destination
-	if !d.IsComposite() {
-		if d.IsWildcard() {
-			s.wild = append(s.wild, p)
-			for _, x := range s.dests {
-				if d.Matches(x.d) {
-					s.attach(p, x)
-				}
-			}
-			return
-		}
-		if x := s.dest(d, !d.Type.IsTemp()); x != nil {
-			s.attach(p, x)
-		}
-		return
-	}
-	// A composite: its plain elements are attached in the shard that owns
-	// them, its patterns everywhere, now and as destinations appear.
-	wildAdded := false
-	for _, el := range d.Elements() {
-		if el.IsWildcard() {
-			if !wildAdded {
-				s.wild = append(s.wild, p)
-				wildAdded = true
-			}
-			for _, x := range s.dests {
-				if el.Matches(x.d) && !p.attachedTo(x) {
-					s.attach(p, x)
-				}
-			}
-			continue
-		}
-		if s.e.shardFor(el) != s {
-			continue
-		}
-		if x := s.dest(el, !el.Type.IsTemp()); x != nil && !p.attachedTo(x) {
-			s.attach(p, x)
-		}
-	}
-}
-
-func (p *part) attachedTo(d *destination) bool {
-	for _, x := range p.dests {
-		if x == d {
-			return true
-		}
-	}
-	return false
-}
-
-func (s *shard) detachPattern(p *part) {
-	for _, d := range p.dests {
-		s.detach(p, d)
-	}
-	p.dests = nil
-	for i, w := range s.wild {
-		if w == p {
-			s.wild = append(s.wild[:i], s.wild[i+1:]...)
-			break
-		}
-	}
-}
-
-// closePart removes sub from this shard: in-flight queue messages go back
-// to their queues with the redelivery counter incremented, a non-durable
-// topic subscription's backlog is dropped, a durable one keeps it offline.
-func (s *shard) closePart(sub *Subscription) {
-	p := s.parts[sub]
-	if p == nil {
-		return
-	}
-	delete(s.parts, sub)
-	touched := s.scratchDests(p)
-	for _, e := range p.inflight {
-		e.dest.inflight--
-		e.redeliveries++
-		e.tx = nil
-		e.id = 0
-		if e.dest.d.Type.IsTopic() {
-			if p.durable != nil {
-				p.pending.insertSorted(e)
-			} else {
-				s.freeEntry(e)
-			}
-			continue
-		}
-		e.dest.pending.insertSorted(e)
-	}
-	clear(p.inflight)
-	p.inflight = p.inflight[:0]
-	if p.durable != nil {
-		p.sub = nil
-		p.offlineSince = s.now
-	} else {
-		p.pending.filter(func(e *entry) bool { s.freeEntry(e); return true })
-		s.detachPattern(p)
-	}
-	for _, d := range touched {
-		if !d.d.Type.IsTopic() {
-			s.dispatchQueue(d)
-		}
-	}
-}
-
-func (s *shard) scratchDests(p *part) []*destination {
-	return append([]*destination(nil), p.dests...)
-}
-
-// browse delivers a snapshot of the matching queues' messages, then the
-// end marker once every shard the browser spans has finished.
-func (s *shard) browse(sub *Subscription) {
-	d := sub.spec.Destination
-	send := func(q *destination) {
-		emit := func(e *entry) bool {
-			if sub.closed.Load() {
-				return false
-			}
-			if e.expired(s.now) {
-				return true
-			}
-			m := e.msg
-			if m == nil {
-				// Spilled: read for the browser, left where it is.
-				if m = s.peek(e); m == nil {
-					return true
-				}
-			}
-			if sub.matches(m, e.redeliveries) {
-				s.handOver(sub, Delivery{Sub: sub, ID: sub.nextID.Add(1)<<8 | uint64(s.idx), Msg: m, Redeliveries: e.redeliveries})
-			}
-			return true
-		}
-		// ActiveMQ's browser sees what the queue holds, dispatched or not,
-		// in queue order.
-		var held []*entry
-		for _, c := range q.consumers {
-			for _, e := range c.inflight {
-				if e.dest == q {
-					held = append(held, e)
-				}
-			}
-		}
-		for _, e := range mergeBySeq(held, &q.pending) {
-			if !emit(e) {
-				return
-			}
-		}
-	}
-	if d.IsWildcard() {
-		for _, q := range s.dests {
-			if d.Matches(q.d) {
-				send(q)
-			}
-		}
-	} else if q := s.dests[d]; q != nil {
-		send(q)
-	}
-	if sub.browsing.Add(-1) == 0 && !sub.closed.Load() {
-		s.handOver(sub, Delivery{Sub: sub, BrowseEnd: true})
-	}
-}
-
-func mergeBySeq(held []*entry, q *deque) []*entry {
-	out := make([]*entry, 0, len(held)+q.len())
-	out = append(out, held...)
-	q.each(func(e *entry) bool { out = append(out, e); return true })
-	// Insertion sort: held is short (bounded by prefetch) and both halves
-	// are nearly sorted already.
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j-1].seq > out[j].seq; j-- {
-			out[j-1], out[j] = out[j], out[j-1]
-		}
-	}
-	return out
 }
 
 // Ack acknowledges a delivery of sub (with AckClient, every earlier one
@@ -563,7 +408,7 @@ func (c *Conn) AckDurable(sub *Subscription, id uint64, txID string, comp Comple
 			return fmt.Errorf("%w: %q", ErrUnknownTx, txID)
 		}
 		t.acks = append(t.acks, txAck{sub: sub, id: id, cumulative: cumulative})
-		mark := command{op: opFn, fn: func(s *shard) { s.txMark(sub, id, cumulative, t) }}
+		mark := command{op: opTxMark, sub: sub, id: id, flag: cumulative, ctl: t}
 		if cumulative && len(sub.shards) > 1 {
 			for _, i := range sub.shards {
 				if err := c.e.shards[i].post(mark); err != nil {
@@ -640,7 +485,7 @@ func (c *Conn) closeSub(sub *Subscription) error {
 	if sub.spec.Browser {
 		return nil
 	}
-	err := c.e.onShards(sub.shards, func(s *shard) { s.closePart(sub) })
+	err := c.e.request(sub.shards, func(*shard) command { return command{op: opCloseSub, sub: sub} })
 	if sub.key != (SubKey{}) {
 		c.e.mu.Lock()
 		if r := c.e.durables[sub.key]; r != nil && r.active == sub {
@@ -682,25 +527,13 @@ func (e *Engine) Unsubscribe(key SubKey) error {
 			Fields:  message.Properties{str("ClientId", key.ClientID), str("SubscriptionName", key.Name)},
 		}), nil)
 	}
-	return e.onShards(r.shards, func(s *shard) { s.removeDurable(key) })
+	return e.removeDurable(r.shards, key)
 }
 
-func (s *shard) removeDurable(key SubKey) {
-	p := s.durables[key]
-	if p == nil {
-		return
-	}
-	delete(s.durables, key)
-	for _, e := range p.inflight {
-		e.dest.inflight--
-		s.freeEntry(e)
-	}
-	p.inflight = nil
-	p.pending.filter(func(e *entry) bool { s.freeEntry(e); return true })
-	s.detachPattern(p)
-	if s.store != nil {
-		s.ops = append(s.ops, StoreOp{Kind: OpRemoveSub, Dest: p.spec.Destination, Sub: *p.durable})
-	}
+// removeDurable destroys the parts of durable subscription key on shards
+// idx.
+func (e *Engine) removeDurable(idx []int, key SubKey) error {
+	return e.request(idx, func(*shard) command { return command{op: opRemoveDurable, ctl: key} })
 }
 
 // subscribeDurable attaches sub to its durable subscription, creating it,
@@ -731,26 +564,23 @@ func (c *Conn) subscribeDurable(sub *Subscription) error {
 		r.active = sub
 		e.mu.Unlock()
 		if recreate {
-			if err := e.onShards(old.shards, func(s *shard) { s.removeDurable(key) }); err != nil {
+			if err := e.removeDurable(old.shards, key); err != nil {
 				return err
 			}
 		}
 		sub.key = key
-		return e.onShards(r.shards, func(s *shard) {
-			if s.store != nil {
-				s.ops = append(s.ops, StoreOp{Kind: OpAddSub, Dest: want.Destination, Sub: want})
-			}
+		return e.request(r.shards, func(*shard) command {
 			ds := want
-			s.addPart(sub, &ds)
+			return command{op: opSubscribe, ctl: &subscribeCmd{sub: sub, durable: &ds, storeSub: true}}
 		})
 	}
 	r.active = sub
 	sub.shards = r.shards
 	e.mu.Unlock()
 	sub.key = key
-	return e.onShards(r.shards, func(s *shard) {
+	return e.request(r.shards, func(*shard) command {
 		ds := r.sub
-		s.addPart(sub, &ds)
+		return command{op: opSubscribe, ctl: &subscribeCmd{sub: sub, durable: &ds}}
 	})
 }
 
@@ -812,19 +642,12 @@ func policyPrefetch(p Policy, spec SubSpec) int {
 // sendComposite sends a copy of m to each element of its composite
 // destination, with OriginalDestination naming the composite, as ActiveMQ's
 // CompositeDestinationBroker does. comp is told once every copy is done.
-func (c *Conn) sendComposite(m *message.Message, txID string, comp Completion, token uint64) error {
-	els := m.Destination.Elements()
-	if len(els) == 0 {
-		return fmt.Errorf("%w: empty composite %q", ErrBadDestination, m.Destination.Name)
-	}
+func (c *Conn) sendComposite(m *message.Message, els []message.Destination, txID string, comp Completion, token uint64) error {
 	var all *joinCompletion
 	if comp != nil {
 		all = &joinCompletion{comp: comp, token: token, left: int32(len(els))}
 	}
 	for _, el := range els {
-		if el.IsWildcard() {
-			return fmt.Errorf("%w: %s", ErrWildcardSend, el)
-		}
 		cp := m.Clone()
 		cp.Original = m.Original
 		cp.Destination = el
@@ -833,7 +656,7 @@ func (c *Conn) sendComposite(m *message.Message, txID string, comp Completion, t
 		if all != nil {
 			cc = all
 		}
-		if err := c.Send(cp, txID, cc, 0); err != nil {
+		if err := c.send(cp, txID, cc, 0); err != nil {
 			return err
 		}
 	}

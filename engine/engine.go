@@ -23,7 +23,7 @@ type Options struct {
 	Shards int
 	// ConcurrentStoreAndDispatchQueues: a queue message consumed before its
 	// write reaches a syncing store is not written at all; its add and
-	// remove cancel out in the writer's batch (shard.go cancelConsumed).
+	// remove cancel out in the writer's batch (writer.go cancelConsumed).
 	// ActiveMQ's KahaDB default is true.
 	ConcurrentStoreAndDispatchQueues bool
 	// InboxSize bounds each shard's inbox of commands from connections
@@ -67,18 +67,35 @@ type Options struct {
 	// Temp is where non-persistent messages spill when a destination's
 	// memory passes its cursorMemoryHighWaterMark (tempstore.go); nil
 	// spills nothing and memory limits hold producers back instead.
-	Temp   TempSpace
-	Logger *slog.Logger
+	Temp TempSpace
+	// SlowStoreThreshold: a synced store write (a journal append and its
+	// fsync) that takes longer is logged as "Slow KahaDB access", at most
+	// once per 10 s. 0 means 500 ms; negative logs none.
+	// DEVIATION: ActiveMQ 5.17 logs it only when the system property
+	// org.apache.activemq.store.kahadb.LOG_SLOW_ACCESS_TIME is set (its
+	// default is 0, off); its documentation suggests 500, and a disk that
+	// slow is what an operator wants to hear of unasked.
+	SlowStoreThreshold time.Duration
+	// DisableStatistics turns off the timing and size statistics of each
+	// destination (DestinationStats.EnqueueTime, MessageSize) and the
+	// subscriptions' counters (SubCounters' EnqueueCounter ...): <broker
+	// enableStatistics="false">. The destinations' counters (EnqueueCount
+	// ...) are kept either way.
+	DisableStatistics bool
+	Logger            *slog.Logger
 }
 
 // Engine is a running set of shards. Its exported methods are safe from any
 // goroutine.
 type Engine struct {
-	opts     Options
-	log      *slog.Logger
-	shards   []*shard
-	brokerID string
-	now      func() time.Time
+	opts Options
+	log  *slog.Logger
+	// openAuthz: the Authorizer is AllowAll, so Conn.authorize skips its
+	// cache (the default broker pays nothing for authorization).
+	openAuthz bool
+	shards    []*shard
+	brokerID  string
+	now       func() time.Time
 
 	connSeq atomic.Uint64
 	subSeq  atomic.Uint64
@@ -86,8 +103,15 @@ type Engine struct {
 	// Broker-wide usage in bytes, summed by the shards (atomics: the one
 	// figure every shard must see; never a lock).
 	memUsed, storeUsed, tempUsed atomic.Int64
+	// The broker-wide limits in force: Options.Limits', changed as the
+	// broker runs by SetLimits (BrokerViewMBean setMemoryLimit ...).
+	memLimit, storeLimit, tempLimit atomic.Int64
 	// blockedShards counts shards holding parked producer sends.
 	blockedShards atomic.Int64
+	// handshakeTimeouts counts, by protocol, the connections closed because
+	// their handshake did not finish within the connect timeout
+	// (CountHandshakeTimeout).
+	handshakeTimeouts sync.Map // string → *atomic.Int64
 
 	// vtQueues maps a virtual topic to its existing consumer queues.
 	vtMu     sync.Mutex
@@ -139,6 +163,17 @@ func New(o Options) (*Engine, error) { return NewContext(context.Background(), o
 // replay), so a signal during a long start-up stops it. What was opened is
 // closed and the error wraps ctx.Err().
 func NewContext(ctx context.Context, o Options) (*Engine, error) {
+	e, err := newEngine(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	e.start()
+	return e, nil
+}
+
+// newEngine builds the engine and recovers its shards' stores, without
+// starting anything: scenario tests step its shards themselves.
+func newEngine(ctx context.Context, o Options) (*Engine, error) {
 	if o.Shards <= 0 {
 		o.Shards = runtime.GOMAXPROCS(0)
 	}
@@ -172,9 +207,14 @@ func NewContext(ctx context.Context, o Options) (*Engine, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.SlowStoreThreshold == 0 {
+		o.SlowStoreThreshold = 500 * time.Millisecond
+	}
+	_, openAuthz := o.Authorizer.(AllowAll)
 	e := &Engine{
 		opts:      o,
 		log:       o.Logger,
+		openAuthz: openAuthz,
 		now:       o.Now,
 		clientIDs: map[string]*Conn{},
 		durables:  map[SubKey]*durableReg{},
@@ -185,6 +225,9 @@ func NewContext(ctx context.Context, o Options) (*Engine, error) {
 		vtQueues:  map[string]map[message.Destination]struct{}{},
 		stopTick:  make(chan struct{}),
 	}
+	e.memLimit.Store(o.Limits.MemoryLimit)
+	e.storeLimit.Store(o.Limits.StoreLimit)
+	e.tempLimit.Store(o.Limits.TempLimit)
 	// ActiveMQ's ids look like ID:<host>-<port>-<start ms>-<n>:<seq>; ours
 	// keep that shape so that tools parsing them are not surprised.
 	e.brokerID = "ID:" + hostname + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(o.Now().UnixMilli(), 10)
@@ -214,18 +257,22 @@ func NewContext(ctx context.Context, o Options) (*Engine, error) {
 			}
 		}
 	}
+	return e, nil
+}
+
+// start starts the shards' writers and loops, and the ticker.
+func (e *Engine) start() {
 	for _, s := range e.shards {
 		if sy, ok := s.store.(Syncer); ok && sy.Syncs() {
-			s.writer = make(chan writeBatch, 4)
-			s.writerDone = make(chan struct{})
-			go s.write()
+			s.writer = newWriter(s.store, s.log, e.opts.ConcurrentStoreAndDispatchQueues, realClock{}, 4)
+			s.writer.slow = max(e.opts.SlowStoreThreshold, 0)
+			go s.writer.run()
 		}
 		e.wg.Add(1)
 		go s.run()
 	}
 	e.wg.Add(1)
 	go e.ticker()
-	return e, nil
 }
 
 func (e *Engine) closeStores() {
@@ -263,8 +310,7 @@ func (e *Engine) Close() error {
 	e.wg.Wait()
 	for _, s := range e.shards {
 		if s.writer != nil {
-			close(s.writer)
-			<-s.writerDone
+			s.writer.stop()
 		}
 	}
 	var first error
@@ -297,16 +343,12 @@ func (e *Engine) ticker() {
 // Tick runs every shard's timers now (expiry sweeps) and returns when they
 // have run. Tests use it with an injected clock instead of waiting.
 func (e *Engine) Tick() {
-	var wg sync.WaitGroup
+	w := &waiter{}
 	for _, s := range e.shards {
-		wg.Add(1)
-		s.mailbox(command{op: opFn, fn: func(s *shard) {
-			s.now = s.e.now().UnixMilli() // the turn may have read the clock before it moved
-			s.tick()
-			wg.Done()
-		}})
+		w.wg.Add(1)
+		s.mailbox(command{op: opTick, comp: w})
 	}
-	wg.Wait()
+	w.wg.Wait()
 }
 
 // shardFor pins a destination to a shard by a hash of its kind and name.
@@ -322,38 +364,6 @@ func (e *Engine) shardFor(d message.Destination) *shard {
 		h = (h ^ uint64(d.Name[i])) * 1099511628211
 	}
 	return e.shards[h%uint64(len(e.shards))]
-}
-
-// onShards runs fn on each listed shard (all when idx is nil) and waits.
-func (e *Engine) onShards(idx []int, fn func(*shard)) error {
-	e.mu.Lock()
-	closed := e.closed
-	e.mu.Unlock()
-	if closed {
-		return ErrClosed
-	}
-	// Through the inbox, not the mailbox: a connection's control operation
-	// is then applied after the sends and acks it posted before.
-	var wg sync.WaitGroup
-	var err error
-	run := func(s *shard) {
-		wg.Add(1)
-		if e := s.post(command{op: opFn, fn: func(s *shard) { fn(s); wg.Done() }}); e != nil {
-			err = e
-			wg.Done()
-		}
-	}
-	if idx == nil {
-		for _, s := range e.shards {
-			run(s)
-		}
-	} else {
-		for _, i := range idx {
-			run(e.shards[i])
-		}
-	}
-	wg.Wait()
-	return err
 }
 
 // DestinationStats are a destination's counters, as ActiveMQ's
@@ -381,45 +391,53 @@ type DestinationStats struct {
 	BlockedNow   int
 	// DiscardedCount counts messages dropped for slow topic subscribers.
 	DiscardedCount int64
+	// EnqueueTime is, in ms, how long each dispatched message waited
+	// between entering the destination and being handed to a consumer (a
+	// redelivery counts again, from the same start), as ActiveMQ's
+	// DestinationStatistics.processTime, which RegionBroker.preProcessDispatch
+	// feeds: AverageEnqueueTime, MinEnqueueTime, MaxEnqueueTime.
+	EnqueueTime Statistic
+	// MessageSize is the size (message.Size) of each message sent to the
+	// destination: AverageMessageSize, MinMessageSize, MaxMessageSize.
+	MessageSize Statistic
+	// Paused: the queue's dispatch is paused (Engine.PauseDispatch).
+	Paused bool
+	// Policy is what of the policy in force the DestinationViewMBean
+	// shows and ChangePolicy changes (MemoryLimit is above).
+	Policy PolicyView
 }
+
+// PolicyView is part of a destination's policy in force.
+type PolicyView struct {
+	MaxPageSize         int
+	ProducerFlowControl bool
+}
+
+// StatisticsEnabled reports whether the timing and size statistics are
+// kept (not Options.DisableStatistics): BrokerView's StatisticsEnabled.
+func (e *Engine) StatisticsEnabled() bool { return !e.opts.DisableStatistics }
 
 // Stats reads a destination's counters from its shard.
 func (e *Engine) Stats(d message.Destination) DestinationStats {
-	var st DestinationStats
-	s := e.shardFor(d)
-	e.onShards([]int{s.idx}, func(s *shard) {
-		if dst := s.dests[d]; dst != nil {
-			st = dst.stats()
-			limit := dst.policy.MemoryLimit
-			if limit == 0 {
-				limit = e.opts.Limits.MemoryLimit
-			}
-			st.MemoryPercentUsage = percent(st.MemoryUsage, limit)
-		}
-	})
-	return st
+	x := &statsCmd{dest: d}
+	e.request([]int{e.shardFor(d).idx}, func(*shard) command { return command{op: opStats, ctl: x} })
+	return x.st
 }
 
 // Destinations lists every destination that exists now.
 func (e *Engine) Destinations() []message.Destination {
-	var mu sync.Mutex
+	xs := make([]destinationsCmd, len(e.shards))
+	e.request(nil, func(s *shard) command { return command{op: opDestinations, ctl: &xs[s.idx]} })
 	var out []message.Destination
-	e.onShards(nil, func(s *shard) {
-		mu.Lock()
-		for d := range s.dests {
-			out = append(out, d)
-		}
-		mu.Unlock()
-	})
+	for i := range xs {
+		out = append(out, xs[i].out...)
+	}
 	return out
 }
 
 // RemoveDestination deletes a destination and everything stored for it.
 func (e *Engine) RemoveDestination(d message.Destination) error {
-	s := e.shardFor(d)
-	return e.onShards([]int{s.idx}, func(s *shard) {
-		if dst := s.dests[d]; dst != nil {
-			s.removeDest(dst)
-		}
+	return e.request([]int{e.shardFor(d).idx}, func(*shard) command {
+		return command{op: opRemoveDest, ctl: &removeDestCmd{dest: d}}
 	})
 }

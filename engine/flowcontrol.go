@@ -30,7 +30,7 @@ type Limits struct {
 	// 0 blocks until there is room.
 	SendFailIfNoSpaceAfterTimeout time.Duration
 	// BlockedProducerWarningInterval rate-limits the warning a blocked
-	// destination logs (30 s).
+	// destination logs when its policy sets no interval (30 s).
 	BlockedProducerWarningInterval time.Duration
 }
 
@@ -39,7 +39,9 @@ type parked struct {
 	msg      *message.Message
 	comp     Completion
 	token    uint64
-	deadline int64 // ms; 0 waits for room however long it takes
+	deadline int64    // ms; 0 waits for room however long it takes
+	since    int64    // ms: when it was parked
+	subj     *Subject // the sender, for its composite forwards (shard.sendAs)
 }
 
 // room reports why d cannot take a message from a producer now, or "" when
@@ -49,14 +51,13 @@ func (s *shard) room(d *destination, m *message.Message) string {
 	if !d.policy.ProducerFlowControl {
 		return ""
 	}
-	l := &s.e.opts.Limits
 	if s.e.opts.Temp != nil && s.spillable(d, m) {
 		// It is paged out when memory runs short, so only the usage that
 		// then holds it holds it back: the store's for a persistent
 		// message (Queue.checkUsage: "Persistent store is Full"), the
 		// temp store's for the others ("Temp Store is Full").
 		if m.Persistent && s.store != nil {
-			if l.StoreLimit > 0 && s.e.storeUsed.Load() >= l.StoreLimit {
+			if s.e.storeLimit.Load() > 0 && s.e.storeUsed.Load() >= s.e.storeLimit.Load() {
 				return "store"
 			}
 			if !d.d.Type.IsTopic() {
@@ -73,9 +74,9 @@ func (s *shard) room(d *destination, m *message.Message) string {
 	switch {
 	case d.policy.MemoryLimit > 0 && d.mem >= d.policy.MemoryLimit:
 		return "memory"
-	case l.MemoryLimit > 0 && s.e.memUsed.Load() >= l.MemoryLimit:
+	case s.e.memLimit.Load() > 0 && s.e.memUsed.Load() >= s.e.memLimit.Load():
 		return "memory"
-	case m.Persistent && s.store != nil && l.StoreLimit > 0 && s.e.storeUsed.Load() >= l.StoreLimit:
+	case m.Persistent && s.store != nil && s.e.storeLimit.Load() > 0 && s.e.storeUsed.Load() >= s.e.storeLimit.Load():
 		return "store"
 	}
 	return ""
@@ -99,10 +100,10 @@ func (s *shard) admit(c command) bool {
 	}
 	l := &s.e.opts.Limits
 	if l.SendFailIfNoSpace {
-		s.complete(c.comp, c.token, s.fullError(d, why))
+		s.complete(c.op, c.comp, c.token, s.fullError(d, why))
 		return true
 	}
-	p := parked{msg: c.msg, comp: c.comp, token: c.token}
+	p := parked{msg: c.msg, comp: c.comp, token: c.token, subj: c.subj, since: s.now}
 	if l.SendFailIfNoSpaceAfterTimeout > 0 {
 		p.deadline = s.now + l.SendFailIfNoSpaceAfterTimeout.Milliseconds()
 	}
@@ -140,7 +141,7 @@ func usageName(why string) string {
 // fullError is what a producer refused for lack of room gets.
 func (s *shard) fullError(d *destination, why string) error {
 	if why == "temp" {
-		l := s.e.opts.Limits.TempLimit
+		l := s.e.tempLimit.Load()
 		return fmt.Errorf("%w: Usage Manager Temp Store is Full (%d%% of %d). Stopping producer to prevent flooding %s. See http://activemq.apache.org/producer-flow-control.html for more info",
 			ErrResourceAllocation, percent(s.e.tempUsed.Load(), l), l, d.d)
 	}
@@ -149,9 +150,15 @@ func (s *shard) fullError(d *destination, why string) error {
 }
 
 // warnBlocked logs ActiveMQ's flow-control warning, at most once per
-// BlockedProducerWarningInterval per destination.
+// BlockedProducerWarningInterval per destination. The messages carry
+// ActiveMQ's words so that what operators grep for still matches: the
+// memory one is Queue.send's and Topic.send's warning, the store and temp
+// ones are Queue.checkUsage's (logged by BaseDestination.waitForSpace).
 func (s *shard) warnBlocked(d *destination, why string) {
-	iv := s.e.opts.Limits.BlockedProducerWarningInterval
+	iv := d.policy.BlockedProducerWarningInterval
+	if iv <= 0 {
+		iv = s.e.opts.Limits.BlockedProducerWarningInterval
+	}
 	if iv <= 0 {
 		iv = 30 * time.Second
 	}
@@ -161,18 +168,43 @@ func (s *shard) warnBlocked(d *destination, why string) {
 	d.lastFlowWarn = s.now
 	limit, used := d.policy.MemoryLimit, d.mem
 	if limit == 0 {
-		limit = s.e.opts.Limits.MemoryLimit
+		limit, used = s.e.memLimit.Load(), s.e.memUsed.Load()
 	}
-	if why == "temp" {
-		limit, used = s.e.opts.Limits.TempLimit, s.e.tempUsed.Load()
+	msg := flowWarnMemory
+	switch why {
+	case "store":
+		msg, limit, used = flowWarnStore, s.e.storeLimit.Load(), s.e.storeUsed.Load()
+	case "temp":
+		msg, limit, used = flowWarnTemp, s.e.tempLimit.Load(), s.e.tempUsed.Load()
 	}
-	s.log.Warn("Usage Manager "+usageName(why)+" Limit reached; producers will be throttled to the rate at which messages are removed from this destination",
-		"dest", d.d.String(), "limit", limit, "used", used, "blocked_sends", len(d.blocked))
+	s.log.Warn(msg, "dest", d.d.String(), "usage", usageName(why), "limit", limit, "used", used,
+		"percent_usage", percent(used, limit), "blocked_sends", len(d.blocked), "blocked_for_ms", s.now-d.blocked[0].since)
 }
 
-// endTurn lets parked sends in where room was made, and tells the other
-// shards when this one freed memory that their producers may be waiting on.
-func (s *shard) endTurn() {
+// warnStillBlocked repeats the flow-control warning of every destination
+// whose producers are still held back, once per interval, as
+// BaseDestination.waitForSpace does while it waits ("blocking for: Ns"):
+// a producer blocked for minutes is not silent after its first line.
+// Called by the tick, after the parked sends that have room went in.
+func (s *shard) warnStillBlocked() {
+	for d := range s.blocked {
+		if why := s.room(d, d.blocked[0].msg); why != "" {
+			s.warnBlocked(d, why)
+		}
+	}
+}
+
+// The flow-control warnings (warnBlocked), in ActiveMQ's words.
+const (
+	flowWarnMemory = "Usage Manager Memory Limit reached. Producers will be throttled to the rate at which messages are removed from this destination to prevent flooding it"
+	flowWarnStore  = "Persistent store is Full. Stopping producer to prevent flooding the destination"
+	flowWarnTemp   = "Temp Store is Full. Stopping producer to prevent flooding the destination"
+)
+
+// admitParked lets parked sends in where room was made, and tells the
+// other shards when this one freed memory that their producers may be
+// waiting on. It runs at the end of each turn.
+func (s *shard) admitParked() {
 	if len(s.blocked) > 0 {
 		s.retryBlocked()
 	}
@@ -180,10 +212,10 @@ func (s *shard) endTurn() {
 		s.freed = false
 		// Every usage is broker-wide: room made here may be what a
 		// producer parked on another shard waits for.
-		if l := &s.e.opts.Limits; s.e.blockedShards.Load() > 0 && (l.MemoryLimit > 0 || l.TempLimit > 0 || l.StoreLimit > 0) {
+		if s.e.blockedShards.Load() > 0 && (s.e.memLimit.Load() > 0 || s.e.tempLimit.Load() > 0 || s.e.storeLimit.Load() > 0) {
 			for _, o := range s.e.shards {
 				if o != s {
-					o.mailbox(command{op: opFn, fn: (*shard).retryBlocked})
+					s.forwardTo(o, command{op: opRetryBlocked})
 				}
 			}
 		}
@@ -197,7 +229,7 @@ func (s *shard) retryBlocked() {
 			p := d.blocked[0]
 			d.blocked[0] = parked{}
 			d.blocked = d.blocked[1:]
-			s.complete(p.comp, p.token, s.send(p.msg))
+			s.complete(opSend, p.comp, p.token, s.sendAs(p.subj, p.msg))
 		}
 		if len(d.blocked) == 0 {
 			d.blocked = nil
@@ -227,7 +259,7 @@ func (s *shard) timeoutBlocked() {
 					// the usage that is full.
 					err = s.fullError(d, "temp")
 				}
-				s.complete(p.comp, p.token, err)
+				s.complete(opSend, p.comp, p.token, err)
 				continue
 			}
 			keep = append(keep, p)
@@ -251,13 +283,39 @@ type Usage struct {
 	MemoryPercent, StorePercent, TempPercent int
 }
 
+// SetLimits changes the broker-wide limits as the broker runs
+// (BrokerViewMBean setMemoryLimit, setStoreLimit, setTempLimit); a nil
+// one is left as it is, 0 means no limit. Producers parked by flow
+// control try again at once. Like a JMX change it lasts until the broker
+// restarts. Safe from any goroutine.
+func (e *Engine) SetLimits(memory, store, temp *int64) error {
+	for _, l := range []*int64{memory, store, temp} {
+		if l != nil && *l < 0 {
+			return fmt.Errorf("%w: limit %d is negative", ErrBadArgument, *l)
+		}
+	}
+	if memory != nil {
+		e.memLimit.Store(*memory)
+	}
+	if store != nil {
+		e.storeLimit.Store(*store)
+	}
+	if temp != nil {
+		e.tempLimit.Store(*temp)
+	}
+	e.log.Info("usage limits changed", "memory", e.memLimit.Load(), "store", e.storeLimit.Load(), "temp", e.tempLimit.Load())
+	for _, s := range e.shards {
+		s.mailbox(command{op: opRetryBlocked})
+	}
+	return nil
+}
+
 // Usage reads the broker-wide usage. Safe from any goroutine.
 func (e *Engine) Usage() Usage {
-	l := e.opts.Limits
 	u := Usage{
-		MemoryUsed: e.memUsed.Load(), MemoryLimit: l.MemoryLimit,
-		StoreUsed: e.storeUsed.Load(), StoreLimit: l.StoreLimit,
-		TempUsed: e.tempUsed.Load(), TempLimit: l.TempLimit,
+		MemoryUsed: e.memUsed.Load(), MemoryLimit: e.memLimit.Load(),
+		StoreUsed: e.storeUsed.Load(), StoreLimit: e.storeLimit.Load(),
+		TempUsed: e.tempUsed.Load(), TempLimit: e.tempLimit.Load(),
 	}
 	u.MemoryPercent = percent(u.MemoryUsed, u.MemoryLimit)
 	u.StorePercent = percent(u.StoreUsed, u.StoreLimit)

@@ -30,7 +30,10 @@ func (p *pending) Complete(tok uint64, err error) {
 
 func (p *pending) wait(t *testing.T, tok uint64) error {
 	t.Helper()
-	deadline := time.After(5 * time.Second)
+	// Generous: it only bounds how long a broken engine takes to fail
+	// the test, and a loaded CI machine with -race and real fsyncs can
+	// take seconds for a send that is merely slow.
+	deadline := time.After(30 * time.Second)
 	for {
 		p.mu.Lock()
 		err, ok := p.done[tok]
@@ -41,7 +44,7 @@ func (p *pending) wait(t *testing.T, tok uint64) error {
 		select {
 		case <-p.ch:
 		case <-deadline:
-			t.Fatalf("send %d not completed within 5s", tok)
+			t.Fatalf("send %d not completed within 30s", tok)
 		}
 	}
 }
@@ -264,5 +267,85 @@ func TestEngineFlowControlStoreLimitAcrossShards(t *testing.T) {
 	}
 	if err := p2.wait(t, 1); err != nil {
 		t.Fatalf("released send on the other shard: %v", err)
+	}
+}
+
+// TestEngineChangePolicyReleasesBlockedSend: raising a destination's
+// memory limit as it runs (ChangePolicy, a JMX write of MemoryLimit) lets
+// a send parked by flow control in; MaxPageSize and ProducerFlowControl
+// change too, and bad values are refused.
+func TestEngineChangePolicyReleasesBlockedSend(t *testing.T) {
+	v := start(t, limited(8*1024, nil))
+	q := message.QueueDest("small.tuned")
+	p := v.conn("")
+	pc := newPending()
+	tok := uint64(0)
+	for v.barrier(q).BlockedNow == 0 {
+		tok++
+		if err := p.Send(bigMsg(q), "", pc, tok); err != nil {
+			t.Fatal(err)
+		}
+		if tok > 100 {
+			t.Fatal("the memory limit never blocked a producer")
+		}
+	}
+	big := int64(1 << 20)
+	if err := v.e.ChangePolicy(q, engine.PolicyChange{MemoryLimit: &big}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pc.wait(t, tok); err != nil {
+		t.Fatalf("send released by the larger limit: %v", err)
+	}
+	if st := v.barrier(q); st.BlockedNow != 0 || st.MemoryLimit != big {
+		t.Fatalf("after the change: %+v", st)
+	}
+	page, pfc := 7, false
+	if err := v.e.ChangePolicy(q, engine.PolicyChange{MaxPageSize: &page, ProducerFlowControl: &pfc}); err != nil {
+		t.Fatal(err)
+	}
+	if st := v.barrier(q); st.Policy.MaxPageSize != 7 || st.Policy.ProducerFlowControl {
+		t.Fatalf("policy after the change: %+v", st.Policy)
+	}
+	zero := 0
+	if err := v.e.ChangePolicy(q, engine.PolicyChange{MaxPageSize: &zero}); !errors.Is(err, engine.ErrBadArgument) {
+		t.Errorf("MaxPageSize 0: %v", err)
+	}
+	if err := v.e.ChangePolicy(message.QueueDest("no.such"), engine.PolicyChange{MaxPageSize: &page}); !errors.Is(err, engine.ErrNoSuchDestination) {
+		t.Errorf("missing destination: %v", err)
+	}
+}
+
+// TestEngineSetLimitsReleasesBlockedSend: raising the broker-wide memory
+// limit as the broker runs (a JMX write of the Broker's MemoryLimit) lets
+// a parked send in; Usage reports the new limits; negative ones are
+// refused.
+func TestEngineSetLimitsReleasesBlockedSend(t *testing.T) {
+	v := start(t, func(o *engine.Options) { o.Limits = engine.Limits{MemoryLimit: 8 * 1024, StoreLimit: 1 << 30} })
+	q := message.QueueDest("broker.limited")
+	p := v.conn("")
+	pc := newPending()
+	tok := uint64(0)
+	for v.barrier(q).BlockedNow == 0 {
+		tok++
+		if err := p.Send(bigMsg(q), "", pc, tok); err != nil {
+			t.Fatal(err)
+		}
+		if tok > 100 {
+			t.Fatal("the broker's memory limit never blocked a producer")
+		}
+	}
+	mem, temp := int64(64<<20), int64(1<<30)
+	if err := v.e.SetLimits(&mem, nil, &temp); err != nil {
+		t.Fatal(err)
+	}
+	if err := pc.wait(t, tok); err != nil {
+		t.Fatalf("send released by the larger limit: %v", err)
+	}
+	if u := v.e.Usage(); u.MemoryLimit != mem || u.TempLimit != temp || u.StoreLimit != 1<<30 {
+		t.Fatalf("usage after SetLimits: %+v", u)
+	}
+	neg := int64(-1)
+	if err := v.e.SetLimits(nil, &neg, nil); !errors.Is(err, engine.ErrBadArgument) || v.e.Usage().StoreLimit != 1<<30 {
+		t.Errorf("negative store limit: %v", err)
 	}
 }

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"container/list"
-
-	"wharf/engine/message"
 )
 
 // groupMap remembers which consumer owns each message group of a queue, as
@@ -69,40 +67,4 @@ func (g *groupMap) release(p *part) {
 		}
 		el = next
 	}
-}
-
-// pickGrouped chooses the consumer for a message of group gid: its owner if
-// the group has one (the message waits while the owner has no credit),
-// otherwise the consumer pick would choose, which then owns the group.
-// first reports that the message opens the group for that consumer.
-func (d *destination) pickGrouped(e *entry, gid string) (p *part, anyCredit, first bool) {
-	if d.groups == nil {
-		d.groups = newGroupMap(d.policy.MessageGroupCacheSize)
-	}
-	if owner := d.groups.owner(gid); owner != nil {
-		if owner.sub.hasCredit() && owner.sub.matches(e.msg, e.redeliveries) {
-			return owner, true, false
-		}
-		// The group waits for its owner; others may still take other
-		// messages, which is all the caller needs to know to go on.
-		return nil, true, false
-	}
-	p, anyCredit = d.pickAny(e)
-	if p != nil {
-		d.groups.assign(gid, p)
-		first = true
-	}
-	return p, anyCredit, first
-}
-
-// markFirstInGroup gives e a copy of its message carrying
-// JMSXGroupFirstForConsumer=true, as ActiveMQ sets on the message that
-// assigns a group to a consumer. The shared message is never changed.
-func markFirstInGroup(e *entry) {
-	c := e.msg.Clone()
-	// The original encoding stays: the flag is a header a protocol adds to
-	// it (OpenWire's JMSXGroupFirstForConsumer), not a change to the body.
-	c.Original = e.msg.Original
-	c.Props.Set("JMSXGroupFirstForConsumer", message.BoolValue(true))
-	e.msg = c
 }

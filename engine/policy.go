@@ -111,6 +111,10 @@ type Policy struct {
 	// ProducerFlowControl blocks or fails producers when a limit is reached
 	// (true); false accepts their messages regardless.
 	ProducerFlowControl bool
+	// BlockedProducerWarningInterval rate-limits the flow-control warning
+	// of the destination (<policyEntry blockedProducerWarningInterval>);
+	// 0 takes Limits.BlockedProducerWarningInterval.
+	BlockedProducerWarningInterval time.Duration
 	// Advisories a policy may turn on (all off by default, as in ActiveMQ).
 	AdvisoryForConsumed, AdvisoryForDelivery, AdvisoryWhenFull bool
 	AdvisoryForSlowConsumers, AdvisoryForFastProducers         bool

@@ -37,7 +37,7 @@ func (s *shard) retain(d *destination, m *message.Message) *message.Message {
 	c.Original = m.Original
 	c.Retain = true
 	if d.retainedSeq != 0 && s.store != nil {
-		s.ops = append(s.ops, StoreOp{Kind: OpRemove, Dest: RetainStore, Seq: d.retainedSeq})
+		s.out.ops = append(s.out.ops, StoreOp{Kind: OpRemove, Dest: RetainStore, Seq: d.retainedSeq})
 	}
 	d.retained, d.retainedSeq = nil, 0
 	if !hasBody(m) {
@@ -50,7 +50,7 @@ func (s *shard) retain(d *destination, m *message.Message) *message.Message {
 	if s.store != nil && !d.d.Type.IsTemp() {
 		s.retainNext++
 		d.retainedSeq = s.retainNext
-		s.ops = append(s.ops, StoreOp{Kind: OpAdd, Dest: RetainStore, Seq: d.retainedSeq, Msg: r})
+		s.out.ops = append(s.out.ops, StoreOp{Kind: OpAdd, Dest: RetainStore, Seq: d.retainedSeq, Msg: r})
 	}
 	return c
 }
@@ -105,7 +105,7 @@ func (s *shard) replayRetained(p *part) {
 // dropRetained forgets d's retained message (expired, or d removed).
 func (s *shard) dropRetained(d *destination) {
 	if d.retainedSeq != 0 && s.store != nil {
-		s.ops = append(s.ops, StoreOp{Kind: OpRemove, Dest: RetainStore, Seq: d.retainedSeq})
+		s.out.ops = append(s.out.ops, StoreOp{Kind: OpRemove, Dest: RetainStore, Seq: d.retainedSeq})
 	}
 	d.retained, d.retainedSeq = nil, 0
 }
@@ -113,12 +113,7 @@ func (s *shard) dropRetained(d *destination) {
 // Retained returns the retained message of topic d, or nil. Safe from any
 // goroutine; it waits for d's shard.
 func (e *Engine) Retained(d message.Destination) (*message.Message, error) {
-	var m *message.Message
-	s := e.shardFor(d)
-	err := e.onShards([]int{s.idx}, func(s *shard) {
-		if x := s.dests[d]; x != nil {
-			m = x.retained
-		}
-	})
-	return m, err
+	x := &retainedCmd{dest: d}
+	err := e.request([]int{e.shardFor(d).idx}, func(*shard) command { return command{op: opRetained, ctl: x} })
+	return x.m, err
 }

@@ -265,7 +265,7 @@ func (s *shard) addJob(j *job, store bool) {
 func (s *shard) storeJob(j *job) {
 	if s.store != nil && !j.Msg.Destination.Type.IsTemp() {
 		cp := j.Job
-		s.ops = append(s.ops, StoreOp{Kind: OpAddJob, Job: &cp})
+		s.out.ops = append(s.out.ops, StoreOp{Kind: OpAddJob, Job: &cp})
 	}
 }
 
@@ -280,7 +280,7 @@ func (s *shard) dropJob(j *job, store bool) {
 		delete(sc.jobs, j.ID)
 	}
 	if store && s.store != nil && !j.Msg.Destination.Type.IsTemp() {
-		s.ops = append(s.ops, StoreOp{Kind: OpRemoveJob, JobID: j.ID})
+		s.out.ops = append(s.out.ops, StoreOp{Kind: OpRemoveJob, JobID: j.ID})
 	}
 }
 
@@ -315,10 +315,7 @@ func (s *shard) armScheduler() {
 			return
 		default:
 		}
-		s.mailbox(command{op: opFn, fn: func(s *shard) {
-			s.sched.armedFor = 0 // spent (or a stale callback: re-armed below)
-			s.fireJobs()
-		}})
+		s.mailbox(command{op: opSchedFire})
 	})
 }
 
@@ -520,18 +517,33 @@ func (s *shard) manageScheduler(m *message.Message) {
 	idv, hasID := m.Props.Get(ScheduledJobID)
 	switch {
 	case hasID && action == SchedulerActionRemove:
-		id := idv.Text()
-		s.e.allShards(func(s *shard) {
-			if s.sched != nil {
-				if j := s.sched.jobs[id]; j != nil {
-					s.dropJob(j, true)
-					s.armScheduler()
-				}
-			}
-		})
+		s.toAllShards(command{op: opSchedRemove, ctl: &schedRemoveCmd{id: idv.Text()}})
 	case action == SchedulerActionAll:
-		s.e.allShards(func(s *shard) { s.removeJobs(start, end) })
+		s.toAllShards(command{op: opSchedRemove, ctl: &schedRemoveCmd{start: start, end: end}})
 	}
+}
+
+// schedRemoveCmd removes job id, or when id is "" every job due in
+// [start, end].
+type schedRemoveCmd struct {
+	id         string
+	start, end int64
+}
+
+// schedRemove applies a REMOVE or REMOVEALL to this shard's jobs.
+func (s *shard) schedRemove(x *schedRemoveCmd) {
+	sc := s.sched
+	if sc == nil {
+		return
+	}
+	if x.id != "" {
+		if j := sc.jobs[x.id]; j != nil {
+			s.dropJob(j, true)
+			s.armScheduler()
+		}
+		return
+	}
+	s.removeJobs(x.start, x.end)
 }
 
 // removeJobs removes the jobs due in [start, end].
@@ -548,36 +560,51 @@ func (s *shard) removeJobs(start, end int64) {
 	s.armScheduler()
 }
 
-// allShards runs fn on every shard, through the mailboxes (a shard may post
-// to itself there), without waiting.
-func (e *Engine) allShards(fn func(*shard)) {
-	for _, s := range e.shards {
-		s.mailbox(command{op: opFn, fn: fn})
+// toAllShards forwards c to every shard, this one included (through its
+// mailbox, on a later turn), without waiting.
+func (s *shard) toAllShards(c command) {
+	for _, o := range s.e.shards {
+		s.forwardTo(o, c)
 	}
 }
+
+// schedBrowseCmd gathers a BROWSE: each shard adds the jobs due in
+// [start, end] to found (its own slot) and counts itself off left; the
+// last one hands the command back to origin (opSchedReply), which sends
+// them to replyTo.
+type schedBrowseCmd struct {
+	replyTo    message.Destination
+	start, end int64
+	origin     *shard
+	found      [][]Job
+	left       atomic.Int32
+}
+
+// jobs is every shard's answer, once all have given it.
+func (x *schedBrowseCmd) jobs() []Job { return slices.Concat(x.found...) }
 
 // browseJobs sends a copy of each job due in [start, end], of every shard,
 // to replyTo, in due order, as SchedulerBroker.sendScheduledJob makes them.
 func (s *shard) browseJobs(replyTo message.Destination, start, end int64) {
-	e := s.e
-	found := make([][]Job, len(e.shards))
-	var left atomic.Int32
-	left.Store(int32(len(e.shards)))
-	origin := s
-	e.allShards(func(s *shard) {
-		if sc := s.sched; sc != nil {
-			for _, j := range sc.jobs {
-				if start <= j.Next && j.Next <= end {
-					found[s.idx] = append(found[s.idx], j.Job)
-				}
+	x := &schedBrowseCmd{replyTo: replyTo, start: start, end: end, origin: s, found: make([][]Job, len(s.e.shards))}
+	x.left.Store(int32(len(s.e.shards)))
+	s.toAllShards(command{op: opSchedBrowse, ctl: x})
+}
+
+// schedBrowse adds this shard's share to a BROWSE (opSchedBrowse).
+func (s *shard) schedBrowse(x *schedBrowseCmd) {
+	if sc := s.sched; sc != nil {
+		for _, j := range sc.jobs {
+			if x.start <= j.Next && j.Next <= x.end {
+				x.found[s.idx] = append(x.found[s.idx], j.Job)
 			}
 		}
-		if left.Add(-1) > 0 {
-			return
-		}
-		// The last shard: every slot is written (the atomic orders it).
-		origin.mailbox(command{op: opFn, fn: func(s *shard) { s.sendBrowsed(replyTo, slices.Concat(found...)) }})
-	})
+	}
+	if x.left.Add(-1) > 0 {
+		return
+	}
+	// The last shard: every slot is written (the atomic orders it).
+	s.forwardTo(x.origin, command{op: opSchedReply, ctl: x})
 }
 
 func (s *shard) sendBrowsed(replyTo message.Destination, jobs []Job) {
@@ -599,7 +626,7 @@ func (s *shard) sendBrowsed(replyTo message.Destination, jobs []Job) {
 		m.Destination = replyTo
 		m.Props.Set(ScheduledJobID, message.StringValue(jobs[i].ID))
 		if ts := s.e.shardFor(replyTo); ts != s {
-			ts.mailbox(command{op: opInternal, msg: m})
+			s.forwardTo(ts, command{op: opForward, msg: m})
 		} else if err := s.send(m); err != nil {
 			s.log.Warn("scheduled job browse reply dropped", "dest", replyTo.String(), "job", jobs[i].ID, "err", err)
 		}
@@ -609,13 +636,13 @@ func (s *shard) sendBrowsed(replyTo message.Destination, jobs []Job) {
 // ScheduledJobs returns the number of jobs the scheduler holds. Safe from
 // any goroutine.
 func (e *Engine) ScheduledJobs() int {
-	var n atomic.Int64
-	e.onShards(nil, func(s *shard) {
-		if s.sched != nil {
-			n.Add(int64(len(s.sched.jobs)))
-		}
-	})
-	return int(n.Load())
+	xs := make([]jobCountCmd, len(e.shards))
+	e.request(nil, func(s *shard) command { return command{op: opJobCount, ctl: &xs[s.idx]} })
+	n := 0
+	for i := range xs {
+		n += xs[i].n
+	}
+	return n
 }
 
 // cronEntry is a parsed 5-field cron entry, as ActiveMQ's CronParser reads

@@ -71,13 +71,13 @@ func (s *shard) overHighWater(d *destination) bool {
 	if lim := d.policy.MemoryLimit; lim > 0 && d.mem*100 >= lim*hwm {
 		return true
 	}
-	lim := s.e.opts.Limits.MemoryLimit
+	lim := s.e.memLimit.Load()
 	return lim > 0 && s.e.memUsed.Load()*100 >= lim*hwm
 }
 
 // tempFull reports whether the temp usage has reached its limit.
 func (s *shard) tempFull() bool {
-	lim := s.e.opts.Limits.TempLimit
+	lim := s.e.tempLimit.Load()
 	return lim > 0 && s.e.tempUsed.Load() >= lim
 }
 

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"sync"
 	"sync/atomic"
 
 	"wharf/engine/message"
@@ -158,12 +157,12 @@ func (s *Subscription) Revoke() bool { return s.takeCredit() }
 // posted to it before (credit included): after Sync, anything deliverable
 // has been handed to the sink. Safe from any goroutine.
 func (s *Subscription) Sync() {
-	var wg sync.WaitGroup
+	w := &waiter{}
 	for _, i := range s.shards {
-		wg.Add(1)
-		s.conn.e.shards[i].mailbox(command{op: opFn, fn: func(*shard) { wg.Done() }})
+		w.wg.Add(1)
+		s.conn.e.shards[i].mailbox(command{op: opBarrier, comp: w})
 	}
-	wg.Wait()
+	w.wg.Wait()
 }
 
 // ID is the subscription's broker-unique number.
@@ -190,17 +189,6 @@ func (s *Subscription) AddCredit(n int) {
 	}
 }
 
-// returnCredit gives back the credit of n acknowledged deliveries, and
-// reports whether it did. A pull-mode subscription (prefetch 0) gets credit
-// only from AddCredit, one per pull: acks return none.
-func (s *Subscription) returnCredit(n int) bool {
-	if s.prefetch.Load() == 0 {
-		return false
-	}
-	s.credit.Add(int64(n))
-	return true
-}
-
 // kick asks every shard the subscription spans to dispatch to it.
 func (s *Subscription) kick() {
 	e := s.conn.e
@@ -208,31 +196,6 @@ func (s *Subscription) kick() {
 		e.shards[i].mailbox(command{op: opKick, sub: s})
 	}
 }
-
-// takeCredit takes one unit of credit if there is any.
-func (s *Subscription) takeCredit() bool {
-	for {
-		c := s.credit.Load()
-		if c <= 0 {
-			return false
-		}
-		if s.credit.CompareAndSwap(c, c-1) {
-			return true
-		}
-	}
-}
-
-func (s *Subscription) hasCredit() bool { return s.credit.Load() > 0 }
-
-// matches applies noLocal and the selector.
-func (s *Subscription) matches(m *message.Message, redeliveries int32) bool {
-	if s.spec.NoLocal && m.Origin != "" && m.Origin == s.conn.id {
-		return false
-	}
-	return s.sel == nil || s.sel.Matches(m, redeliveries)
-}
-
-func seqOf(id uint64) uint64 { return id >> 8 }
 
 // part is a subscription's presence in one shard: its in-flight deliveries
 // there, and for topics the messages waiting for credit. A durable
@@ -248,19 +211,23 @@ type part struct {
 	sel      *selector.Selector
 	// offlineSince is when a durable part lost its consumer (ms).
 	offlineSince int64
-	// slow marks a subscriber already reported by a SlowConsumer advisory.
+	// slow marks a subscriber already reported slow (log line, SlowConsumer
+	// advisory).
 	slow bool
+	// subj is the subscriber's, for the read check on each destination a
+	// wildcard or composite pattern reaches (shard.readable); a durable
+	// part keeps its last consumer's while offline, and has none when
+	// recovered from the store until a consumer reattaches.
+	subj *Subject
 	// marks: for a durable part, the highest sequence per topic whose
 	// delivery it recorded in the store (markDelivered).
 	marks map[*destination]uint64
-}
-
-func (p *part) matches(m *message.Message) bool {
-	if p.sub != nil {
-		return p.sub.matches(m, 0)
-	}
-	// Offline durable subscription: noLocal has no connection to compare.
-	return p.sel == nil || p.sel.Matches(m, 0)
+	// The subscription's counters on this shard, as ActiveMQ's
+	// SubscriptionStatistics: messages given to it (a queue's when
+	// dispatched, a topic's when matched: EnqueueCounter), dispatched
+	// (DispatchedCounter) and acknowledged (DequeueCounter). Kept with the
+	// statistics (shard.keepStats).
+	enqueued, dispatched, dequeued int64
 }
 
 // Settle acknowledges delivery id of the subscription, individually. Unlike

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"sync"
 
 	"wharf/engine/message"
 )
@@ -54,38 +53,13 @@ func (c *Conn) Prepare(xid XID) (readOnly bool, err error) {
 	}
 	t.prepared, t.xid = true, xid
 	t.held = make([][]heldEntry, len(c.e.shards))
-	subs := map[*Subscription]bool{}
-	for _, a := range t.acks {
-		subs[a.sub] = true
-	}
+	subs := t.ackedSubs()
 	shares := c.e.txShares(t)
 	for s := range shares {
 		t.shards = append(t.shards, s.idx)
 	}
-	err = c.e.onShardsDurable(t.shards, func(s *shard) {
-		for sub := range subs {
-			s.txHold(sub, t)
-		}
-		if s.store == nil {
-			return
-		}
-		pt := &PreparedTx{XID: xid}
-		for _, m := range shares[s].sends {
-			if m.Persistent && !m.Destination.Type.IsTemp() {
-				pt.Adds = append(pt.Adds, m)
-			}
-		}
-		for _, h := range t.held[s.idx] {
-			if !h.e.stored {
-				continue
-			}
-			a := TxAck{Dest: h.e.dest.d, Seq: h.e.seq}
-			if h.e.dest.d.Type.IsTopic() {
-				a.Sub = h.p.durable.Key
-			}
-			pt.Acks = append(pt.Acks, a)
-		}
-		s.ops = append(s.ops, StoreOp{Kind: OpPrepare, Tx: pt})
+	err = c.e.request(t.shards, func(s *shard) command {
+		return command{op: opXAPrepare, ctl: &xaCmd{t: t, subs: subs, share: shares[s]}}
 	})
 	if err != nil {
 		// Not durable everywhere: roll back what was held, and what
@@ -161,28 +135,6 @@ func (e *Engine) txShares(t *tx) map[*shard]*txShare {
 	return shares
 }
 
-// onShardsDurable runs fn on each shard of idx and returns once the store
-// operations fn adds are durable (the first error otherwise).
-func (e *Engine) onShardsDurable(idx []int, fn func(*shard)) error {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var first error
-	for _, i := range idx {
-		s := e.shards[i]
-		wg.Add(1)
-		done := &txDone{wg: &wg, mu: &mu, err: &first}
-		if err := s.post(command{op: opFn, fn: func(s *shard) {
-			fn(s)
-			s.complete(done, 0, nil)
-		}}); err != nil {
-			done.fail(err)
-			wg.Done()
-		}
-	}
-	wg.Wait()
-	return first
-}
-
 // commitPrepared commits a prepared transaction: on each shard that holds
 // a share, the commit record, then its acks, then its sends, in one store
 // batch. A crash between two shards' batches leaves the others' shares
@@ -194,20 +146,8 @@ func (e *Engine) commitPrepared(t *tx) error {
 		s := e.shardFor(m.Destination)
 		byShard[s] = append(byShard[s], m)
 	}
-	return e.onShardsDurable(t.shards, func(s *shard) {
-		if s.store != nil {
-			s.ops = append(s.ops, StoreOp{Kind: OpCommit, Tx: &PreparedTx{XID: t.xid}})
-		}
-		for _, h := range t.held[s.idx] {
-			h.e.dest.held--
-			s.consumed(h.p, h.e)
-		}
-		t.held[s.idx] = nil
-		for _, m := range byShard[s] {
-			if err := s.send(m); err != nil {
-				s.log.Warn("committed message dropped", "xid", t.xid.String(), "dest", m.Destination.String(), "msg_id", m.ID, "err", err)
-			}
-		}
+	return e.request(t.shards, func(s *shard) command {
+		return command{op: opXACommit, ctl: &xaCmd{t: t, sends: byShard[s]}}
 	})
 }
 
@@ -215,115 +155,7 @@ func (e *Engine) commitPrepared(t *tx) error {
 // dropped and the messages it acknowledged go back to their destinations
 // (durable subscriptions) with the redelivered flag, for any consumer.
 func (e *Engine) rollbackPrepared(t *tx) error {
-	return e.onShardsDurable(t.shards, func(s *shard) {
-		if s.store != nil {
-			s.ops = append(s.ops, StoreOp{Kind: OpRollback, Tx: &PreparedTx{XID: t.xid}})
-		}
-		for _, h := range t.held[s.idx] {
-			s.txRelease(h)
-		}
-		t.held[s.idx] = nil
-	})
-}
-
-// txHold takes the deliveries of sub acknowledged in t out of flight and
-// holds them in t.
-func (s *shard) txHold(sub *Subscription, t *tx) {
-	p := s.parts[sub]
-	if p == nil {
-		return
-	}
-	keep := p.inflight[:0]
-	for _, e := range p.inflight {
-		if e.tx == t {
-			e.dest.inflight--
-			e.dest.held++
-			t.held[s.idx] = append(t.held[s.idx], heldEntry{p: p, e: e})
-			continue
-		}
-		keep = append(keep, e)
-	}
-	clear(p.inflight[len(keep):])
-	p.inflight = keep
-}
-
-// txRelease puts a held message back for redelivery, if its destination
-// (or durable subscription) still exists.
-//
-// DEVIATION: the message comes back flagged redelivered also when the
-// transaction was recovered after a restart; ActiveMQ 5.17 then
-// redelivers it with redelivery counter 0 (conformance
-// TestConformanceKahaDBXAActiveMQReference), as its count was in memory.
-// It was delivered before, so JMSRedelivered is the truthful flag.
-func (s *shard) txRelease(h heldEntry) {
-	e := h.e
-	e.dest.held--
-	alive := s.dests[e.dest.d] == e.dest
-	if alive && e.dest.d.Type.IsTopic() {
-		switch {
-		case h.p == nil:
-			alive = false
-		case h.p.durable != nil:
-			alive = s.durables[h.p.durable.Key] == h.p
-		default:
-			alive = h.p.sub != nil && s.parts[h.p.sub] == h.p
-		}
-	}
-	if !alive {
-		s.freeEntry(e)
-		return
-	}
-	e.redeliveries++
-	s.requeue(h.p, e)
-	if e.dest.d.Type.IsTopic() {
-		s.dispatchPart(h.p)
-	}
-}
-
-// recoverTx puts a prepared transaction's share back: its sends wait for
-// the commit, the messages it acknowledged (recovered as pending) are held.
-func (s *shard) recoverTx(pt *PreparedTx) error {
-	held := make([]heldEntry, 0, len(pt.Acks))
-	for _, a := range pt.Acks {
-		var q *deque
-		var p *part
-		d := s.dests[a.Dest]
-		if a.Dest.Type.IsTopic() {
-			if p = s.durables[a.Sub]; p != nil {
-				q = &p.pending
-			}
-		} else if d != nil {
-			q = &d.pending
-		}
-		if q == nil {
-			continue // nothing stored for it any more
-		}
-		var found *entry
-		q.filter(func(e *entry) bool {
-			if found == nil && e.seq == a.Seq && e.dest == d {
-				found = e
-				return true
-			}
-			return false
-		})
-		if found != nil {
-			found.dest.held++
-			held = append(held, heldEntry{p: p, e: found})
-		}
-	}
-	e := s.e
-	id := pt.XID.String()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	t := e.prepared[id]
-	if t == nil {
-		t = &tx{prepared: true, xid: pt.XID, held: make([][]heldEntry, len(e.shards))}
-		e.prepared[id] = t
-	}
-	t.shards = append(t.shards, s.idx)
-	t.sends = append(t.sends, pt.Adds...)
-	t.held[s.idx] = held
-	return nil
+	return e.request(t.shards, func(*shard) command { return command{op: opXARollback, ctl: &xaCmd{t: t}} })
 }
 
 type txAck struct {
@@ -364,48 +196,21 @@ func (c *Conn) Commit(id string) error {
 	for s := range shares {
 		idx = append(idx, s.idx)
 	}
-	var sendErr error
-	var mu sync.Mutex
-	err := c.e.onShardsDurable(idx, func(s *shard) {
-		sh := shares[s]
-		for _, a := range sh.acks {
-			s.ack(a.sub, a.id, a.cumulative)
-		}
-		for _, m := range sh.sends {
-			if err := s.send(m); err != nil {
-				mu.Lock()
-				if sendErr == nil {
-					sendErr = err
-				}
-				mu.Unlock()
-			}
-		}
+	xs := map[int]*txCommitCmd{}
+	err := c.e.request(idx, func(s *shard) command {
+		x := &txCommitCmd{share: shares[s], subj: c.subject}
+		xs[s.idx] = x
+		return command{op: opTxCommit, ctl: x}
 	})
 	if err != nil {
 		return err
 	}
-	return sendErr
-}
-
-type txDone struct {
-	wg  *sync.WaitGroup
-	mu  *sync.Mutex
-	err *error
-}
-
-func (d *txDone) fail(err error) {
-	d.mu.Lock()
-	if *d.err == nil {
-		*d.err = err
+	for _, i := range idx {
+		if err := xs[i].sendErr; err != nil {
+			return err
+		}
 	}
-	d.mu.Unlock()
-}
-
-func (d *txDone) Complete(_ uint64, err error) {
-	if err != nil {
-		d.fail(err)
-	}
-	d.wg.Done()
+	return nil
 }
 
 // Rollback discards the transaction's sends; the deliveries it acknowledged
@@ -418,20 +223,13 @@ func (c *Conn) Rollback(id string) error {
 	if t.prepared {
 		return c.e.rollbackPrepared(t)
 	}
-	subs := map[*Subscription]bool{}
-	for _, a := range t.acks {
-		subs[a.sub] = true
-	}
+	subs := t.ackedSubs()
 	if len(subs) == 0 {
 		return nil
 	}
 	// Waits for the rollbacks, so that a following receive sees the
 	// redelivered messages.
-	return c.e.onShards(nil, func(s *shard) {
-		for sub := range subs {
-			s.txRollback(sub, t)
-		}
-	})
+	return c.e.request(nil, func(*shard) command { return command{op: opTxRollback, ctl: &txSubsCmd{t: t, subs: subs}} })
 }
 
 // RollbackKeep discards the transaction's sends and turns its acks back
@@ -449,85 +247,23 @@ func (c *Conn) RollbackKeep(id string) error {
 	if t.prepared {
 		return c.e.rollbackPrepared(t)
 	}
-	subs := map[*Subscription]bool{}
-	for _, a := range t.acks {
-		subs[a.sub] = true
-	}
+	subs := t.ackedSubs()
 	if len(subs) == 0 {
 		return nil
 	}
-	return c.e.onShards(nil, func(s *shard) {
-		for sub := range subs {
-			s.txRestore(sub, t)
-		}
-	})
+	return c.e.request(nil, func(*shard) command { return command{op: opTxRestore, ctl: &txSubsCmd{t: t, subs: subs}} })
 }
 
-// txRestore makes the deliveries acknowledged in t unacknowledged again,
-// still in flight to the same consumer, and takes back the credit their
-// acks gave.
-func (s *shard) txRestore(sub *Subscription, t *tx) {
-	p := s.parts[sub]
-	if p == nil {
-		return
-	}
-	n := 0
-	for _, e := range p.inflight {
-		if e.tx == t {
-			e.tx = nil
-			n++
+// ackedSubs lists the subscriptions whose deliveries t acknowledged, each
+// once, in the order of their first ack.
+func (t *tx) ackedSubs() []*Subscription {
+	var out []*Subscription
+	seen := map[*Subscription]bool{}
+	for _, a := range t.acks {
+		if !seen[a.sub] {
+			seen[a.sub] = true
+			out = append(out, a.sub)
 		}
 	}
-	if n > 0 && sub.Prefetch() > 0 {
-		sub.credit.Add(-int64(n))
-	}
-}
-
-// txMark marks deliveries acknowledged inside a transaction: they stay in
-// flight until the commit, but give their credit back so that the consumer
-// keeps receiving (ActiveMQ's DELIVERED ack).
-func (s *shard) txMark(sub *Subscription, id uint64, cumulative bool, t *tx) {
-	p := s.parts[sub]
-	if p == nil {
-		return
-	}
-	credit := 0
-	for _, e := range p.inflight {
-		if cumulative && seqOf(e.id) > seqOf(id) {
-			break
-		}
-		if (cumulative || e.id == id) && e.tx == nil {
-			e.tx = t
-			credit++
-		}
-	}
-	if credit > 0 && sub.returnCredit(credit) {
-		s.creditReturned(p)
-	}
-}
-
-// txRollback redelivers the deliveries of sub acknowledged in a
-// transaction that rolled back.
-func (s *shard) txRollback(sub *Subscription, t *tx) {
-	p := s.parts[sub]
-	if p == nil {
-		return
-	}
-	keep := p.inflight[:0]
-	var back []*entry
-	for _, e := range p.inflight {
-		if e.tx == t {
-			back = append(back, e)
-			continue
-		}
-		keep = append(keep, e)
-	}
-	clear(p.inflight[len(keep):])
-	p.inflight = keep
-	for _, e := range back {
-		e.dest.inflight--
-		e.redeliveries++
-		s.requeue(p, e)
-	}
-	s.dispatchPart(p)
+	return out
 }

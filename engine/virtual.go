@@ -130,21 +130,3 @@ func (e *Engine) virtualCopies(topic message.Destination) []message.Destination 
 	}
 	return out
 }
-
-// forward sends a copy of m to d (on whichever shard owns it) with
-// OriginalDestination set, as virtual destinations do.
-func (s *shard) forward(m *message.Message, d message.Destination) {
-	c := m.Clone()
-	c.Original = m.Original
-	c.Destination = d
-	if c.OriginalDestination.IsZero() {
-		c.OriginalDestination = m.Destination
-	}
-	if ts := s.e.shardFor(d); ts == s {
-		if err := s.send(c); err != nil {
-			s.log.Warn("forwarded message dropped", "dest", d.String(), "msg_id", m.ID, "err", err)
-		}
-	} else {
-		ts.mailbox(command{op: opInternal, msg: c})
-	}
-}

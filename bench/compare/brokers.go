@@ -262,7 +262,7 @@ func startWharf(ctx context.Context, bin, confXML, dir string, withMQTT bool) (*
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"run", "--config", conf, "--log-level", "warn"}
+	args := []string{"run", "--config", conf, "--log-level", "warn", "--http=false"}
 	for _, p := range bp.props(filepath.Join(dir, "data")) {
 		args = append(args, "-D"+p)
 	}

@@ -222,7 +222,7 @@ func startWharf(bin, dir string, port int) (*exec.Cmd, error) {
 	if err := os.WriteFile(cfg, []byte(y), 0o644); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "run", "--config", cfg, "--log-level", "warn")
+	cmd := exec.Command(bin, "run", "--config", cfg, "--log-level", "warn", "--http=false")
 	cmd.Stderr = os.Stderr
 	return cmd, cmd.Start()
 }

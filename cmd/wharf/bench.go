@@ -39,15 +39,26 @@ Examples:
   wharf bench --url mqtt://127.0.0.1:1883 --scenario topic --subscribers 10 \
       --qos 1 --count 20000 --plot topic.svg
   wharf bench --url amqp://127.0.0.1:5672 --settle presettled --count 50000
+  wharf bench --url stomp+ssl://127.0.0.1:61614 --ca ca.pem \
+      --user orders-svc --password secret --count 50000
+  wharf bench --url ssl://localhost:61617 --ca ca.pem \
+      --cert client1.pem --key client1-key.pem --scenario connections
 
 Broker and scenario:
   --url URL             broker: stomp://host:port, tcp://host:port
                         (OpenWire; also nio://), mqtt://host:port (MQTT
-                        3.1.1) or amqp://host:port (AMQP 1.0);
+                        3.1.1) or amqp://host:port (AMQP 1.0); over TLS
+                        stomp+ssl://, ssl:// (OpenWire; also nio+ssl://),
+                        mqtt+ssl:// or amqp+ssl:// (also amqps://);
                         user:pass@host logs in (over AMQP with SASL PLAIN,
                         ANONYMOUS without), e.g.
                         --url stomp://admin:secret@127.0.0.1:61613
                         (default tcp://127.0.0.1:61616)
+  --user NAME           log in as NAME, instead of user:pass@ in --url,
+                        e.g. --user orders-svc --password secret
+                        (default: the URL's user, else none)
+  --password PASS       the password of --user (visible to ps: prefer a
+                        throw-away account), e.g. --password secret
   --scenario NAME       queue: --producers send to one queue, --consumers
                         share it; topic: --producers publish, each of
                         --subscribers gets every message; reqreply:
@@ -141,6 +152,21 @@ AMQP (amqp:// URLs):
                         protocols take only unsettled. E.g.
                         --settle presettled (default unsettled)
 
+TLS (stomp+ssl://, ssl://, mqtt+ssl://, amqp+ssl:// URLs):
+  --ca FILE             PEM certificates that sign the broker's; the
+                        broker's certificate must name the URL's host
+                        (DNS or IP subject alternative name), e.g.
+                        --ca ca.pem (default: the system's roots)
+  --cert FILE           PEM client certificate (chain) for a broker that
+                        asks for one (needClientAuth, wantClientAuth),
+                        with --key, e.g. --cert client1.pem
+  --key FILE            PEM unencrypted private key of --cert, e.g.
+                        --key client1-key.pem
+
+  Over TLS every connection makes a full handshake (TLS 1.2 or 1.3, no
+  session resumption); the connections scenario counts it in the time to
+  open a connection.
+
 Connections scenario:
   --connections N       connections to open, e.g. --connections 10000
                         (default 1000)
@@ -207,6 +233,11 @@ func newBenchFlags() *benchFlags {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	fs.StringVar(&cfg.URL, "url", cfg.URL, "")
+	fs.StringVar(&cfg.User, "user", "", "")
+	fs.StringVar(&cfg.Password, "password", "", "")
+	fs.StringVar(&cfg.CAFile, "ca", "", "")
+	fs.StringVar(&cfg.CertFile, "cert", "", "")
+	fs.StringVar(&cfg.KeyFile, "key", "", "")
 	f.scenario = fs.String("scenario", string(cfg.Scenario), "")
 	fs.StringVar(&cfg.Destination, "destination", "", "")
 	fs.IntVar(&cfg.Producers, "producers", cfg.Producers, "")

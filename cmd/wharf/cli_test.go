@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"wharf/protocols/stomp"
+	"wharf/internal/version"
 )
 
 // asWharfEnv makes the test binary run main() with the arguments after
@@ -78,6 +78,16 @@ func TestWharfCommandLineHelp(t *testing.T) {
 		{[]string{"kahadb", "--help"}, "wharf kahadb check DIR"},
 		{[]string{"bench", "--help"}, "wharf bench [flags]"},
 		{[]string{"help"}, "wharf run [flags]"},
+		{[]string{"help"}, "wharf dlq list|replay|purge"},
+		{[]string{"dstat", "--help"}, "wharf dstat [queues|topics] [flags]"},
+		{[]string{"query", "-h"}, "-Q<type>=<name>"},
+		{[]string{"browse", "--help"}, "wharf browse QUEUE [--selector S] [--max N]"},
+		{[]string{"purge", "--help"}, "wharf purge QUEUE... [--selector S]"},
+		{[]string{"dlq", "--help"}, "wharf dlq replay [QUEUE] [--selector S]"},
+		{[]string{"dlq", "replay", "--help"}, "wharf dlq replay [QUEUE] [--selector S]"},
+		{[]string{"connections", "--help"}, "Client ID, Remote Address, User and\nProtocol"},
+		{[]string{"producer", "--help"}, "--transactionBatchSize N"},
+		{[]string{"consumer", "--help"}, "--receiveTimeout D"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, out, errOut := runWharf(t, tc.args...)
@@ -177,7 +187,7 @@ transport_connectors:
 `, filepath.Join(dir, "data")), 0o644)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := wharfCommand(ctx, "run", "--config", cfg, "--log-format", "json", "--log-level", "debug")
+	cmd := wharfCommand(ctx, "run", "--config", cfg, "--log-format", "json", "--log-level", "debug", "--http=false")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +220,7 @@ transport_connectors:
 		t.Fatalf("wharf after SIGTERM: %v, want exit status 0; log:\n%s", err, strings.Join(lines, "\n"))
 	}
 	want := map[string]any{
-		"version":   stomp.Version,
+		"version":   version.Broker,
 		"shards":    float64(2),
 		"data_dir":  filepath.Join(dir, "data"),
 		"store_dir": filepath.Join(dir, "data", "kahadb"),

@@ -1,8 +1,11 @@
 // Command wharf is the Wharf message broker.
 //
-//	wharf run [--config FILE] [-Dname=value ...] [--log-level LEVEL] [--trusted-network]
+//	wharf run [--config FILE] [-Dname=value ...] [--log-level LEVEL] [--trusted-network] [--http=false]
 //	wharf kahadb dump|check|pins|activemq DIR
 //	wharf bench [--url URL] [--scenario NAME] [flags]
+//	wharf encrypt|decrypt --password PASSWORD --input TEXT
+//	wharf dstat|query|browse|purge|dlq|connections|stop [flags]
+//	wharf producer|consumer [flags]
 //	wharf version
 package main
 
@@ -16,13 +19,17 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"wharf/cmd/wharf/wiring"
+	"wharf/engine"
 	"wharf/engine/broker"
 	"wharf/engine/config"
-	"wharf/protocols/stomp"
+	"wharf/internal/version"
+	httpserver "wharf/protocols/http"
 )
 
 const usage = `wharf: an ActiveMQ Classic compatible message broker
@@ -36,47 +43,100 @@ Usage:
                         5.17 opens a Wharf store of several shards
   wharf bench [flags]   load-test a broker over STOMP, OpenWire, MQTT or AMQP and check
                         exactly-once delivery (wharf bench --help)
+  wharf encrypt --password P --input TEXT
+  wharf decrypt --password P --input VALUE
+                        make or read an ENC() value, as "activemq encrypt" and
+                        "activemq decrypt" do (wharf encrypt --help)
   wharf version         print the version
   wharf help            print this help
+
+Admin commands, for a running broker over its Jolokia API (--url, default
+http://127.0.0.1:8161, or --config FILE, the broker's activemq.xml or YAML,
+for its web server's address; --user and --password or WHARF_USER and
+WHARF_PASSWORD; --json; "wharf COMMAND --help" for each):
+  wharf dstat [queues|topics]
+                        a table of the destinations' figures, as
+                        "activemq dstat"
+  wharf query -QQueue=NAME [--view ATTR,...]
+                        the attributes of MBeans, as "activemq query"
+  wharf browse QUEUE [--selector S] [--max N]
+                        the messages on a queue, as "activemq browse"
+  wharf purge QUEUE... [--selector S]
+                        remove the messages of queues, as "activemq purge"
+  wharf dlq list|replay|purge [QUEUE]
+                        the dead-letter queues; send their messages back
+                        to where they came from, or remove them
+  wharf connections     the client connections
+  wharf stop            stop the broker cleanly (as SIGTERM does), as
+                        "activemq stop"; waits until it is gone
+  Exit status: 0 done; 1 an operation failed or what was named does not
+  exist; 2 a bad flag or argument; 3 the broker cannot be reached, or
+  refused the login or the operation.
+
+Clients, over STOMP (--broker-url, default stomp://127.0.0.1:61613):
+  wharf producer [--destination queue://X|topic://X] [--messageCount N]
+  wharf consumer [--destination queue://X|topic://X] [--messageCount N]
+                        send or receive messages, as "activemq producer"
+                        and "activemq consumer"
 
 Flags of run:
   --config FILE         activemq.xml or native YAML (.yaml/.yml) configuration;
                         without it: OpenWire on 127.0.0.1:61616, STOMP on
                         127.0.0.1:61613, MQTT on 127.0.0.1:1883, AMQP on
-                        127.0.0.1:5672, store under ./data
+                        127.0.0.1:5672, web server on 127.0.0.1:8161, store
+                        under ./data
   -Dname=value          set a ${name} placeholder of the config (repeatable);
-                        the environment is consulted after these
+                        the environment is consulted after these.
+                        -Dorg.apache.activemq.store.kahadb.LOG_SLOW_ACCESS_TIME=MS
+                        logs "Slow KahaDB access" for journal writes slower
+                        than MS milliseconds (default 500; 0 turns it off)
   --log-level LEVEL     debug, info (default), warn or error
   --log-format FORMAT   text (default) or json
+  --http=false          do not start the web server (health checks, Prometheus
+                        metrics, Jolokia, the web console at /admin/), which
+                        otherwise listens on 127.0.0.1:8161 or
+                        where the configuration's jetty.xml import (or YAML
+                        http) says; see docs/http.md
   --trusted-network     let connectors listen on non-loopback addresses (such as
-                        the 0.0.0.0 of ActiveMQ's stock activemq.xml) without
-                        authentication, which Wharf cannot configure yet: anyone
-                        who can reach the ports can use the broker. Logged at
-                        Warn at every start, with those listeners
+                        the 0.0.0.0 of ActiveMQ's stock activemq.xml) although
+                        no authentication plugin is configured: anyone who can
+                        reach the ports can use the broker. Logged at Warn at
+                        every start, with those listeners. With an
+                        authentication plugin in <plugins> it is not needed
 
 Exit status of run: 0 once stopped by SIGINT or SIGTERM, in any phase (a
 signal while the broker waits for its store's lock or recovers its journal
-abandons the start-up); 1 on an error. A second signal during a slow stop
+abandons the start-up), or by wharf stop once it runs; 1 on an error. A second signal during a slow stop
 exits at once, without a clean shutdown, with status 1.
 
 Protocols in this build: OpenWire 1-12 (tcp://, nio://: ActiveMQ's JMS client,
 failover: URLs included), STOMP 1.0/1.1/1.2 (stomp://, stomp+nio://), MQTT
 3.1/3.1.1/5 (mqtt://, mqtt+nio://), AMQP 1.0 (amqp://, amqp+nio://), and STOMP,
-MQTT and AMQP over WebSocket (ws://, stomp+ws://, mqtt+ws://, amqp+ws://). TLS
-connectors are reported as not supported yet.
+MQTT and AMQP over WebSocket (ws://, stomp+ws://, mqtt+ws://, amqp+ws://; STOMP
+and MQTT also at the web server's /stomp and /mqtt with YAML http.websocket, see
+docs/http.md). Each also over TLS with the broker's <sslContext> (ssl://,
+nio+ssl://, stomp+ssl://, mqtt+ssl://, amqp+ssl://, amqps://, wss://, ...).
 `
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "wharf:", err)
-		os.Exit(1)
+	err := run(os.Args[1:], os.Stdout, os.Stderr)
+	if err == nil {
+		return
 	}
+	fmt.Fprintln(os.Stderr, "wharf:", err)
+	os.Exit(exitCode(err))
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return errors.New("no command given")
+	}
+	if cmd, ok := adminCommands[args[0]]; ok {
+		if err := cmd(args[1:], stdout, stderr); !errors.Is(err, errHelpShown) {
+			return err
+		}
+		return nil
 	}
 	switch args[0] {
 	case "run":
@@ -85,8 +145,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runKahaDB(args[1:], stdout, stderr)
 	case "bench":
 		return runBench(args[1:], stdout, stderr)
+	case "encrypt", "decrypt":
+		return runEncrypt(args[0], args[1:], stdout)
 	case "version", "--version":
-		fmt.Fprintln(stdout, "wharf", stomp.Version)
+		fmt.Fprintln(stdout, "wharf", version.Broker)
 		return nil
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
@@ -117,6 +179,7 @@ func runBroker(args []string, stdout, stderr io.Writer) error {
 	level := fs.String("log-level", "info", "log level")
 	format := fs.String("log-format", "text", "log format")
 	trusted := fs.Bool("trusted-network", false, "allow non-loopback listeners without authentication")
+	web := fs.Bool("http", true, "start the web server")
 	// -Dname=value is Java's form, which the flag package would read as a
 	// flag called "Dname": take those out first.
 	vars := defines{}
@@ -147,6 +210,10 @@ func runBroker(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("run takes no arguments, got %q", fs.Args())
 	}
+	slow, err := slowAccessTime(vars)
+	if err != nil {
+		return err
+	}
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
 		return fmt.Errorf("--log-level %q: want debug, info, warn or error", *level)
@@ -164,7 +231,7 @@ func runBroker(args []string, stdout, stderr io.Writer) error {
 
 	var cfg *config.Config
 	if *cfgPath != "" {
-		c, err := config.LoadFileWith(*cfgPath, vars, config.LoadOptions{TrustedNetwork: *trusted})
+		c, err := config.LoadFileWith(*cfgPath, vars, config.LoadOptions{TrustedNetwork: *trusted, NoHTTP: !*web, Decrypt: wiring.Decrypt})
 		if err != nil {
 			return err
 		}
@@ -172,6 +239,7 @@ func runBroker(args []string, stdout, stderr io.Writer) error {
 	} else {
 		c := config.Default()
 		c.TrustedNetwork = *trusted
+		c.HTTP.Enabled = *web
 		c.Persistence.KahaDB.Directory = filepath.Join(c.DataDirectory, "kahadb")
 		f := wiring.Factories()
 		for _, t := range config.DefaultTransports() {
@@ -185,7 +253,7 @@ func runBroker(args []string, stdout, stderr io.Writer) error {
 	if source == "" {
 		source = "built-in defaults"
 	}
-	log.Info("starting", "version", stomp.Version, "config", source, "data_dir", cfg.DataDirectory, "pid", os.Getpid())
+	log.Info("starting", "version", version.Broker, "config", source, "data_dir", cfg.DataDirectory, "pid", os.Getpid())
 	// The handler is in place before the store is opened: a signal
 	// while the broker waits for the store's lock, recovers its journal
 	// or starts its connectors abandons the start-up, and one that comes
@@ -197,16 +265,78 @@ func runBroker(args []string, stdout, stderr io.Writer) error {
 	done := make(chan struct{})
 	defer close(done)
 	go watchSignals(sig, done, stop, log, os.Exit)
-	b, err := broker.StartContext(ctx, cfg, broker.Options{Factories: wiring.Factories(), Logger: log, Version: stomp.Version})
+	// The web server first: /healthz answers and /readyz says "not
+	// ready" while the store recovers.
+	var srv *httpserver.Server
+	factories := wiring.Factories()
+	if cfg.HTTP.Enabled {
+		jm := httpserver.NewJournalMetrics()
+		s, err := wiring.StartHTTP(cfg, false, jm, log)
+		if err != nil {
+			return err
+		}
+		srv, factories = s, wiring.FactoriesObserved(jm)
+	}
+	bo := broker.Options{Factories: factories, Logger: log, Version: version.Broker}
+	if slow != 0 {
+		bo.Engine = func(o *engine.Options) { o.SlowStoreThreshold = slow }
+	}
+	if srv != nil {
+		// Ready before "broker started" is logged: scripts and tests that
+		// wait for the line then find /readyz saying so.
+		bo.Started = srv.Ready
+	}
+	b, err := broker.StartContext(ctx, cfg, bo)
 	if err != nil {
+		if srv != nil {
+			srv.Close()
+		}
 		if ctx.Err() != nil {
 			log.Info("start-up abandoned", "reason", context.Cause(ctx).Error(), "err", err)
 			return nil
 		}
 		return err
 	}
-	<-ctx.Done()
-	return b.Close()
+	if srv == nil {
+		<-ctx.Done()
+		return b.Close()
+	}
+	select {
+	case <-ctx.Done():
+	case <-srv.StopRequested():
+		// The stop operation of the API (wharf stop): the same stop as a
+		// signal's.
+		log.Info("stopping", "reason", "stop operation over the management API")
+		stop(errors.New("stop operation over the management API"))
+	}
+	// Not ready before the connectors close, so that load balancers
+	// stop sending clients; the web server last, so that /healthz
+	// answers during the stop.
+	srv.NotReady()
+	return errors.Join(b.Close(), srv.Close())
+}
+
+// slowAccessDefine is the system property with which ActiveMQ turns on its
+// "Slow KahaDB access" lines (AbstractKahaDBStore.LOG_SLOW_ACCESS_TIME).
+const slowAccessDefine = "org.apache.activemq.store.kahadb.LOG_SLOW_ACCESS_TIME"
+
+// slowAccessTime reads -Dorg.apache.activemq.store.kahadb.LOG_SLOW_ACCESS_TIME
+// (milliseconds) as the engine's SlowStoreThreshold: 0 when it is not
+// given (the engine's default, 500 ms), negative when it is 0 (off, as in
+// ActiveMQ).
+func slowAccessTime(vars defines) (time.Duration, error) {
+	v, ok := vars[slowAccessDefine]
+	if !ok {
+		return 0, nil
+	}
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || ms < 0 {
+		return 0, fmt.Errorf("-D%s=%s: want a number of milliseconds (0 turns the warning off)", slowAccessDefine, v)
+	}
+	if ms == 0 {
+		return -1, nil
+	}
+	return time.Duration(ms) * time.Millisecond, nil
 }
 
 // watchSignals stops the broker at the first signal on sig, by calling

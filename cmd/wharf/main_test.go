@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestWharfCommandLine(t *testing.T) {
@@ -50,5 +51,34 @@ func TestWharfBenchCommandLine(t *testing.T) {
 	}
 	if err := run([]string{"bench", "--scenario", "nonsense"}, &out, &errOut); err == nil {
 		t.Fatal("an unknown scenario was accepted")
+	}
+}
+
+// TestWharfSlowAccessTimeDefine: ActiveMQ's system property for its "Slow
+// KahaDB access" lines sets the engine's threshold; 0 turns them off, as in
+// ActiveMQ, and a value that is not milliseconds is refused.
+func TestWharfSlowAccessTimeDefine(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		vars    defines
+		want    time.Duration
+		wantErr bool
+	}{
+		{"absent: the engine's default", defines{}, 0, false},
+		{"milliseconds", defines{slowAccessDefine: "1500"}, 1500 * time.Millisecond, false},
+		{"zero turns it off", defines{slowAccessDefine: "0"}, -1, false},
+		{"not a number", defines{slowAccessDefine: "fast"}, 0, true},
+		{"negative", defines{slowAccessDefine: "-5"}, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := slowAccessTime(tc.vars)
+			if got != tc.want || (err != nil) != tc.wantErr {
+				t.Fatalf("slowAccessTime(%v) = %v, %v; want %v, error %v", tc.vars, got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+	var out, errOut bytes.Buffer
+	if err := run([]string{"run", "-D" + slowAccessDefine + "=soon"}, &out, &errOut); err == nil || !strings.Contains(err.Error(), slowAccessDefine) {
+		t.Fatalf("wharf run with a bad %s: %v, want an error naming it", slowAccessDefine, err)
 	}
 }

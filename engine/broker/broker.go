@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"wharf/engine"
 	"wharf/engine/config"
@@ -54,7 +55,22 @@ type Factories struct {
 	// Temp opens the temp store; nil spills nothing (non-persistent
 	// messages then stay in memory and memory limits block producers).
 	Temp TempFactory
+	// Security builds the authentication and authorization plugins of
+	// cfg.Security; nil (or a config that configures none) lets every
+	// client do everything (engine.AllowAll).
+	Security SecurityFactory
 }
+
+// Security is a running security plugin: the engine's two hooks, and
+// Close to stop what it runs (the JAAS plugin's file reload).
+type Security interface {
+	engine.Authenticator
+	engine.Authorizer
+	Close() error
+}
+
+// SecurityFactory builds the security plugin for cfg.Security.
+type SecurityFactory func(cfg *config.Config, log *slog.Logger) (Security, error)
 
 // Options adjust how a config is run.
 type Options struct {
@@ -68,6 +84,10 @@ type Options struct {
 	Engine func(*engine.Options)
 	// Version is logged when the broker has started; may be empty.
 	Version string
+	// Started, when set, is called with the running engine just before
+	// "broker started" is logged (the web server's readiness), so that
+	// whoever waits for that line finds everything it announces in place.
+	Started func(*engine.Engine)
 }
 
 // Broker is a running broker.
@@ -76,6 +96,7 @@ type Broker struct {
 	log       *slog.Logger
 	store     engine.Store
 	e         *engine.Engine
+	security  Security
 	listeners []named
 }
 
@@ -121,6 +142,15 @@ func (b *Broker) start(ctx context.Context, o Options) (err error) {
 	if sf == nil {
 		return fmt.Errorf("%w: persistence adapter %q", ErrUnsupported, kind)
 	}
+	// ActiveMQ's start-up lines (BrokerService.start), in its words: a
+	// long recovery comes between these two and "broker started".
+	starting := []any{"broker", cfg.BrokerName}
+	if o.Version != "" {
+		starting = append(starting, "version", o.Version)
+	}
+	log.Info("broker is starting", starting...)
+	adapter := persistenceAdapter(cfg, kind)
+	log.Info("Using Persistence Adapter", "adapter", adapter)
 	// Not straight into b.store: a failed factory's typed nil (a nil
 	// *kahadb.Store) would be a non-nil engine.Store for Close.
 	st, err := sf(ctx, cfg, log)
@@ -145,7 +175,11 @@ func (b *Broker) start(ctx context.Context, o Options) (err error) {
 		OfflineDurableSubscriberTaskSchedule: cfg.OfflineDurableSubscriberTaskSchedule,
 		DisableAdvisories:                    !cfg.AdvisorySupport,
 		SchedulerSupport:                     cfg.SchedulerSupport,
+		DisableStatistics:                    !cfg.EnableStatistics,
 		CompositeFor:                         composites,
+	}
+	if err := b.startSecurity(o.Factories.Security, &eo); err != nil {
+		return err
 	}
 	if cfg.UseVirtualTopics || cfg.InterceptorsConfigured {
 		for _, vt := range cfg.VirtualTopics {
@@ -154,23 +188,38 @@ func (b *Broker) start(ctx context.Context, o Options) (err error) {
 			})
 		}
 	}
+	tempDir := ""
 	if tf := o.Factories.Temp; tf != nil {
 		// persistent="false" brokers spill too, as ActiveMQ's do to
 		// tmp_storage.
-		dir := cfg.TmpDataDirectory
-		if dir == "" {
-			dir = filepath.Join(cfg.DataDirectory, cfg.BrokerName, "tmp_storage")
+		tempDir = cfg.TmpDataDirectory
+		if tempDir == "" {
+			tempDir = filepath.Join(cfg.DataDirectory, cfg.BrokerName, "tmp_storage")
 		}
-		if eo.Temp, err = tf(dir, log); err != nil {
-			return fmt.Errorf("open temp store %s: %w", dir, err)
+		if eo.Temp, err = tf(tempDir, log); err != nil {
+			return fmt.Errorf("open temp store %s: %w", tempDir, err)
 		}
+		log.Info("PListStore started", "store", "PListStore:["+tempDir+"]")
 	}
 	if o.Engine != nil {
 		o.Engine(&eo)
 	}
+	// Recovery: the shards open their stores (a KahaDB journal replay)
+	// and rebuild their destinations. Timed for the start-up summary with
+	// the wall clock, as an operator reads it.
+	recoveryStart := time.Now()
 	if b.e, err = engine.NewContext(ctx, eo); err != nil {
 		return err
 	}
+	recoveryTook := time.Since(recoveryStart)
+	u := b.e.Usage()
+	if dir := storeDir(cfg, kind); dir != "" {
+		warnUsageLimit(log, "Store", dir, u.StoreLimit, u.StoreUsed)
+	}
+	if tempDir != "" {
+		warnUsageLimit(log, "Temporary Store", tempDir, u.TempLimit, u.TempUsed)
+	}
+	var connectors []string
 	for _, t := range cfg.Transports {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("start transport connector %q: %w", t.Name, err)
@@ -189,12 +238,16 @@ func (b *Broker) start(ctx context.Context, o Options) (err error) {
 			return fmt.Errorf("transport connector %q (%s): %w", t.Name, t.URI, err)
 		}
 		b.listeners = append(b.listeners, named{t.Name, l})
-		log.Info("listening", "connector", t.Name, "scheme", t.Scheme, "addr", l.Addr().String())
+		uri := t.Scheme + "://" + l.Addr().String()
+		connectors = append(connectors, t.Name+"="+uri)
+		// TransportServerThreadSupport's and TransportConnector's lines.
+		log.Info("Listening for connections at", "connector", t.Name, "scheme", t.Scheme, "addr", l.Addr().String(), "uri", uri)
+		log.Info("Connector started", "connector", t.Name)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("broker start: %w", err)
 	}
-	if open := b.openListeners(); len(open) > 0 {
+	if open := b.openListeners(); len(open) > 0 && cfg.Security.Authentication == nil {
 		// Every start, so that a trusted-network broker is never silent
 		// about it (config.Config.TrustedNetwork).
 		log.Warn("trusted network: listening on non-loopback addresses without authentication; anyone who can reach these ports can use the broker",
@@ -205,14 +258,57 @@ func (b *Broker) start(ctx context.Context, o Options) (err error) {
 		attrs = append(attrs, "version", o.Version)
 	}
 	attrs = append(attrs, "shards", b.e.Shards(), "data_dir", cfg.DataDirectory, "store", kind)
-	switch kind {
-	case config.KindKahaDB:
-		attrs = append(attrs, "store_dir", cfg.Persistence.KahaDB.Directory)
-	case config.KindMKahaDB:
-		attrs = append(attrs, "store_dir", cfg.Persistence.MKahaDB.Directory)
+	if dir := storeDir(cfg, kind); dir != "" {
+		attrs = append(attrs, "store_dir", dir)
+	}
+	// The start-up summary: every connector, the store and what its
+	// recovery found, on the line operators and scripts wait for.
+	r := b.e.Recovered()
+	attrs = append(attrs, "connectors", connectors, "adapter", adapter,
+		"messages_recovered", r.Messages, "destinations", r.Destinations, "durable_subs", r.DurableSubs,
+		"prepared_xa_transactions", r.PreparedTransactions, "scheduled_jobs", r.ScheduledJobs,
+		"recovery_ms", recoveryTook.Milliseconds())
+	if o.Started != nil {
+		o.Started(b.e)
 	}
 	log.Info("broker started", attrs...)
 	return nil
+}
+
+// storeDir is the directory of a KahaDB or mKahaDB store, "" for others.
+func storeDir(cfg *config.Config, kind string) string {
+	switch kind {
+	case config.KindKahaDB:
+		return cfg.Persistence.KahaDB.Directory
+	case config.KindMKahaDB:
+		return cfg.Persistence.MKahaDB.Directory
+	case config.KindLSM:
+		return cfg.Persistence.LSM.Directory
+	}
+	return ""
+}
+
+// persistenceAdapter names the store as ActiveMQ's adapters name
+// themselves (their toString, which "Using Persistence Adapter" prints).
+func persistenceAdapter(cfg *config.Config, kind string) string {
+	switch kind {
+	case config.KindKahaDB:
+		return "KahaDBPersistenceAdapter[" + absPath(cfg.Persistence.KahaDB.Directory) + "]"
+	case config.KindMKahaDB:
+		return "MultiKahaDBPersistenceAdapter[" + absPath(cfg.Persistence.MKahaDB.Directory) + "]"
+	case config.KindLSM:
+		return "WharfLSMPersistenceAdapter[" + absPath(cfg.Persistence.LSM.Directory) + "]"
+	case config.KindMemory:
+		return "MemoryPersistenceAdapter"
+	}
+	return kind
+}
+
+func absPath(dir string) string {
+	if a, err := filepath.Abs(dir); err == nil {
+		return a
+	}
+	return dir
 }
 
 // openListeners names the listeners on non-loopback addresses as
@@ -256,6 +352,21 @@ func (b *Broker) Addrs() map[string]net.Addr {
 	return m
 }
 
+// OpenConnections returns, by connector name, the connections open on
+// each connector that counts them (the TCP and TLS ones: accepted and not
+// yet closed, whether or not their handshake finished). Churn and
+// slowloris tests wait on it to know the broker has closed every socket.
+// Safe from any goroutine.
+func (b *Broker) OpenConnections() map[string]int {
+	m := map[string]int{}
+	for _, n := range b.listeners {
+		if c, ok := n.l.(interface{ Conns() int }); ok {
+			m[n.name] = c.Conns()
+		}
+	}
+	return m
+}
+
 // Close stops the listeners (closing every connection), then the engine,
 // then the store.
 func (b *Broker) Close() error {
@@ -271,6 +382,10 @@ func (b *Broker) Close() error {
 	if b.store != nil {
 		errs = append(errs, b.store.Close())
 		b.store = nil
+	}
+	if b.security != nil {
+		errs = append(errs, b.security.Close())
+		b.security = nil
 	}
 	err := errors.Join(errs...)
 	if err == nil {
@@ -295,6 +410,7 @@ func Policy(p *config.PolicyEntry) engine.Policy {
 	ep.CursorMemoryHighWaterMark = p.CursorMemoryHighWaterMark
 	ep.VMCursor = p.PendingQueuePolicy == "vm"
 	ep.ProducerFlowControl = p.ProducerFlowControl
+	ep.BlockedProducerWarningInterval = p.BlockedProducerWarningInterval
 	ep.AdvisoryForConsumed, ep.AdvisoryForDelivery = p.AdvisoryForConsumed, p.AdvisoryForDelivery
 	ep.AdvisoryWhenFull, ep.AdvisoryForSlowConsumers = p.AdvisoryWhenFull, p.AdvisoryForSlowConsumers
 	ep.AdvisoryForFastProducers = p.AdvisoryForFastProducers
@@ -338,6 +454,48 @@ func concurrentStoreAndDispatch(cfg *config.Config, kind string) bool {
 		}
 	}
 	return false
+}
+
+// startSecurity builds the security plugin the config asks for and hands
+// its hooks to the engine. A config with <plugins> security but a build
+// without a security factory is refused: running it open would be the
+// opposite of what the operator asked for.
+func (b *Broker) startSecurity(sf SecurityFactory, eo *engine.Options) error {
+	sec := b.cfg.Security
+	configured := sec.Authentication != nil || sec.Authorization != nil
+	if !configured {
+		// engine.AllowAll: nothing to build, and the engine then skips
+		// authorization altogether.
+		b.logOpen()
+		return nil
+	}
+	if sf == nil {
+		return fmt.Errorf("%w: <plugins> security (this build has no security package)", ErrUnsupported)
+	}
+	s, err := sf(b.cfg, b.log.With("plugin", "security"))
+	if err != nil {
+		return fmt.Errorf("security: %w", err)
+	}
+	b.security = s
+	eo.Authenticator, eo.Authorizer = s, s
+	if sec.Authentication == nil {
+		// Authorization alone: the plugin has said that it refuses every
+		// operation; connectors stay on loopback all the same.
+		b.log.Info("no authentication configured: connectors listen on loopback only")
+	} else {
+		b.log.Info("authentication configured", "plugin", sec.Authentication.Kind, "authorization", sec.Authorization != nil)
+	}
+	return nil
+}
+
+// logOpen says at start-up that no authentication is configured, and what
+// keeps the broker safe meanwhile (secure by default, STYLE.md §8).
+func (b *Broker) logOpen() {
+	if b.cfg.TrustedNetwork {
+		b.log.Warn("no authentication configured and the network is declared trusted: every client that can reach a connector may connect and do anything")
+		return
+	}
+	b.log.Info("no authentication configured: every client may connect and do anything, so connectors listen on loopback only; add an authentication plugin to <plugins> to listen elsewhere")
 }
 
 // warnNotHonoured logs every setting the config parser accepts but this

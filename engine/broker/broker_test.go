@@ -55,7 +55,7 @@ func (s sink) Deliver(d engine.Delivery) { s <- d }
 func TestBrokerPolicyFromConfig(t *testing.T) {
 	c := parse(t, `<broker xmlns="http://activemq.apache.org/schema/core" persistent="false">
   <destinationPolicy><policyMap><policyEntries>
-    <policyEntry queue="orders.>">
+    <policyEntry queue="orders.>" blockedProducerWarningInterval="5000">
       <deadLetterStrategy>
         <individualDeadLetterStrategy queuePrefix="DLQ." useQueueForQueueMessages="true" processExpired="false"/>
       </deadLetterStrategy>
@@ -100,6 +100,9 @@ func TestBrokerPolicyFromConfig(t *testing.T) {
 	p := broker.Policy(c.PolicyFor(q))
 	if p.DeadLetter.ProcessExpired {
 		t.Fatal("processExpired=false not carried to the engine policy")
+	}
+	if p.BlockedProducerWarningInterval != 5*time.Second {
+		t.Fatalf("blockedProducerWarningInterval=5000 reached the engine policy as %v", p.BlockedProducerWarningInterval)
 	}
 }
 

@@ -51,6 +51,16 @@ func WithKahaDB() Option {
 	}
 }
 
+// WithLSM runs the broker on the LSM store (<wharfLSM>, storage/lsm) in
+// the test's data directory, syncWrites on as by default; Restart then
+// closes it and reopens it from disk, as WithKahaDB does.
+func WithLSM() Option {
+	return func(c *config.Config, _ *broker.Options) {
+		c.Persistent = true
+		c.Persistence.Kind = config.KindLSM
+	}
+}
+
 // Start starts a broker with every connector f serves among the default
 // ones, on loopback port 0, and returns once they accept connections.
 func Start(t testing.TB, f broker.Factories, opts ...Option) *Broker {

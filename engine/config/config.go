@@ -28,6 +28,11 @@ type Config struct {
 	AdvisorySupport bool
 	// SchedulerSupport is <broker schedulerSupport>.
 	SchedulerSupport bool
+	// EnableStatistics is <broker enableStatistics>: false stops the
+	// destinations' timing and size statistics (AverageEnqueueTime,
+	// AverageMessageSize ...) and the subscriptions' counters; the
+	// destinations' counters are kept.
+	EnableStatistics bool
 	// SchedulerDirectory is <broker schedulerDirectory>: where the job
 	// scheduler store lives when SchedulerSupport is on. Default
 	// <DataDirectory>/<BrokerName>/scheduler, as BrokerService.
@@ -64,14 +69,24 @@ type Config struct {
 	Shards int
 	// TrustedNetwork is YAML trusted_network, <broker
 	// wharf:trustedNetwork> or wharf run --trusted-network: connectors may
-	// listen on non-loopback addresses although no authentication is
-	// configured (Wharf cannot configure any yet), so anyone who can
+	// listen on non-loopback addresses although no authentication plugin
+	// is configured (Security.Authentication is nil), so anyone who can
 	// reach such a port can use the broker. The broker logs that at Warn at
 	// every start, naming those listeners. Default false (STYLE.md §8:
-	// loopback only until credentials exist).
+	// loopback only until credentials exist). With an authentication
+	// plugin, connectors may listen anywhere without it.
 	TrustedNetwork bool
 	// Transports are the <transportConnectors>, in file order.
 	Transports []Transport
+	// Security is what <plugins> configures for authentication and
+	// authorization (YAML security).
+	Security Security
+	// SSLContext is <sslContext>, nil when absent. TLS connectors need it.
+	SSLContext *SSLContext
+	// Encryption is the Jasypt encryptor of the
+	// EncryptablePropertyPlaceholderConfigurer bean (YAML encryption), nil
+	// when none is configured: ENC(...) values are then an error.
+	Encryption *Encryption
 	// Persistence is the <persistenceAdapter>.
 	Persistence Persistence
 	// Policies are the <policyEntries>, in file order.
@@ -96,6 +111,9 @@ type Config struct {
 	// order. No destination matches more than one of them (see
 	// CompositeFor).
 	Composites []Composite
+	// HTTP is the web server: activemq.xml's <import resource="jetty.xml"/>
+	// or YAML http.
+	HTTP HTTP
 }
 
 // VirtualTopic is one <virtualTopic>: a send to a topic matching Name is
@@ -179,6 +197,14 @@ type Transport struct {
 	// Options are the URI query parameters (maximumConnections,
 	// wireFormat.maxFrameSize, ...), names as written.
 	Options map[string]string
+	// TLS is set for the TLS schemes (ssl, nio+ssl, stomp+ssl, mqtt+ssl,
+	// amqp+ssl, wss...): the broker's <sslContext>, copied here by the
+	// loader so that a listener factory has what it needs. Nil for plain
+	// schemes.
+	TLS *SSLContext
+	// TLSOptions are the TLS options of Options, parsed (zero for plain
+	// schemes, which refuse them).
+	TLSOptions TLSOptions
 	// Line is where the connector is declared in the file (0 if built in Go).
 	Line int
 }
@@ -188,14 +214,44 @@ const (
 	KindKahaDB  = "kahaDB"
 	KindMKahaDB = "mKahaDB"
 	KindMemory  = "memory"
+	// KindLSM is Wharf's own badger store (<wharfLSM>, YAML lsm);
+	// ActiveMQ has no such adapter.
+	KindLSM = "wharfLSM"
 )
 
 // Persistence selects and configures the message store.
 type Persistence struct {
-	// Kind is KindKahaDB, KindMKahaDB or KindMemory.
+	// Kind is KindKahaDB, KindMKahaDB, KindLSM or KindMemory.
 	Kind    string
 	KahaDB  KahaDB  // meaningful when Kind is KindKahaDB
 	MKahaDB MKahaDB // meaningful when Kind is KindMKahaDB
+	LSM     LSM     // meaningful when Kind is KindLSM
+}
+
+// LSM is <wharfLSM>: Wharf's LSM store (storage/lsm, badger), one badger
+// database per shard. ActiveMQ has no such element; a file that uses it
+// is for Wharf alone.
+type LSM struct {
+	// Directory holds the store; default <DataDirectory>/lsm.
+	Directory string
+	// SyncWrites: each batch is fsynced before its producers are
+	// answered (true), as KahaDB's enableJournalDiskSyncs.
+	SyncWrites bool
+	// CleanupInterval is how often value log GC runs (KahaDB's
+	// cleanupInterval, 30 s); 0 never.
+	CleanupInterval time.Duration
+	// MemTableSize (bytes, 64 MiB): badger's memtable; one batch must fit
+	// in 15% of it.
+	MemTableSize int64
+	// ValueThreshold (bytes, 1 KiB): larger records go to the value log.
+	ValueThreshold int64
+	// ValueLogFileSize (bytes, 64 MiB): one value log file, the unit of GC.
+	ValueLogFileSize int64
+	// MinFreeDisk (bytes): below this much free space a batch that
+	// stores something is refused (the sender gets an error); 0 means
+	// 4*memTableSize + 2*valueLogFileSize, -1 turns the check off; the
+	// size of the LSM tree is added (a compaction's room).
+	MinFreeDisk int64
 }
 
 // MKahaDB is <mKahaDB>, ActiveMQ's MultiKahaDBPersistenceAdapter: one
@@ -478,6 +534,7 @@ func Default() Config {
 		UseJMX:           true,        // BrokerService.useJmx
 		AdvisorySupport:  true,        // BrokerService.advisorySupport
 		SchedulerSupport: false,       // BrokerService.schedulerSupport
+		EnableStatistics: true,        // BrokerService.enableStatistics
 		// Filled from DataDirectory and BrokerName:
 		// <dataDirectory>/<brokerName>/scheduler.
 		SchedulerDirectory: "",
@@ -495,8 +552,10 @@ func Default() Config {
 		Persistence: Persistence{
 			Kind:   KindKahaDB, // BrokerService.createPersistenceAdapter: KahaDB
 			KahaDB: defaultKahaDB(),
+			LSM:    defaultLSM(),
 		},
 		SystemUsage: defaultSystemUsage(),
+		HTTP:        defaultHTTP(),
 		// BrokerService.createDefaultDestinationInterceptor: with no
 		// <destinationInterceptors> and useVirtualTopics, one virtual topic
 		// named VirtualTopic.> with VirtualTopic's other defaults.
@@ -544,6 +603,17 @@ func DefaultComposite(t message.DestType) Composite {
 func DefaultKahaDB() KahaDB { return defaultKahaDB() }
 
 // defaultKahaDB is MessageDatabase's defaults (activemq-5.17.2).
+func defaultLSM() LSM {
+	return LSM{
+		Directory:        "",               // filled from DataDirectory: <dataDirectory>/lsm
+		SyncWrites:       true,             // as KahaDB's enableJournalDiskSyncs: persist before you promise
+		CleanupInterval:  30 * time.Second, // KahaDB's cleanupInterval
+		MemTableSize:     64 << 20,         // badger's default
+		ValueThreshold:   1 << 10,          // storage/lsm's default: bodies in the value log, a small tree
+		ValueLogFileSize: 64 << 20,         // smaller than badger's 1 GiB: GC frees space in smaller steps
+	}
+}
+
 func defaultKahaDB() KahaDB {
 	return KahaDB{
 		Directory:                        "",       // filled from DataDirectory: <dataDirectory>/kahadb

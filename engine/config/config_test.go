@@ -204,8 +204,6 @@ func TestConfigSeedSnippets(t *testing.T) {
 				t.Errorf("Persistence = %+v, want mKahaDB in ./data/kahadb with filters %+v", c.Persistence, want)
 			}
 		}},
-		{file: "seed000-plugins.xml", line: 6, col: 1, err: "<plugins> is not supported by Wharf yet"},
-		{file: "seed000-ssl.xml", line: 6, col: 1, err: "<sslContext> is not supported by Wharf yet"},
 		{file: "seed001-network.xml", line: 6, col: 1, err: "<networkConnectors> is not supported by Wharf yet"},
 		{file: "seed001-static.xml", line: 6, col: 5, err: "<networkConnectors> is not supported by Wharf yet"},
 		{file: "seed001-bridgefilter.xml", line: 9, col: 39, err: `<policyEntry enableAudit="false">: attribute enableAudit is not supported`},
@@ -442,6 +440,28 @@ system_usage:
 func clearLines(c *Config) {
 	for i := range c.Transports {
 		c.Transports[i].Line = 0
+		if c.Transports[i].TLS != nil {
+			c.Transports[i].TLS.Line = 0
+		}
+	}
+	if c.SSLContext != nil {
+		c.SSLContext.Line = 0
+	}
+	if c.Encryption != nil {
+		c.Encryption.Line = 0
+	}
+	if a := c.Security.Authentication; a != nil {
+		a.Line = 0
+	}
+	if z := c.Security.Authorization; z != nil {
+		for i := range z.Entries {
+			z.Entries[i].Line = 0
+		}
+		for _, e := range []*AuthorizationEntry{z.Default, z.Temp} {
+			if e != nil {
+				e.Line = 0
+			}
+		}
 	}
 	for i := range c.Policies {
 		c.Policies[i].Line = 0
@@ -551,7 +571,7 @@ func TestConfigValidation(t *testing.T) {
 	}{
 		{"uri without scheme", "transport_connectors: [{name: a, uri: '127.0.0.1:5'}]", 1, 39, "not a transport URI"},
 		{"unsupported scheme", "transport_connectors: [{name: a, uri: 'udp://127.0.0.1:5'}]", 1, 39, `scheme "udp" is not supported`},
-		{"ssl needs sslContext", "transport_connectors: [{name: a, uri: 'ssl://127.0.0.1:5'}]", 1, 39, "needs <sslContext>"},
+		{"ssl needs sslContext", "transport_connectors: [{name: a, uri: 'ssl://127.0.0.1:5'}]", 1, 39, `scheme "ssl" needs the broker's certificate: add ssl_context: {key_store:`},
 		{"non-loopback bind", "transport_connectors: [{name: a, uri: 'tcp://0.0.0.0:5'}]", 1, 39, "needs authentication"},
 		{"same address twice", "transport_connectors: [{name: a, uri: 'tcp://127.0.0.1:5'}, {name: b, uri: 'stomp://127.0.0.1:5'}]", 1, 76, "already used by connector"},
 		{"unknown uri option", "transport_connectors: [{name: a, uri: 'tcp://127.0.0.1:5?soTimeout=1'}]", 1, 39, `option "soTimeout" is not supported`},
@@ -562,7 +582,7 @@ func TestConfigValidation(t *testing.T) {
 		{"duplicate entries", "destination_policy: [{queue: a}, {queue: a}]", 1, 34, `duplicate entry for queue "a"`},
 		{"prefetch range", "destination_policy: [{queue: a, topic_prefetch: -1}]", 1, 49, "-1 is not in 0..32767"},
 		{"dlq onto itself", "destination_policy: [{queue: a, dead_letter_strategy: {individual: {queue_prefix: ''}}}]", 1, 33, "dead-lettered onto their own queue"},
-		{"two stores", "persistence: {memory: {}, kahadb: {}}", 1, 14, "set exactly one of kahadb, mkahadb and memory"},
+		{"two stores", "persistence: {memory: {}, kahadb: {}}", 1, 14, "set exactly one of kahadb, mkahadb, lsm and memory"},
 		{"bad sync strategy", "persistence: {kahadb: {journal_disk_sync_strategy: sometimes}}", 1, 52, `"sometimes" is not one of`},
 		{"sync flag and strategy", "persistence: {kahadb: {journal_disk_sync_strategy: never, enable_journal_disk_syncs: true}}", 1, 86, "not both"},
 		{"bad broker name", "broker_name: 'a b'", 1, 14, "may contain only"},
@@ -603,7 +623,9 @@ func TestConfigXMLAcceptsStockExtras(t *testing.T) {
 </broker>
 <import resource="jetty.xml"/>
 </beans>`
-	c, err := ParseXML(strings.NewReader(doc), "activemq.xml", nil)
+	// Named in testdata: the import reads testdata/jetty.xml.
+	const name = "testdata/activemq.xml"
+	c, err := ParseXML(strings.NewReader(doc), name, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -613,10 +635,11 @@ func TestConfigXMLAcceptsStockExtras(t *testing.T) {
 	for _, tc := range []struct{ from, to, err string }{
 		// Neither error promises a management API that is not built.
 		{`createConnector="false"`, `createConnector="true"`, "JMX remote connector is not supported by Wharf (it has no JMX, and no management API yet)"},
-		{`resource="jetty.xml"`, `resource="camel.xml"`, `<import resource="camel.xml"> is not supported by Wharf yet (only jetty.xml, which is accepted and not read: Wharf has no web console or HTTP API yet)`},
+		{`resource="jetty.xml"`, `resource="camel.xml"`, `<import resource="camel.xml"> is not supported by Wharf yet (only jetty.xml, the web server's configuration)`},
+		{`resource="jetty.xml"`, `resource="/nonexistent/jetty.xml"`, `<import resource="/nonexistent/jetty.xml">: cannot read "/nonexistent/jetty.xml"`},
 		{`hooks.SpringContextHook`, `hooks.Other`, "only the SpringContextHook bean"},
 	} {
-		_, err := ParseXML(strings.NewReader(strings.Replace(doc, tc.from, tc.to, 1)), "activemq.xml", nil)
+		_, err := ParseXML(strings.NewReader(strings.Replace(doc, tc.from, tc.to, 1)), name, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%s: error %v, want %q", tc.to, err, tc.err)
 		}
@@ -790,6 +813,8 @@ func TestConfigBrokerAndUsageAttributes(t *testing.T) {
 	}{
 		{"schedulerDirectory", `schedulerDirectory="/sched" schedulerSupport="true"`, "", "scheduler_directory: /sched\nscheduler_support: true\n",
 			func(c *Config) bool { return c.SchedulerDirectory == "/sched" && c.SchedulerSupport }},
+		{"enableStatistics", `enableStatistics="false"`, "", "enable_statistics: false\n",
+			func(c *Config) bool { return !c.EnableStatistics }},
 		{"tmpDataDirectory", `tmpDataDirectory="/spill"`, "", "tmp_data_directory: /spill\n",
 			func(c *Config) bool { return c.TmpDataDirectory == "/spill" }},
 		{"anonymousProducerAdvisorySupport", `anonymousProducerAdvisorySupport="true"`, "", "anonymous_producer_advisory_support: true\n",

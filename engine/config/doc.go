@@ -27,8 +27,10 @@
 // activemq.xml: Spring's <beans> wrapper (namespaces and xsi:schemaLocation
 // are accepted and ignored) around one <broker>, or a bare <broker>. The
 // PropertyPlaceholderConfigurer bean's properties files are read for
-// placeholder values; <import resource="jetty.xml"/> (ActiveMQ's web
-// console and Jolokia, which Wharf does not have yet), the SpringContextHook
+// placeholder values; <import resource="jetty.xml"/> is read from beside
+// the file for the web server's settings (HTTP: its jettyPort,
+// securityLoginService, Constraint and ServerConnector beans; the rest of
+// jetty.xml is Jetty's wiring and is not read); the SpringContextHook
 // shutdown hook and <managementContext createConnector="false"/> are
 // accepted and change nothing. Attributes in Wharf's namespace (WharfNS)
 // carry Wharf's own settings: <broker wharf:shards wharf:trustedNetwork>. Durations

@@ -29,6 +29,18 @@ type LoadOptions struct {
 	// TrustedNetwork sets Config.TrustedNetwork, whatever the file says
 	// (wharf run --trusted-network).
 	TrustedNetwork bool
+	// NoHTTP turns the web server off (Config.HTTP.Enabled), whatever the
+	// file says (wharf run --http=false).
+	NoHTTP bool
+	// Decrypt decrypts one ENC(...) value: ciphertext is the base64 text
+	// between the parentheses, password the encryptor's password (from
+	// Config.Encryption), and the algorithm is always
+	// EncryptionAlgorithm (Jasypt's PBEWithMD5AndDES, as `activemq
+	// encrypt` writes it). The loader calls it for every value, from the
+	// file or from a placeholder, that is ENC(...) as a whole. Nil makes
+	// every ENC() value a load error. Package config does not implement
+	// the cipher: wharf run passes package security's.
+	Decrypt func(ciphertext, password string) (string, error)
 }
 
 // LoadFileWith is LoadFile with o applied.
@@ -63,6 +75,8 @@ type loader struct {
 	// enableJournalDiskSyncs and journalDiskSyncStrategy.
 	sync       syncSet
 	kahaDirSet bool
+	// lsmDirSet: <wharfLSM> named a directory.
+	lsmDirSet bool
 	// mkahaDirSet and mkahaFiltersSet: <mKahaDB> named a directory, a
 	// filter list (possibly empty).
 	mkahaDirSet, mkahaFiltersSet bool
@@ -75,6 +89,11 @@ type loader struct {
 	unresolved map[string]bool
 	// opts are the load's settings from outside the file.
 	opts LoadOptions
+	// noLoginDiscovery: a JAAS plugin said discoverLoginConfig="false".
+	noLoginDiscovery bool
+	// userNoPassword are the indexes of the <authenticationUser>s
+	// without a password attribute.
+	userNoPassword []int
 }
 
 type srcPos struct {
@@ -92,7 +111,51 @@ type val struct {
 }
 
 func newLoader(file string, xml bool, vars map[string]string) *loader {
-	return &loader{file: file, xml: xml, res: newResolver(vars), cfg: Default(), pos: map[string]srcPos{}}
+	l := &loader{file: file, xml: xml, res: newResolver(vars), cfg: Default(), pos: map[string]srcPos{}}
+	l.res.decrypt = l.decrypt
+	return l
+}
+
+// decrypt decrypts the ciphertext of an ENC() value found in the
+// placeholder ${name} ("" for a value written as ENC(...) in the file),
+// through Config.Encryption and LoadOptions.Decrypt.
+//
+// DEVIATION: ActiveMQ decrypts only the ENC() values of the
+// EncryptablePropertyPlaceholderConfigurer's properties files and takes
+// any other ENC(...) text literally; Wharf decrypts every ENC() value and
+// refuses one it cannot decrypt, since a literal "ENC(...)" password is
+// never what was meant.
+func (l *loader) decrypt(ciphertext, name string) (string, error) {
+	what := "an ENC() value"
+	if name != "" {
+		what = fmt.Sprintf("${%s} is an ENC() value", name)
+	}
+	e := l.cfg.Encryption
+	if e == nil {
+		if l.xml {
+			return "", fmt.Errorf("%s but no EncryptablePropertyPlaceholderConfigurer bean (with a StandardPBEStringEncryptor) is configured to decrypt it", what)
+		}
+		return "", fmt.Errorf("%s but no encryption (password_env or password) is configured to decrypt it", what)
+	}
+	pw := e.Password
+	if pw == "" && e.PasswordEnv != "" {
+		v, ok := l.res.env(e.PasswordEnv)
+		if !ok || v == "" {
+			return "", fmt.Errorf("%s but the encryption password variable %s is not set", what, e.PasswordEnv)
+		}
+		pw = v
+	}
+	if pw == "" {
+		return "", fmt.Errorf("%s but the encryptor has no password", what)
+	}
+	if l.opts.Decrypt == nil {
+		return "", fmt.Errorf("%s but this program cannot decrypt (config.LoadOptions.Decrypt is nil)", what)
+	}
+	plain, err := l.opts.Decrypt(ciphertext, pw)
+	if err != nil {
+		return "", fmt.Errorf("%s that cannot be decrypted with the %s password: %v", what, EncryptionAlgorithm, err)
+	}
+	return plain, nil
 }
 
 func (l *loader) note(path string, line, col int, label string) {
@@ -133,9 +196,14 @@ func (l *loader) fail(path, format string, args ...any) {
 	l.problemAt(path, 0, 0, path+": "+msg)
 }
 
-// text resolves the placeholders in v, reporting a problem on failure.
+// text resolves the placeholders in v, reporting a problem on failure. A
+// value written as ENC(...) (no placeholder) is decrypted; ENC() values
+// that placeholders resolve to are decrypted by the resolver.
 func (l *loader) text(v val) (string, bool) {
 	s, err := l.res.resolve(v.raw)
+	if ct, ok := encValue(v.raw); ok && err == nil {
+		s, err = l.decrypt(ct, "")
+	}
 	if err != nil {
 		l.problemAt(v.path, v.line, v.col, v.label+": "+err.Error())
 		if v.path != "" {
@@ -282,6 +350,7 @@ func (l *loader) setDuration(dst *time.Duration, v val) {
 // finish runs the stages after parsing: derived defaults, validation, freeze.
 func (l *loader) finish() (*Config, error) {
 	l.cfg.TrustedNetwork = l.cfg.TrustedNetwork || l.opts.TrustedNetwork
+	l.cfg.HTTP.Enabled = l.cfg.HTTP.Enabled && !l.opts.NoHTTP
 	l.applyDefaults()
 	l.validate()
 	if len(l.problems) > 0 {

@@ -116,7 +116,7 @@ func TestConfigMKahaDBErrors(t *testing.T) {
 		{"child unknown key", "persistence:\n  mkahadb:\n    filtered:\n      - {kahadb: {bogus: 1}}\n", 4, 19, `persistence.mkahadb.filtered[0].kahadb: unknown key "bogus"`},
 		{"unknown filter key", "persistence:\n  mkahadb:\n    filtered:\n      - {destination: a}\n", 4, 10, `unknown key "destination"`},
 		{"child both sync settings", "persistence:\n  mkahadb:\n    filtered:\n      - {kahadb: {enable_journal_disk_syncs: true, journal_disk_sync_strategy: never}}\n", 4, 80, "set either enableJournalDiskSyncs or journalDiskSyncStrategy"},
-		{"kahadb and mkahadb", "persistence: {kahadb: {}, mkahadb: {}}", 1, 14, "set exactly one of kahadb, mkahadb and memory"},
+		{"kahadb and mkahadb", "persistence: {kahadb: {}, mkahadb: {}}", 1, 14, "set exactly one of kahadb, mkahadb, lsm and memory"},
 	}
 	for _, tc := range yamlCases {
 		t.Run(tc.name, func(t *testing.T) {

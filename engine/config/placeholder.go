@@ -33,10 +33,18 @@ import (
 // files, which is what an operator typing -D expects. Resolved values are
 // themselves resolved (Spring does too); a cycle is an error. An unresolved
 // placeholder is an error that names it.
+//
+// A value a placeholder resolves to that is ENC(...) as a whole is
+// decrypted by decrypt (Jasypt's EncryptablePropertyPlaceholderConfigurer
+// decrypts the ENC() values of its properties files; Wharf does so for
+// every source) and not resolved further.
 type resolver struct {
 	vars  map[string]string
 	props map[string]string
 	env   func(string) (string, bool)
+	// decrypt turns the ciphertext of an ENC() value that ${name}
+	// resolved to into its plain text; the loader sets it.
+	decrypt func(ciphertext, name string) (string, error)
 }
 
 var errUnresolved = errors.New("unresolved placeholder")
@@ -114,13 +122,27 @@ func (r *resolver) resolveDepth(s string, seen []string) (string, error) {
 			}
 			v = def
 		}
-		v, err = r.resolveDepth(v, append(seen, name))
+		if ct, isEnc := encValue(v); isEnc && r.decrypt != nil {
+			v, err = r.decrypt(ct, name)
+		} else {
+			v, err = r.resolveDepth(v, append(seen, name))
+		}
 		if err != nil {
 			return "", err
 		}
 		b.WriteString(v)
 		s = s[end+1:]
 	}
+}
+
+// encValue reports whether s is an ENC(...) value as a whole (spaces
+// around it allowed) and returns the text between the parentheses.
+func encValue(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if len(s) < len("ENC()") || !strings.HasPrefix(s, "ENC(") || !strings.HasSuffix(s, ")") {
+		return "", false
+	}
+	return strings.TrimSpace(s[len("ENC(") : len(s)-1]), true
 }
 
 // matchingBrace returns the index of the "}" closing a placeholder whose

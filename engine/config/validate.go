@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,6 +29,9 @@ func (l *loader) applyDefaults() {
 		// <dataDirectory>/<brokerName>/KahaDB; the stock activemq.xml sets
 		// ${activemq.data}/kahadb explicitly and Wharf uses that layout.
 		c.Persistence.KahaDB.Directory = filepath.Join(c.DataDirectory, "kahadb")
+	}
+	if c.Persistence.Kind == KindLSM && !l.lsmDirSet {
+		c.Persistence.LSM.Directory = filepath.Join(c.DataDirectory, "lsm")
 	}
 	if c.Persistence.Kind == KindMKahaDB {
 		m := &c.Persistence.MKahaDB
@@ -72,6 +76,7 @@ func (l *loader) applyDefaults() {
 	for i := range c.Transports {
 		l.deriveTransport(i)
 	}
+	l.applySecurityDefaults()
 	for i := range c.Policies {
 		p := &c.Policies[i]
 		switch {
@@ -211,8 +216,10 @@ func (l *loader) validate() {
 		l.fail("tmp_data_directory", "must not be empty")
 	}
 	l.validateTransports()
+	l.validateSecurity()
 	l.validateStore()
 	l.validateInterceptors()
+	l.validateHTTP()
 	seen := map[message.Destination]int{}
 	for i := range c.Policies {
 		path := fmt.Sprintf("destination_policy[%d]", i)
@@ -278,20 +285,21 @@ func (l *loader) validateTransports() {
 		}
 		upath := path + ".uri"
 		if _, ok := transportSchemes[t.Scheme]; !ok {
-			switch {
-			case strings.Contains(t.Scheme, "ssl") || t.Scheme == "wss":
-				l.fail(upath, "scheme %q needs <sslContext>, which is not supported by Wharf yet", t.Scheme)
-			default:
-				l.fail(upath, "scheme %q is not supported by Wharf yet (supported: %s)", t.Scheme, schemeList())
-			}
+			l.fail(upath, "scheme %q is not supported by Wharf yet (supported: %s)", t.Scheme, schemeList())
+		} else if IsTLSScheme(t.Scheme) && l.cfg.SSLContext == nil {
+			l.fail(upath, "scheme %q needs the broker's certificate: %s", t.Scheme, l.tlsAdvice())
 		}
-		if t.Host != "" && !isLoopback(t.Host) && !l.cfg.TrustedNetwork && explained >= 0 {
+		// Secure by default (STYLE.md §8): a connector off loopback
+		// needs an authentication plugin, or the operator's word that
+		// the network is trusted.
+		exposed := t.Host != "" && !isLoopback(t.Host) && !l.cfg.TrustedNetwork && l.cfg.Security.Authentication == nil
+		if exposed && explained >= 0 {
 			l.fail(upath, "listening on %q needs authentication (see connector %q for the ways out)", t.Host, l.cfg.Transports[explained].Name)
-		} else if t.Host != "" && !isLoopback(t.Host) && !l.cfg.TrustedNetwork {
+		} else if exposed {
 			explained = i
-			l.fail(upath, "listening on %q needs authentication; Wharf cannot configure any yet (<plugins> authentication is not supported: once it is, configuring it will allow this). "+
-				"Listen on 127.0.0.1, or, only on a network you trust with the broker, let anyone who can reach the port connect without credentials: "+
-				"wharf run --trusted-network, <broker xmlns:wharf=%q wharf:trustedNetwork=\"true\">, or trusted_network: true in YAML", t.Host, WharfNS)
+			l.fail(upath, "listening on %q needs authentication: %s. "+
+				"Otherwise listen on 127.0.0.1, or, only on a network you trust with the broker, let anyone who can reach the port connect without credentials: "+
+				"wharf run --trusted-network, <broker xmlns:wharf=%q wharf:trustedNetwork=\"true\">, or trusted_network: true in YAML", t.Host, l.authAdvice(), WharfNS)
 		}
 		if t.Port != 0 {
 			key := net.JoinHostPort(t.Host, strconv.Itoa(t.Port))
@@ -306,7 +314,24 @@ func (l *loader) validateTransports() {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
+		isTLS := IsTLSScheme(t.Scheme)
+		if isTLS {
+			parsed := true
+			t.TLSOptions = parseTLSOptions(t.Options, func(key, msg string) {
+				l.fail(upath, "option %s=%q: %s", key, t.Options[key], msg)
+				parsed = false
+			})
+			if parsed && t.TLS != nil {
+				l.checkTLSContext(upath, t)
+			}
+		}
 		for _, k := range keys {
+			if tlsOptions[k] {
+				if !isTLS {
+					l.fail(upath, "option %q applies to TLS connectors only (ssl, nio+ssl, stomp+ssl, mqtt+ssl, amqp+ssl, wss, ...), not to %s", k, t.Scheme)
+				}
+				continue
+			}
 			check, ok := transportOptions[k]
 			if !ok {
 				l.fail(upath, "option %q is not supported by Wharf yet", k)
@@ -351,6 +376,24 @@ func (l *loader) validateStore() {
 		l.validateKahaDB("persistence.kahadb.", &p.KahaDB)
 	case KindMKahaDB:
 		l.validateMKahaDB(&p.MKahaDB)
+	case KindLSM:
+		const lp = "persistence.lsm."
+		s := &p.LSM
+		if s.Directory == "" {
+			l.fail(lp+"directory", "must not be empty")
+		}
+		if s.MemTableSize < 1<<20 {
+			l.fail(lp+"mem_table_size", "%d bytes is below the 1 MiB minimum", s.MemTableSize)
+		}
+		if s.ValueLogFileSize < 1<<20 || s.ValueLogFileSize >= 2<<30 {
+			l.fail(lp+"value_log_file_size", "%d bytes is not in 1 MiB..2 GiB", s.ValueLogFileSize)
+		}
+		if s.ValueThreshold < 64 || s.ValueThreshold > s.MemTableSize*15/100 {
+			l.fail(lp+"value_threshold", "%d bytes is not in 64..%d (15%% of mem_table_size)", s.ValueThreshold, s.MemTableSize*15/100)
+		}
+		if s.CleanupInterval < 0 {
+			l.fail(lp+"cleanup_interval", "%s is negative", s.CleanupInterval)
+		}
 	}
 }
 
@@ -656,7 +699,48 @@ func freeze(c Config) Config {
 	out.Transports = make([]Transport, len(c.Transports))
 	for i, t := range c.Transports {
 		t.Options = cloneMap(t.Options)
+		t.TLS = cloneSSL(t.TLS)
+		t.TLSOptions.Versions = slices.Clone(t.TLSOptions.Versions)
+		t.TLSOptions.CipherSuites = slices.Clone(t.TLSOptions.CipherSuites)
 		out.Transports[i] = t
+	}
+	out.SSLContext = cloneSSL(c.SSLContext)
+	if c.HTTP.HTTPS != nil {
+		h := *c.HTTP.HTTPS
+		out.HTTP.HTTPS = &h
+	}
+	out.HTTP.WebSocket = slices.Clone(c.HTTP.WebSocket)
+	if c.Encryption != nil {
+		e := *c.Encryption
+		out.Encryption = &e
+	}
+	if a := c.Security.Authentication; a != nil {
+		a2 := *a
+		a2.Users = make([]AuthUser, len(a.Users))
+		for i, u := range a.Users {
+			u.Groups = slices.Clone(u.Groups)
+			a2.Users[i] = u
+		}
+		if a.Users == nil {
+			a2.Users = nil
+		}
+		out.Security.Authentication = &a2
+	}
+	if z := c.Security.Authorization; z != nil {
+		z2 := *z
+		z2.Entries = make([]AuthorizationEntry, len(z.Entries))
+		for i, e := range z.Entries {
+			z2.Entries[i] = cloneEntry(e)
+		}
+		if z.Default != nil {
+			d := cloneEntry(*z.Default)
+			z2.Default = &d
+		}
+		if z.Temp != nil {
+			d := cloneEntry(*z.Temp)
+			z2.Temp = &d
+		}
+		out.Security.Authorization = &z2
 	}
 	out.Policies = make([]PolicyEntry, len(c.Policies))
 	for i, p := range c.Policies {
@@ -673,6 +757,21 @@ func freeze(c Config) Config {
 		out.Composites[i] = comp
 	}
 	return out
+}
+
+func cloneSSL(s *SSLContext) *SSLContext {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	return &c
+}
+
+func cloneEntry(e AuthorizationEntry) AuthorizationEntry {
+	e.Read = slices.Clone(e.Read)
+	e.Write = slices.Clone(e.Write)
+	e.Admin = slices.Clone(e.Admin)
+	return e
 }
 
 func clonePolicy(p PolicyEntry) PolicyEntry {

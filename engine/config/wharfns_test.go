@@ -48,7 +48,7 @@ func TestConfigWharfNamespace(t *testing.T) {
 		{"unknown wharf attribute", strings.Replace(wharfNSDoc, "%s", `wharf:trustedNetwork="true" wharf:turbo="true"`, 1), 2, "attribute wharf:turbo is not supported", 1},
 		{"wharf attribute on kahaDB", strings.Replace(strings.Replace(wharfNSDoc, "%s", `wharf:trustedNetwork="true"`, 1),
 			"<transportConnectors>", `<persistenceAdapter><kahaDB wharf:shards="1"/></persistenceAdapter><transportConnectors>`, 1), 3,
-			`<kahaDB wharf:shards="1">: Wharf's attributes (wharf:shards, wharf:trustedNetwork) go on <broker>`, 1},
+			`<kahaDB wharf:shards="1">: Wharf's attributes (wharf:shards, wharf:trustedNetwork, wharf:httpWebSocket) go on <broker>`, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -64,7 +64,7 @@ func TestConfigWharfNamespace(t *testing.T) {
 
 // TestConfigNonLoopbackRefusal: a connector on 0.0.0.0 without the
 // trusted-network opt-in is refused, and the error names the ways out:
-// authentication (not yet configurable, said so) and each form of the
+// an authentication plugin (what to add) and each form of the
 // opt-in; the opt-in given to the load (wharf run --trusted-network) lets
 // the stock activemq.xml through.
 func TestConfigNonLoopbackRefusal(t *testing.T) {
@@ -76,9 +76,10 @@ func TestConfigNonLoopbackRefusal(t *testing.T) {
 	}
 	for _, want := range []string{
 		`listening on "0.0.0.0" needs authentication`,
-		"Wharf cannot configure any yet",
-		"<plugins> authentication is not supported: once it is, configuring it will allow this",
-		"Listen on 127.0.0.1",
+		"add an authentication plugin to <plugins> in <broker>",
+		"<simpleAuthenticationPlugin> with <users>",
+		`<jaasAuthenticationPlugin configuration="activemq"/>`,
+		"Otherwise listen on 127.0.0.1",
 		"wharf run --trusted-network",
 		`<broker xmlns:wharf="urn:wharf:config" wharf:trustedNetwork="true">`,
 		"trusted_network: true",

@@ -207,7 +207,7 @@ func (p *xmlParser) attrs(e *xmlElem, path string, handlers map[string]func(val)
 			continue
 		}
 		if !ok && name != a.name && e.name != "broker" {
-			p.l.problemAt(path, a.line, a.col, fmt.Sprintf("<%s %s=%q>: Wharf's attributes (wharf:shards, wharf:trustedNetwork) go on <broker>", e.name, name, a.value))
+			p.l.problemAt(path, a.line, a.col, fmt.Sprintf("<%s %s=%q>: Wharf's attributes (wharf:shards, wharf:trustedNetwork, wharf:httpWebSocket) go on <broker>", e.name, name, a.value))
 			continue
 		}
 		if !ok {
@@ -249,13 +249,9 @@ func (p *xmlParser) document(root *xmlElem) {
 	case "beans":
 		p.attrs(root, "", nil)
 		p.noText(root, "")
-		// The placeholder configurer must be read before any value is
-		// resolved, wherever it appears.
-		for _, k := range root.kids {
-			if k.name == "bean" {
-				p.bean(k)
-			}
-		}
+		// The placeholder configurers (and the encryptor they use) must
+		// be read before any value is resolved, wherever they appear.
+		p.beans(root.kids)
 		for _, k := range root.kids {
 			switch k.name {
 			case "bean":
@@ -282,24 +278,19 @@ const (
 	placeholderConfigurer2 = "org.springframework.context.support.PropertySourcesPlaceholderConfigurer"
 )
 
-// bean accepts Spring's placeholder configurer and reads its properties
-// files. Other beans are application wiring Wharf cannot run.
-func (p *xmlParser) bean(e *xmlElem) {
-	class := ""
-	for _, a := range e.attrs {
-		if a.name == "class" {
-			class = a.value
-		}
-	}
-	if class != placeholderConfigurer && class != placeholderConfigurer2 {
-		p.l.problemAt("", e.line, e.col, fmt.Sprintf("<bean class=%q> is not supported by Wharf yet (only %s)", class, placeholderConfigurer))
-		return
-	}
+// bean accepts Spring's placeholder configurer, or Jasypt's encryptable
+// one (encryptable), and reads its properties files. Other beans are
+// application wiring Wharf cannot run (xml_security.go reads the Jasypt
+// encryptor beans).
+func (p *xmlParser) bean(e *xmlElem, encryptable bool) {
 	p.attrs(e, "", map[string]func(val){"class": func(val) {}, "id": func(val) {}})
 	p.noText(e, "")
 	var locations []val
 	ignoreMissing := false
 	for _, k := range e.kids {
+		if encryptable && k.name == "constructor-arg" {
+			continue // the encryptor, read by encryptableConfigurer
+		}
 		if k.name != "property" {
 			p.unsupported(k, "", "")
 			continue
@@ -367,22 +358,6 @@ func propertyValues(p *xmlParser, e *xmlElem) []val {
 	return out
 }
 
-// importElem accepts the stock <import resource="jetty.xml"/> without
-// reading it: it configures ActiveMQ's web console and Jolokia API, and
-// Wharf has no HTTP server yet (none of them is built), so there is
-// nothing for it to configure.
-func (p *xmlParser) importElem(e *xmlElem) {
-	var res string
-	p.attrs(e, "", map[string]func(val){"resource": func(v val) { res = v.raw }})
-	base := res
-	if i := strings.LastIndexAny(base, "/:"); i >= 0 {
-		base = base[i+1:]
-	}
-	if base != "jetty.xml" {
-		p.l.problemAt("", e.line, e.col, fmt.Sprintf("<import resource=%q> is not supported by Wharf yet (only jetty.xml, which is accepted and not read: Wharf has no web console or HTTP API yet)", res))
-	}
-}
-
 func (p *xmlParser) broker(e *xmlElem) {
 	if p.brokerSet {
 		p.l.problemAt("", e.line, e.col, "<broker>: only one broker per file")
@@ -398,6 +373,7 @@ func (p *xmlParser) broker(e *xmlElem) {
 		"useJmx":           at("use_jmx", func(v val) { l.setBool(&c.UseJMX, v) }),
 		"advisorySupport":  at("advisory_support", func(v val) { l.setBool(&c.AdvisorySupport, v) }),
 		"schedulerSupport": at("scheduler_support", func(v val) { l.setBool(&c.SchedulerSupport, v) }),
+		"enableStatistics": at("enable_statistics", func(v val) { l.setBool(&c.EnableStatistics, v) }),
 		"schedulerDirectory": at("scheduler_directory", func(v val) {
 			l.schedulerDirSet = true
 			l.setString(&c.SchedulerDirectory, v)
@@ -418,6 +394,7 @@ func (p *xmlParser) broker(e *xmlElem) {
 		// Wharf's own settings, in its namespace (WharfNS).
 		WharfNS + ":shards":         at("shards", func(v val) { l.setInt(&c.Shards, v) }),
 		WharfNS + ":trustedNetwork": at("trusted_network", func(v val) { l.setBool(&c.TrustedNetwork, v) }),
+		WharfNS + ":httpWebSocket":  at("http.websocket", func(v val) { l.setGroups(&c.HTTP.WebSocket, v) }),
 	})
 	p.noText(e, "")
 	once := map[string]bool{}
@@ -442,6 +419,10 @@ func (p *xmlParser) broker(e *xmlElem) {
 			p.destinationInterceptors(k)
 		case "shutdownHooks":
 			p.shutdownHooks(k)
+		case "plugins":
+			p.plugins(k)
+		case "sslContext":
+			p.sslContext(k)
 		default:
 			p.unsupported(k, "", "")
 		}
@@ -521,7 +502,7 @@ func (p *xmlParser) shutdownHooks(e *xmlElem) {
 }
 
 func (p *xmlParser) persistenceAdapter(e *xmlElem) {
-	k := p.only(e, "persistence", "kahaDB", "mKahaDB", "memoryPersistenceAdapter")
+	k := p.only(e, "persistence", "kahaDB", "mKahaDB", "wharfLSM", "memoryPersistenceAdapter")
 	if k == nil {
 		return
 	}
@@ -537,6 +518,27 @@ func (p *xmlParser) persistenceAdapter(e *xmlElem) {
 		p.attrs(k, "persistence.memory", nil)
 	case "mKahaDB":
 		p.mKahaDB(k)
+	case "wharfLSM":
+		// Wharf's own store: ActiveMQ has no such element.
+		for _, kk := range k.kids {
+			p.unsupported(kk, "persistence.lsm", "")
+		}
+		c.Persistence.Kind = KindLSM
+		l.note("persistence.lsm", k.line, k.col, "<wharfLSM>")
+		s := &c.Persistence.LSM
+		const lp = "persistence.lsm."
+		p.attrs(k, "persistence.lsm", map[string]func(val){
+			"directory": at(lp+"directory", func(v val) {
+				l.lsmDirSet = true
+				l.setString(&s.Directory, v)
+			}),
+			"syncWrites":       at(lp+"sync_writes", func(v val) { l.setBool(&s.SyncWrites, v) }),
+			"cleanupInterval":  at(lp+"cleanup_interval", func(v val) { l.setDuration(&s.CleanupInterval, v) }),
+			"memTableSize":     at(lp+"mem_table_size", func(v val) { l.setSize(&s.MemTableSize, v) }),
+			"valueThreshold":   at(lp+"value_threshold", func(v val) { l.setSize(&s.ValueThreshold, v) }),
+			"valueLogFileSize": at(lp+"value_log_file_size", func(v val) { l.setSize(&s.ValueLogFileSize, v) }),
+			"minFreeDisk":      at(lp+"min_free_disk", func(v val) { l.setSize(&s.MinFreeDisk, v) }),
+		})
 	default:
 		c.Persistence.Kind = KindKahaDB
 		l.note("persistence.kahadb", k.line, k.col, "<kahaDB>")

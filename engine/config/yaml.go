@@ -44,6 +44,7 @@ func parseYAML(r io.Reader, name string, vars map[string]string, o LoadOptions) 
 	}
 	p := &yamlParser{l: l}
 	if len(doc.Content) > 0 {
+		p.encryptionFirst(doc.Content[0])
 		p.top(doc.Content[0])
 	}
 	return l.finish()
@@ -186,6 +187,7 @@ func (p *yamlParser) top(n *yaml.Node) {
 		"use_jmx":           p.boolean(&c.UseJMX),
 		"advisory_support":  p.boolean(&c.AdvisorySupport),
 		"scheduler_support": p.boolean(&c.SchedulerSupport),
+		"enable_statistics": p.boolean(&c.EnableStatistics),
 		"scheduler_directory": func(n *yaml.Node, path string) {
 			l.schedulerDirSet = true
 			p.str(&c.SchedulerDirectory)(n, path)
@@ -201,6 +203,10 @@ func (p *yamlParser) top(n *yaml.Node) {
 		"offline_durable_subscriber_task_schedule": p.duration(&c.OfflineDurableSubscriberTaskSchedule),
 		"shards":          p.integer(&c.Shards),
 		"trusted_network": p.boolean(&c.TrustedNetwork),
+		"security":        p.security,
+		"ssl_context":     p.sslContext,
+		"http":            p.http,
+		"encryption":      func(*yaml.Node, string) {}, // read first, by encryptionFirst
 		"transport_connectors": func(n *yaml.Node, path string) {
 			p.list(n, path, func(el *yaml.Node, ep string) {
 				c.Transports = append(c.Transports, Transport{Line: el.Line})
@@ -214,7 +220,7 @@ func (p *yamlParser) top(n *yaml.Node) {
 		"persistence": func(n *yaml.Node, path string) {
 			n = deref(n)
 			if n.Kind == yaml.MappingNode && len(n.Content) > 2 {
-				l.problemAt(path, n.Line, n.Column, path+": set exactly one of kahadb, mkahadb and memory")
+				l.problemAt(path, n.Line, n.Column, path+": set exactly one of kahadb, mkahadb, lsm and memory")
 			}
 			p.mapping(n, path, map[string]handler{
 				"memory": func(n *yaml.Node, path string) {
@@ -224,6 +230,23 @@ func (p *yamlParser) top(n *yaml.Node) {
 				"kahadb": func(n *yaml.Node, path string) {
 					c.Persistence.Kind = KindKahaDB
 					p.mapping(n, path, p.kahaDBKeys(&c.Persistence.KahaDB, &l.sync, func() { l.kahaDirSet = true }))
+				},
+				"lsm": func(n *yaml.Node, path string) {
+					// Wharf's own store (<wharfLSM>): ActiveMQ has none.
+					c.Persistence.Kind = KindLSM
+					s := &c.Persistence.LSM
+					p.mapping(n, path, map[string]handler{
+						"directory": func(n *yaml.Node, path string) {
+							l.lsmDirSet = true
+							p.str(&s.Directory)(n, path)
+						},
+						"sync_writes":         p.boolean(&s.SyncWrites),
+						"cleanup_interval":    p.duration(&s.CleanupInterval),
+						"mem_table_size":      p.size(&s.MemTableSize),
+						"value_threshold":     p.size(&s.ValueThreshold),
+						"value_log_file_size": p.size(&s.ValueLogFileSize),
+						"min_free_disk":       p.size(&s.MinFreeDisk),
+					})
 				},
 				"mkahadb": func(n *yaml.Node, path string) {
 					c.Persistence.Kind = KindMKahaDB

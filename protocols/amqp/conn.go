@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"math"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"wharf/engine"
+	"wharf/internal/version"
 	"wharf/protocols/amqp/wire"
-	"wharf/protocols/internal/timers"
+	"wharf/protocols/internal/inactivity"
 	"wharf/protocols/transport"
 )
 
@@ -41,6 +41,7 @@ type conn struct {
 	frames   []wire.Frame
 	phase    int
 	creds    engine.Credentials
+	subj     *engine.Subject // who SASL authenticated; nil without SASL
 	ec       *engine.Conn
 	sessions map[uint16]*session // by the client's channel
 	txSeq    uint64
@@ -52,10 +53,7 @@ type conn struct {
 	maxFrame   uint32        // the client's max-frame-size
 	remoteIdle time.Duration // the client's idle-time-out
 
-	closed   atomic.Bool
-	readSeen atomic.Bool
-	wrote    atomic.Bool
-	timers   timers.Set // heart-beat, keep-alive and connect timers
+	live inactivity.Monitor // idle time-out, heart-beats and the connect timeout
 }
 
 func newConn(srv *Server, tc transport.Conn) *conn {
@@ -67,11 +65,12 @@ func newConn(srv *Server, tc transport.Conn) *conn {
 		sessions: map[uint16]*session{},
 		maxFrame: wire.MinMaxFrameSize,
 	}
-	c.timers.After(srv.opts.ConnectTimeout, func() {
+	c.live.After(srv.opts.ConnectTimeout, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if c.phase < phaseOpened && !c.closed.Load() {
-			c.log.Debug("connect timeout")
+		if c.phase < phaseOpened {
+			c.log.Debug("connect timeout", "timeout", srv.opts.ConnectTimeout)
+			srv.e.CountHandshakeTimeout("amqp")
 			c.tc.Close()
 		}
 	})
@@ -80,7 +79,7 @@ func newConn(srv *Server, tc transport.Conn) *conn {
 
 // OnData decodes headers and frames and handles them in order.
 func (c *conn) OnData(b []byte) error {
-	c.readSeen.Store(true)
+	c.live.Read()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for c.phase != phaseClosed {
@@ -160,8 +159,7 @@ func (c *conn) shut() {
 
 // OnClose releases the engine connection and everything on it.
 func (c *conn) OnClose(err error) {
-	c.closed.Store(true)
-	c.timers.Stop()
+	c.live.Close()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.phase = phaseClosed
@@ -186,7 +184,7 @@ func (c *conn) release() {
 }
 
 func (c *conn) writeRaw(b []byte) {
-	c.wrote.Store(true)
+	c.live.Wrote()
 	if err := c.tc.Write(b); err != nil {
 		c.log.Debug("write failed", "err", err)
 	}
@@ -199,8 +197,12 @@ func (c *conn) writeFrame(channel uint16, p wire.Performative) {
 	c.writeFrameLocked(channel, p)
 }
 
+// writeFrameLocked picks the frame type by the performative alone: the
+// broker writes only SASL performatives during the SASL phase, and phase
+// belongs to the reader (mu), not to the writers here (a shard completing
+// a disposition while the connection closes read it unguarded).
 func (c *conn) writeFrameLocked(channel uint16, p wire.Performative) {
-	if c.phase == phaseSASL || isSASL(p) {
+	if isSASL(p) {
 		c.out = wire.AppendSASLFrame(c.out[:0], p)
 	} else {
 		c.out = wire.AppendFrame(c.out[:0], channel, p, nil)
@@ -245,10 +247,10 @@ func (c *conn) onHeader(p wire.ProtocolID) {
 	case c.phase == phaseHeader && p == wire.ProtocolSASL:
 		c.writeRaw([]byte(wire.HeaderSASL))
 		c.phase = phaseSASL
-		c.writeFrame(0, &wire.SASLMechanisms{Mechanisms: []wire.Symbol{"PLAIN", "ANONYMOUS"}})
+		c.writeFrame(0, &wire.SASLMechanisms{Mechanisms: c.mechanisms()})
 	case c.phase == phaseHeader && p == wire.ProtocolAMQP && c.srv.opts.AllowNonSASL:
 		c.writeRaw([]byte(wire.HeaderAMQP))
-		c.creds = engine.Credentials{Remote: c.tc.RemoteAddr(), Protocol: "amqp"}
+		c.creds = c.baseCredentials()
 		c.phase = phaseOpen
 	case c.phase == phaseAMQPHeader && p == wire.ProtocolAMQP:
 		c.writeRaw([]byte(wire.HeaderAMQP))
@@ -267,6 +269,39 @@ func (c *conn) onHeader(p wire.ProtocolID) {
 	}
 }
 
+// mechanisms are the SASL mechanisms offered: PLAIN and ANONYMOUS, in
+// that order, as ActiveMQ 5.17's AmqpAuthenticator offers them, and
+// EXTERNAL after them when the client presented a certificate.
+//
+// DEVIATION: ActiveMQ 5.17 never offers EXTERNAL (a certificate reaches its
+// authentication plugin with whatever PLAIN or ANONYMOUS gave); Wharf adds
+// it on a TLS connection with a client certificate, so that a client can
+// authenticate with the certificate alone (jaasCertificateAuthenticationPlugin).
+func (c *conn) mechanisms() []wire.Symbol {
+	ms := []wire.Symbol{"PLAIN", "ANONYMOUS"}
+	if certs, _ := transport.PeerCertificates(c.tc); len(certs) > 0 {
+		ms = append(ms, "EXTERNAL")
+	}
+	return ms
+}
+
+// baseCredentials are the connection's credentials before SASL adds a
+// user: its address and, on a TLS connector, the client certificate.
+func (c *conn) baseCredentials() engine.Credentials {
+	certs, isTLS := transport.PeerCertificates(c.tc)
+	return engine.Credentials{Certs: certs, TLS: isTLS, Remote: c.tc.RemoteAddr(), Protocol: "amqp"}
+}
+
+// onSASL runs the SASL exchange as ActiveMQ's AmqpAuthenticator does: one
+// sasl-init; an unknown mechanism gets sasl-outcome sys-perm (2), a
+// malformed PLAIN response or refused credentials auth (1), and either
+// closes the connection after the outcome; success is ok (0). The subject
+// is kept for Open, which connects it without authenticating again.
+// DEVIATION: ActiveMQ 5.17's AmqpAuthenticator.tryAuthenticate drops the
+// SecurityContext it gets and addConnection authenticates the
+// ConnectionInfo again at Open, so its login modules run twice per AMQP
+// login (and a reload in between can answer differently); Wharf's
+// Authenticator runs once.
 func (c *conn) onSASL(p wire.Performative) {
 	init, ok := p.(*wire.SASLInit)
 	if !ok {
@@ -275,32 +310,52 @@ func (c *conn) onSASL(p wire.Performative) {
 		c.shut()
 		return
 	}
-	cr := engine.Credentials{Remote: c.tc.RemoteAddr(), Protocol: "amqp"}
+	cr := c.baseCredentials()
 	switch init.Mechanism {
 	case "PLAIN":
-		// authzid NUL authcid NUL passwd (RFC 4616).
-		parts := bytes.SplitN(init.InitialResponse, []byte{0}, 3)
-		if len(parts) != 3 {
-			c.log.Info("SASL PLAIN response malformed")
+		// authzid NUL authcid NUL passwd (RFC 4616). Like ActiveMQ's
+		// PlainMechanism, "authcid NUL passwd" is taken too, and an empty
+		// response is an anonymous login.
+		if len(init.InitialResponse) > 0 {
+			parts := bytes.Split(init.InitialResponse, []byte{0})
+			switch len(parts) {
+			case 2:
+				cr.Username, cr.Password = string(parts[0]), string(parts[1])
+			case 3:
+				cr.Username, cr.Password = string(parts[1]), string(parts[2])
+			default:
+				c.log.Info("SASL PLAIN response malformed", "parts", len(parts))
+				c.writeFrame(0, &wire.SASLOutcome{Code: wire.SASLAuth})
+				c.shut()
+				return
+			}
+		}
+	case "ANONYMOUS":
+		// No user: accepted only where the authenticator takes an empty
+		// user (anonymousAccessAllowed).
+	case "EXTERNAL":
+		if len(cr.Certs) == 0 {
+			c.log.Info("SASL EXTERNAL without a client certificate")
 			c.writeFrame(0, &wire.SASLOutcome{Code: wire.SASLAuth})
 			c.shut()
 			return
 		}
-		cr.Username, cr.Password = string(parts[1]), string(parts[2])
-	case "ANONYMOUS":
+		// The certificate is the credential; the authenticator maps its
+		// subject to a user (TextFileCertificateLoginModule).
 	default:
 		c.log.Info("SASL mechanism not offered", "mechanism", string(init.Mechanism))
-		c.writeFrame(0, &wire.SASLOutcome{Code: wire.SASLAuth})
+		c.writeFrame(0, &wire.SASLOutcome{Code: wire.SASLSysPerm})
 		c.shut()
 		return
 	}
-	if _, err := c.srv.e.Authenticate(cr); err != nil {
+	subj, err := c.srv.e.Authenticate(cr)
+	if err != nil {
 		c.log.Info("authentication failed", "mechanism", string(init.Mechanism), "user", cr.Username, "err", err)
 		c.writeFrame(0, &wire.SASLOutcome{Code: wire.SASLAuth})
 		c.shut()
 		return
 	}
-	c.creds = cr
+	c.creds, c.subj = cr, subj
 	c.writeFrame(0, &wire.SASLOutcome{Code: wire.SASLOK})
 	c.phase = phaseAMQPHeader
 	c.dec.SetExpectHeader()
@@ -321,17 +376,21 @@ func (c *conn) brokerOpen() *wire.Open {
 	o.Properties.Set(wire.Symbol("queue-prefix"), "queue://")
 	o.Properties.Set(wire.Symbol("topic-prefix"), "topic://")
 	o.Properties.Set(wire.Symbol("product"), "Wharf")
-	o.Properties.Set(wire.Symbol("version"), Version)
+	o.Properties.Set(wire.Symbol("version"), version.Broker)
 	return o
 }
-
-// Version is the broker version announced in Open.
-const Version = "0.1.0"
 
 func (c *conn) onOpen(o *wire.Open) {
 	cr := c.creds
 	cr.ClientID = o.ContainerID
-	ec, err := c.srv.e.Connect(cr)
+	var ec *engine.Conn
+	var err error
+	if c.subj != nil {
+		ec, err = c.srv.e.ConnectAuthenticated(c.subj, cr)
+	} else {
+		// No SASL layer (allowNonSaslConnections): Open is the login.
+		ec, err = c.srv.e.Connect(cr)
+	}
 	if err != nil {
 		cond := wire.ErrCondInternalError
 		switch {
@@ -353,6 +412,11 @@ func (c *conn) onOpen(o *wire.Open) {
 		return
 	}
 	c.ec = ec
+	ec.SetCloser(func() { // an operator's close (web console)
+		c.mu.Lock()
+		c.closeWith(wire.ErrCondConnectionForced, "closed by the broker's operator")
+		c.mu.Unlock()
+	})
 	c.log = c.log.With("client_id", o.ContainerID)
 	c.outMu.Lock()
 	c.maxFrame = max(o.MaxFrameSize, wire.MinMaxFrameSize)
@@ -368,36 +432,15 @@ func (c *conn) onOpen(o *wire.Open) {
 // client's) (AMQP 1.0 §2.4.5).
 func (c *conn) startIdle(remote time.Duration) {
 	if local := c.srv.opts.IdleTimeout; local > 0 {
-		c.readSeen.Store(false)
-		var check func()
-		check = func() {
-			if c.closed.Load() {
-				return
-			}
-			if !c.readSeen.Swap(false) {
-				c.log.Info("idle timeout, closing", "idle_timeout", local.String())
-				c.mu.Lock()
-				c.closeWith(wire.ErrCondResourceLimitExceeded, "local-idle-timeout expired")
-				c.mu.Unlock()
-				return
-			}
-			c.timers.After(local, check)
-		}
-		c.timers.After(local, check)
+		c.live.ReadCheck(local, nil, func() {
+			c.log.Info("idle timeout, closing", "idle_timeout", local.String())
+			c.mu.Lock()
+			c.closeWith(wire.ErrCondResourceLimitExceeded, "local-idle-timeout expired")
+			c.mu.Unlock()
+		})
 	}
 	if remote > 0 {
-		period := remote / 2
-		var beat func()
-		beat = func() {
-			if c.closed.Load() {
-				return
-			}
-			if !c.wrote.Swap(false) {
-				c.writeRaw(emptyFrame)
-			}
-			c.timers.After(period, beat)
-		}
-		c.timers.After(period, beat)
+		c.live.Heartbeat(remote/2, func() { c.writeRaw(emptyFrame) })
 	}
 }
 

@@ -2,23 +2,16 @@ package amqp
 
 import (
 	"testing"
-	"time"
 
-	"wharf/engine"
 	"wharf/protocols/amqp/wire"
 	"wharf/protocols/internal/conntest"
-	"wharf/storage/memory"
 )
 
 // FuzzAMQPConnection feeds arbitrary frames, split in two, to a connection
 // on a real engine after SASL, Open and Begin: whatever they say, the
 // connection must not panic.
 func FuzzAMQPConnection(f *testing.F) {
-	e, err := engine.New(engine.Options{Shards: 2, Store: memory.New(), TickInterval: time.Hour})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { e.Close() })
+	e := conntest.Engine(f)
 	srv := NewServer(e, DefaultOptions())
 	var prefix []byte
 	prefix = append(prefix, wire.HeaderSASL...)
@@ -65,11 +58,7 @@ func FuzzAMQPConnection(f *testing.F) {
 // TestAMQPConnectionFuzzPrefix checks that the fuzz target's prefix opens
 // a session, so that the fuzzer works past the handshake.
 func TestAMQPConnectionFuzzPrefix(t *testing.T) {
-	e, err := engine.New(engine.Options{Shards: 1, Store: memory.New(), TickInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := conntest.Engine(t)
 	tc := &conntest.Conn{}
 	c := NewServer(e, DefaultOptions()).Handler(tc)
 	var in []byte

@@ -69,6 +69,7 @@ func (s *session) onAttach(a *wire.Attach) {
 		s.c.closeWith(wire.ErrCondHandleInUse, fmt.Sprintf("handle %d is in use", a.Handle))
 		return
 	}
+	delete(s.detached, a.Handle)
 	l := &link{s: s, handle: a.Handle, name: a.Name, receiving: a.Role == wire.RoleSender}
 	var err *wire.Error
 	if l.receiving {
@@ -90,6 +91,7 @@ func (s *session) onAttach(a *wire.Attach) {
 		}
 		s.c.writeFrame(s.ch, reply)
 		s.c.writeFrame(s.ch, &wire.Detach{Handle: a.Handle, Closed: true, Error: err})
+		s.detached[a.Handle] = true
 		return
 	}
 	s.links[a.Handle] = l
@@ -156,6 +158,12 @@ func (l *link) attachReceiving(a *wire.Attach) *wire.Error {
 		d, err := ParseAddress(t.Address)
 		if err != nil {
 			return &wire.Error{Condition: wire.ErrCondInvalidField, Description: err.Error()}
+		}
+		// The producer needs write access when the link attaches, as
+		// ActiveMQ's AmqpSession.createReceiver sends a ProducerInfo that
+		// AuthorizationBroker.addProducer refuses with unauthorized-access.
+		if err := c.ec.AuthorizeProducer(d); err != nil {
+			return engineError(err)
 		}
 		l.target = d
 		return nil
@@ -388,7 +396,7 @@ func (l *link) drainNow(es *engine.Subscription) {
 // goroutine.
 func (l *link) Deliver(d engine.Delivery) {
 	c := l.s.c
-	if l.closed.Load() || c.closed.Load() {
+	if l.closed.Load() || c.live.Closed() {
 		return
 	}
 	if d.BrowseEnd {
@@ -530,7 +538,7 @@ func (l *link) onDelivery(t *wire.Transfer, payload []byte) {
 // the delivery is accepted, or rejected with ActiveMQ's condition. It runs
 // on a shard goroutine.
 func (l *link) Complete(token uint64, err error) {
-	if l.s.c.closed.Load() {
+	if l.s.c.live.Closed() {
 		return
 	}
 	if err != nil {
@@ -600,6 +608,11 @@ func (l *link) onCoordinator(id uint32, payload []byte) {
 
 func (s *session) onDetach(d *wire.Detach) {
 	l := s.links[d.Handle]
+	if l == nil && s.detached[d.Handle] {
+		// The client's answer to our detach: the link is gone already.
+		delete(s.detached, d.Handle)
+		return
+	}
 	if l == nil {
 		s.c.closeWith(wire.ErrCondUnattachedHandle, fmt.Sprintf("detach of handle %d, which is not attached", d.Handle))
 		return
@@ -612,6 +625,7 @@ func (s *session) onDetach(d *wire.Detach) {
 // detachWith detaches l from the broker's side with an error.
 func (l *link) detachWith(cond wire.Symbol, desc string) {
 	delete(l.s.links, l.handle)
+	l.s.detached[l.handle] = true
 	l.detach(false)
 	l.s.c.writeFrame(l.s.ch, &wire.Detach{Handle: l.handle, Closed: true, Error: &wire.Error{Condition: cond, Description: desc}})
 }

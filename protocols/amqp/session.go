@@ -21,7 +21,12 @@ type session struct {
 	ch uint16
 
 	// Transport goroutine (c.mu).
-	links          map[uint32]*link // by the client's handle
+	links map[uint32]*link // by the client's handle
+	// detached are the handles the broker detached (a refused attach, a
+	// link detached with an error) whose answering detach from the client
+	// has not come yet (AMQP 1.0 §2.6.5): that detach is expected, not an
+	// unattached handle.
+	detached       map[uint32]bool
 	nextIncomingID uint32           // the client's next transfer id
 	inWindow       uint32           // transfers the client may still send
 	partial        *partialTransfer // a multi-frame delivery being received
@@ -48,6 +53,7 @@ func newSession(c *conn, ch uint16, b *wire.Begin) *session {
 		c:              c,
 		ch:             ch,
 		links:          map[uint32]*link{},
+		detached:       map[uint32]bool{},
 		nextIncomingID: b.NextOutgoingID,
 		inWindow:       incomingWindow,
 		nextOutgoingID: 1,
@@ -349,7 +355,7 @@ func (j *settleJoin) Complete(_ uint64, err error) {
 		return
 	}
 	c := j.s.c
-	if c.closed.Load() {
+	if c.live.Closed() {
 		return
 	}
 	if j.failed.Load() {

@@ -103,11 +103,26 @@ func (s *session) acknowledgePublish(qos byte, pid uint16) {
 }
 
 // publishFailed reports a publish the engine refused. MQTT 5 has reason
-// codes for it; MQTT 3.x has none, so the connection is closed, as
-// ActiveMQ does on an exception response.
+// codes for it. MQTT 3.x has none: a publish refused for authorization is
+// dropped and acknowledged as if stored (PUBACK for QoS 1, PUBREC for QoS
+// 2, nothing for QoS 0) and the connection stays open, as ActiveMQ 5.17
+// does (MQTTProtocolConverter.createResponseHandler logs "Failed to send
+// MQTT Publish" and acknowledges anyway; observed on ActiveMQ 5.17.2,
+// conformance/security-reference.md). Other failures close the connection.
 func (s *session) publishFailed(qos byte, pid uint16, err error) {
-	s.log.Warn("publish refused", "err", err)
+	if ok, held := s.srv.refusedPub.Allow(time.Now()); ok {
+		s.log.Warn("publish refused", "err", err, "suppressed", held)
+	}
 	if s.version != wire.Version5 {
+		if errors.Is(err, engine.ErrNotAuthorized) {
+			if qos == 2 {
+				// acknowledgePublish leaves a QoS 2 exchange in flight
+				// until PUBREL, which takes it out again.
+				s.inflightIn.Add(1)
+			}
+			s.acknowledgePublish(qos, pid)
+			return
+		}
 		s.tc.Close()
 		return
 	}
@@ -132,7 +147,7 @@ func (s *session) publishFailed(qos byte, pid uint16, err error) {
 // It runs on a shard goroutine.
 func (s *session) Complete(token uint64, err error) {
 	s.flow.Done()
-	if token == 0 || s.closed.Load() {
+	if token == 0 || s.live.Closed() {
 		return
 	}
 	qos, pid := byte(token>>16&0xff), uint16(token)

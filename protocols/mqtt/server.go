@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"wharf/protocols/internal/logthrottle"
 
 	"wharf/engine"
 	"wharf/engine/message"
@@ -125,6 +126,10 @@ type Server struct {
 	e    *engine.Engine
 	opts Options
 	log  *slog.Logger
+	// refusedPub rate-limits the "publish refused" warnings of all the
+	// server's sessions (a client publishing in a loop where it may not:
+	// at most 20 lines per 10 s, then one with the count held back).
+	refusedPub logthrottle.Burst
 
 	// mu guards clients. Lock order: a session's mu before mu.
 	mu      sync.Mutex
@@ -170,7 +175,8 @@ func NewServer(e *engine.Engine, o Options) *Server {
 	if o.ReceiveMaximum == 0 {
 		o.ReceiveMaximum = maxOutstandingSends
 	}
-	s := &Server{e: e, opts: o, log: o.Logger, clients: map[string]*clientState{}, shareMembers: map[message.Destination]int{}}
+	s := &Server{e: e, opts: o, log: o.Logger, clients: map[string]*clientState{}, shareMembers: map[message.Destination]int{},
+		refusedPub: logthrottle.Burst{Every: 10 * time.Second, Max: 20}}
 	s.restoreShares()
 	s.restoreShareMembers()
 	return s

@@ -12,8 +12,8 @@ import (
 
 	"wharf/engine"
 	"wharf/engine/message"
+	"wharf/protocols/internal/inactivity"
 	"wharf/protocols/internal/sendflow"
-	"wharf/protocols/internal/timers"
 	"wharf/protocols/mqtt/wire"
 	"wharf/protocols/transport"
 )
@@ -58,9 +58,6 @@ type session struct {
 	recvMax   int // the client's Receive Maximum
 	maxPacket int // the client's Maximum Packet Size (bytes); 0 none
 
-	connected atomic.Bool
-	closed    atomic.Bool
-	readSeen  atomic.Bool
 	// flow stops reading past maxOutstandingSends publishes the engine has
 	// not completed. inflightIn counts QoS 1 and 2 publishes not yet
 	// acknowledged to the client (MQTT 5 Receive Maximum).
@@ -70,7 +67,7 @@ type session struct {
 	// PUBREL waits for the store (relDone); release waits for them, so
 	// that a resumed session finds them durable.
 	acksOut sync.WaitGroup
-	timers  timers.Set // heart-beat, keep-alive and connect timers
+	live    inactivity.Monitor // keep-alive and the connect timeout
 }
 
 func newSession(srv *Server, tc transport.Conn) *session {
@@ -83,18 +80,13 @@ func newSession(srv *Server, tc transport.Conn) *session {
 		recvMax: 65535,
 	}
 	s.flow = sendflow.Gate{Limit: maxOutstandingSends, Conn: tc, Log: s.log}
-	s.timers.After(srv.opts.ConnectTimeout, func() {
-		if !s.connected.Load() && !s.closed.Load() {
-			s.log.Debug("connect timeout")
-			s.tc.Close()
-		}
-	})
+	s.live.ConnectDeadline(srv.opts.ConnectTimeout, tc, s.log, func() { srv.e.CountHandshakeTimeout("mqtt") })
 	return s
 }
 
 // OnData decodes packets and handles them in order.
 func (s *session) OnData(b []byte) error {
-	s.readSeen.Store(true)
+	s.live.Read()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dead {
@@ -132,12 +124,12 @@ func (s *session) decodeFailed(err error) {
 		v = s.dec.Version()
 	}
 	switch {
-	case !s.connected.Load() && reason == wire.ReasonUnsupportedProtocolVersion:
+	case !s.live.Connected() && reason == wire.ReasonUnsupportedProtocolVersion:
 		s.writePacket(&wire.Packet{Type: wire.CONNACK, ReasonCode: wire.ConnRefusedProtocolVersion}, wire.Version311)
-	case !s.connected.Load() && v == wire.Version5:
+	case !s.live.Connected() && v == wire.Version5:
 		// No DISCONNECT before a CONNACK [MQTT-3.14.0-1]: refuse in CONNACK.
 		s.writePacket(&wire.Packet{Type: wire.CONNACK, ReasonCode: reason, Props: &wire.Properties{ReasonString: err.Error()}}, wire.Version5)
-	case s.connected.Load() && v == wire.Version5:
+	case s.live.Connected() && v == wire.Version5:
 		s.writePacket(&wire.Packet{Type: wire.DISCONNECT, ReasonCode: reason}, wire.Version5)
 	}
 	s.abort()
@@ -147,7 +139,7 @@ func (s *session) decodeFailed(err error) {
 // MQTT 5 clients get a DISCONNECT with reason and its text.
 func (s *session) protocolError(reason byte, msg string) {
 	s.log.Warn("protocol error, closing", "reason", reason, "err", msg)
-	if s.version == wire.Version5 && s.connected.Load() {
+	if s.version == wire.Version5 && s.live.Connected() {
 		p := wire.Packet{Type: wire.DISCONNECT, ReasonCode: reason, Props: &wire.Properties{ReasonString: msg}}
 		s.writePacket(&p, wire.Version5)
 	}
@@ -163,8 +155,7 @@ func (s *session) abort() {
 
 // OnClose releases everything the connection held.
 func (s *session) OnClose(err error) {
-	s.closed.Store(true)
-	s.timers.Stop()
+	s.live.Close()
 	s.mu.Lock()
 	s.dead = true
 	s.release(true)
@@ -257,7 +248,7 @@ func (s *session) writeAck(t wire.Type, pid uint16, reason byte) {
 
 // handle dispatches one packet.
 func (s *session) handle(p *wire.Packet) {
-	if p.Type != wire.CONNECT && !s.connected.Load() {
+	if p.Type != wire.CONNECT && !s.live.Connected() {
 		// [MQTT-3.1.0-1]: the first packet must be CONNECT.
 		s.log.Warn("packet before CONNECT, closing", "packet", p.Type.String())
 		s.abort()
@@ -265,7 +256,7 @@ func (s *session) handle(p *wire.Packet) {
 	}
 	switch p.Type {
 	case wire.CONNECT:
-		if s.connected.Load() {
+		if s.live.Connected() {
 			s.protocolError(wire.ReasonProtocolError, "second CONNECT [MQTT-3.1.0-2]")
 			return
 		}
@@ -356,9 +347,23 @@ func (s *session) onConnect(p *wire.Packet) {
 			s.maxPacket = int(p.Props.MaximumPacketSize)
 		}
 	}
+	certs, isTLS := transport.PeerCertificates(s.tc)
 	s.creds = engine.Credentials{
 		Username: c.Username, Password: string(c.Password), ClientID: clientID,
+		Certs: certs, TLS: isTLS,
 		Remote: s.tc.RemoteAddr(), Protocol: "mqtt",
+	}
+	// Authenticate before the client id is claimed: a refused CONNECT
+	// must not take over (and so disconnect) the session that holds the
+	// id. ActiveMQ's authentication broker sits in front of the region
+	// broker that steals the link, so it never gets that far either.
+	// The subject is then connected as it is: the Authenticator (and its
+	// JAAS login modules) runs once per CONNECT, as ActiveMQ's does in
+	// addConnection.
+	subj, err := s.srv.e.Authenticate(s.creds)
+	if err != nil {
+		s.refuseLogin(refuse, err)
+		return
 	}
 	// Take the client id over from a session that holds it, and stop what
 	// an offline session had pending.
@@ -371,30 +376,16 @@ func (s *session) onConnect(p *wire.Packet) {
 		}
 	}
 	s.cs = cs
-	conn, err := s.srv.e.Connect(s.creds)
+	conn, err := s.srv.e.ConnectAuthenticated(subj, s.creds)
 	if err != nil {
 		if clientID != "" {
 			s.srv.unclaim(clientID, s)
 		}
-		// The reason string (MQTT 5 only) is ActiveMQ's text for the
-		// failure (engine.ClientText).
-		switch {
-		case errors.Is(err, engine.ErrBadCredentials):
-			// DEVIATION: ActiveMQ 5.17 answers 5 (not authorized) here:
-			// its authentication plugins throw a SecurityException, which
-			// MQTTProtocolConverter.onMQTTConnect maps to 5; Wharf gives
-			// the code [MQTT-3.2.2] has for a bad user name or password.
-			refuse(wire.ConnRefusedBadUsernamePassword, wire.ReasonBadUserNameOrPassword, engine.ClientText(err))
-		case errors.Is(err, engine.ErrNotAuthorized):
-			refuse(wire.ConnRefusedNotAuthorized, wire.ReasonNotAuthorized, engine.ClientText(err))
-		case errors.Is(err, engine.ErrClientIDInUse):
-			refuse(wire.ConnRefusedIdentifierRejected, wire.ReasonClientIDNotValid, engine.ClientText(err))
-		default:
-			refuse(wire.ConnRefusedServerUnavailable, wire.ReasonServerUnavailable, engine.ClientText(err))
-		}
+		s.refuseLogin(refuse, err)
 		return
 	}
 	s.conn = conn
+	conn.SetCloser(func() { s.tc.Close() }) // an operator's close (web console)
 	s.clientID = clientID
 	s.log = s.log.With("client_id", clientID)
 	if c.WillFlag {
@@ -414,7 +405,7 @@ func (s *session) onConnect(p *wire.Packet) {
 	if v == wire.Version5 {
 		ack.Props = s.connackProps(assigned)
 	}
-	s.connected.Store(true)
+	s.live.SetConnected()
 	s.writePacket(&ack, v)
 	if present {
 		s.resumeSession()
@@ -457,28 +448,15 @@ func (s *session) startKeepAlive(k time.Duration) {
 	if k <= 0 {
 		return
 	}
-	period := k * 3 / 2
-	s.readSeen.Store(false)
-	var check func()
-	check = func() {
-		if s.closed.Load() {
-			return
+	s.live.ReadCheck(k*3/2, s.flow.Paused, func() {
+		s.log.Info("keep-alive expired, closing", "keep_alive", k.String())
+		s.mu.Lock()
+		if s.version == wire.Version5 && !s.dead {
+			s.writePacket(&wire.Packet{Type: wire.DISCONNECT, ReasonCode: wire.ReasonKeepAliveTimeout}, wire.Version5)
 		}
-		// A connection paused by flow control reads nothing, so it is not
-		// judged until it resumes.
-		if !s.readSeen.Swap(false) && !s.flow.Paused() {
-			s.log.Info("keep-alive expired, closing", "keep_alive", k.String())
-			s.mu.Lock()
-			if s.version == wire.Version5 && !s.dead {
-				s.writePacket(&wire.Packet{Type: wire.DISCONNECT, ReasonCode: wire.ReasonKeepAliveTimeout}, wire.Version5)
-			}
-			s.mu.Unlock()
-			s.tc.Close()
-			return
-		}
-		s.timers.After(period, check)
-	}
-	s.timers.After(period, check)
+		s.mu.Unlock()
+		s.tc.Close()
+	})
 }
 
 func (s *session) onDisconnect(p *wire.Packet) {
@@ -498,4 +476,27 @@ func (s *session) onDisconnect(p *wire.Packet) {
 	s.dead = true
 	s.release(publishWill)
 	s.tc.Close()
+}
+
+// refuseLogin answers a CONNECT the engine refused. The reason string (MQTT
+// 5 only) is ActiveMQ's text for the failure (engine.ClientText).
+//
+// MQTT 3.1 and 3.1.1: ActiveMQ 5.17's MQTTProtocolConverter.onMQTTConnect
+// maps the SecurityException its authentication plugins throw for a wrong
+// password, an unknown user and missing credentials alike to CONNACK 5
+// (not authorized), never 4, and closes the connection; so does Wharf, for
+// ErrBadCredentials and ErrNotAuthorized both. MQTT 5, which ActiveMQ 5.17
+// does not speak, gets the reason codes [MQTT-3.2.2.2] has for each: 0x86
+// bad user name or password, 0x87 not authorized.
+func (s *session) refuseLogin(refuse func(code3, code5 byte, why string), err error) {
+	switch {
+	case errors.Is(err, engine.ErrBadCredentials):
+		refuse(wire.ConnRefusedNotAuthorized, wire.ReasonBadUserNameOrPassword, engine.ClientText(err))
+	case errors.Is(err, engine.ErrNotAuthorized):
+		refuse(wire.ConnRefusedNotAuthorized, wire.ReasonNotAuthorized, engine.ClientText(err))
+	case errors.Is(err, engine.ErrClientIDInUse):
+		refuse(wire.ConnRefusedIdentifierRejected, wire.ReasonClientIDNotValid, engine.ClientText(err))
+	default:
+		refuse(wire.ConnRefusedServerUnavailable, wire.ReasonServerUnavailable, engine.ClientText(err))
+	}
 }

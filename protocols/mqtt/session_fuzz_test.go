@@ -2,23 +2,16 @@ package mqtt
 
 import (
 	"testing"
-	"time"
 
-	"wharf/engine"
 	"wharf/protocols/internal/conntest"
 	"wharf/protocols/mqtt/wire"
-	"wharf/storage/memory"
 )
 
 // FuzzMQTTSession feeds arbitrary bytes, split in two, to a session on a
 // real engine behind a valid CONNECT: whatever the packets, the session
 // must not panic, and a close must leave nothing in the engine.
 func FuzzMQTTSession(f *testing.F) {
-	e, err := engine.New(engine.Options{Shards: 2, Store: memory.New(), TickInterval: time.Hour})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { e.Close() })
+	e := conntest.Engine(f)
 	srv := NewServer(e, DefaultOptions())
 	connect := func(v byte) []byte {
 		return wire.AppendPacket(nil, &wire.Packet{Type: wire.CONNECT, Connect: &wire.Connect{

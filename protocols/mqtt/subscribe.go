@@ -131,6 +131,14 @@ func (s *session) subscribe(r wire.Subscription, subID uint32) (byte, *engine.Su
 	if err != nil {
 		s.log.Info("subscription refused", "filter", filter, "err", err)
 		if errors.Is(err, engine.ErrNotAuthorized) {
+			if s.version == wire.Version31 {
+				// MQTT 3.1 has no failure code: ActiveMQ 5.17 grants the
+				// requested QoS and the subscription silently gets
+				// nothing (AbstractMQTTSubscriptionStrategy.doSubscribe:
+				// "version 3.1 don't supports silent fail"; observed:
+				// SUBACK 01 for a refused QoS 1 subscribe).
+				return qos, nil
+			}
 			return fail(wire.ReasonNotAuthorized), nil
 		}
 		return fail(wire.ReasonUnspecifiedError), nil
@@ -442,7 +450,7 @@ func (s *session) resume(filter string, qos byte) {
 // goroutine.
 func (sub *subscription) Deliver(d engine.Delivery) {
 	s := sub.s
-	if s.closed.Load() || sub.closed.Load() {
+	if s.live.Closed() || sub.closed.Load() {
 		return // the engine takes unacknowledged deliveries back on close
 	}
 	m := d.Msg
@@ -807,7 +815,7 @@ func (r *relDone) Complete(token uint64, err error) {
 		f.durable = true
 	}
 	s.outMu.Unlock()
-	if send && !s.closed.Load() {
+	if send && !s.live.Closed() {
 		s.writeAck(wire.PUBREL, pid, 0)
 	}
 }

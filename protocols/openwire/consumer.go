@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"wharf/engine"
+	"wharf/protocols/openwire/marshal"
 	"wharf/protocols/openwire/wire"
 )
 
@@ -50,7 +51,7 @@ func (s *session) onConsumer(c *wire.ConsumerInfo) {
 		s.respond(c, fmt.Errorf("%w: ConsumerInfo without a consumer id or destination", engine.ErrBadDestination))
 		return
 	}
-	d := DestToEngine(c.Destination)
+	d := marshal.DestToEngine(c.Destination)
 	spec := engine.SubSpec{
 		Destination: d,
 		Selector:    c.Selector,
@@ -111,7 +112,7 @@ func (c *consumer) Deliver(d engine.Delivery) {
 		s.send(&wire.MessageDispatch{ConsumerId: c.id, Destination: c.dest})
 		return
 	}
-	w, err := FromEngine(d.Msg, d.Redeliveries)
+	w, err := marshal.FromEngine(d.Msg, d.Redeliveries)
 	if err != nil {
 		s.log.Warn("message cannot be sent over OpenWire", "msg_id", d.Msg.ID, "err", err)
 		return

@@ -3,6 +3,7 @@ package openwire
 import (
 	"time"
 
+	"wharf/protocols/openwire/marshal"
 	"wharf/protocols/openwire/wire"
 )
 
@@ -17,9 +18,9 @@ func (s *session) onMessage(w *wire.Message) {
 		s.respond(w, err)
 		return
 	}
-	// Set before ToEngine, which keeps w as the message's original form.
+	// Set before marshal.ToEngine, which keeps w as the message's original form.
 	w.BrokerInTime = time.Now().UnixMilli()
-	m, err := ToEngine(w)
+	m, err := marshal.ToEngine(w)
 	if err != nil {
 		s.respond(w, err)
 		return
@@ -46,6 +47,18 @@ func (s *session) onMessage(w *wire.Message) {
 			s.pendingMu.Lock()
 			delete(s.pending, token)
 			s.pendingMu.Unlock()
+		}
+		if !base.ResponseRequired {
+			// An async send refused at once (not authorized, say) is
+			// reported as the broker reports any failed async command:
+			// TransportConnection.service hands it to serviceException,
+			// which dispatches a ConnectionError; the JMS client gives it
+			// to the connection's exception listener and stays connected.
+			if ok, held := s.srv.refusedSend.Allow(time.Now()); ok {
+				s.log.Warn("async send refused", "err", err, "suppressed", held)
+			}
+			s.send(&wire.ConnectionError{Exception: javaException(err), ConnectionId: s.connID})
+			return
 		}
 		s.respond(w, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"wharf/protocols/internal/logthrottle"
 
 	"wharf/engine"
 	"wharf/protocols/openwire/wire"
@@ -20,7 +21,8 @@ type Options struct {
 	// Limits bound what a decoder accepts (wireFormat.maxFrameSize).
 	Limits wire.Limits
 	// NegotiationTimeout is how long a client has to send its
-	// WireFormatInfo (ActiveMQ: maxInactivityDurationInitalDelay, 10 s).
+	// WireFormatInfo (transport.connectAttemptTimeout, or else
+	// wireFormat.maxInactivityDurationInitalDelay; 10 s).
 	NegotiationTimeout time.Duration
 	// BrokerURL is told to clients in BrokerInfo.
 	BrokerURL string
@@ -54,7 +56,13 @@ func ParseOptions(q map[string]string) (Options, error) {
 			o.Local.MaxInactivityDuration, err = msOption(v)
 		case "wireFormat.maxInactivityDurationInitalDelay":
 			o.Local.MaxInactivityDurationInitalDelay, err = msOption(v)
-			o.NegotiationTimeout = o.Local.MaxInactivityDurationInitalDelay
+			if _, set := q["transport.connectAttemptTimeout"]; !set {
+				o.NegotiationTimeout = o.Local.MaxInactivityDurationInitalDelay
+			}
+		case "transport.connectAttemptTimeout":
+			// ActiveMQ's InactivityMonitor closes a connection that sends
+			// no WireFormatInfo within it; it wins over the initial delay.
+			o.NegotiationTimeout, err = msOption(v)
 		case "wireFormat.tightEncodingEnabled":
 			o.Local.TightEncodingEnabled, err = strconv.ParseBool(v)
 		case "wireFormat.cacheEnabled":
@@ -96,6 +104,13 @@ type Server struct {
 	opts Options
 	log  *slog.Logger
 	info *wire.WireFormatInfo
+	// refused rate-limits the "connection refused" warnings of all the
+	// server's sessions (a login flood: at most 20 lines per 10 s, then
+	// one with the count held back; STYLE.md §7).
+	refused logthrottle.Burst
+	// refusedSend likewise for "async send refused" (a producer sending
+	// in a loop where it may not).
+	refusedSend logthrottle.Burst
 }
 
 // NewServer returns an OpenWire server for e.
@@ -112,7 +127,8 @@ func NewServer(e *engine.Engine, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{e: e, opts: o, log: o.Logger, info: info}, nil
+	return &Server{e: e, opts: o, log: o.Logger, info: info, refused: logthrottle.Burst{Every: 10 * time.Second, Max: 20},
+		refusedSend: logthrottle.Burst{Every: 10 * time.Second, Max: 20}}, nil
 }
 
 // Handler is the transport.HandlerFactory of the server.

@@ -10,6 +10,7 @@ import (
 	"wharf/engine"
 	"wharf/engine/message"
 	"wharf/protocols/internal/timers"
+	"wharf/protocols/openwire/marshal"
 	"wharf/protocols/openwire/wire"
 	"wharf/protocols/transport"
 )
@@ -46,7 +47,9 @@ type session struct {
 	closed   atomic.Bool
 	readSeen atomic.Bool
 	wrote    atomic.Bool
-	timers   timers.Set // heart-beat, keep-alive and connect timers
+	// handshook is negotiated, for the negotiation timer's goroutine.
+	handshook atomic.Bool
+	timers    timers.Set // heart-beat, keep-alive and connect timers
 }
 
 type jmsSession struct {
@@ -83,9 +86,14 @@ func newSession(srv *Server, tc transport.Conn) *session {
 	}
 	// Both sides send WireFormatInfo at once (reference/openwire.md §3).
 	s.send(srv.info)
+	// The timeout runs until WireFormatInfo is read, as ActiveMQ's connect
+	// check does (AbstractInactivityMonitor: stopped by the inbound
+	// WireFormatInfo, not by any byte): a client that sends part of one,
+	// or trickles bytes, is closed by it all the same.
 	s.timers.After(srv.opts.NegotiationTimeout, func() {
-		if !s.closed.Load() && !s.readSeen.Load() {
-			s.log.Info("wire format negotiation timeout")
+		if !s.closed.Load() && !s.handshook.Load() {
+			s.log.Info("wire format negotiation timeout", "timeout", srv.opts.NegotiationTimeout)
+			srv.e.CountHandshakeTimeout("openwire")
 			s.tc.Close()
 		}
 	})
@@ -202,7 +210,19 @@ func (s *session) handle(ds wire.DataStructure) {
 	case *wire.MessagePull:
 		s.onPull(c)
 	case *wire.ConnectionInfo:
-		s.respond(c, s.onConnection(c))
+		err := s.onConnection(c)
+		s.respond(c, err)
+		if err != nil && s.conn == nil {
+			// TransportConnection.processAddConnection stops the transport
+			// after any failed ConnectionInfo (AMQ-6561), a failed login
+			// included, once the ExceptionResponse is out. ActiveMQ waits
+			// 2 s (delayedStop) for the client to read it; Wharf closes
+			// after the write, which delivers it as well.
+			if ok, held := s.srv.refused.Allow(time.Now()); ok {
+				s.log.Warn("connection refused", "user", c.UserName, "client_id", c.ClientId, "err", err, "suppressed", held)
+			}
+			s.fail()
+		}
 	case *wire.SessionInfo:
 		s.respond(c, s.onSession(c))
 	case *wire.ConsumerInfo:
@@ -278,6 +298,7 @@ func (s *session) negotiate(wf *wire.WireFormatInfo) {
 	s.enc.SetFormat(f)
 	s.writeMu.Unlock()
 	s.negotiated = true
+	s.handshook.Store(true)
 	// BrokerInfo lets failover: clients learn the broker
 	// (TransportConnection.start).
 	s.send(&wire.BrokerInfo{
@@ -329,16 +350,20 @@ func (s *session) onConnection(c *wire.ConnectionInfo) error {
 	if c.ClientId == "" {
 		return ErrNoClientID
 	}
+	certs, isTLS := transport.PeerCertificates(s.tc)
 	conn, err := s.srv.e.Connect(engine.Credentials{
 		Username: c.UserName, Password: c.Password, ClientID: c.ClientId,
+		Certs: certs, TLS: isTLS,
 		Remote: s.tc.RemoteAddr(), Protocol: "openwire",
 	})
 	if err != nil {
-		// The engine's error carries RegionBroker.addConnection's words
-		// for a client id in use (engine.ClientText).
+		// The engine's error carries ActiveMQ's words: "User name [x] or
+		// password is invalid." for a failed login, RegionBroker.
+		// addConnection's for a client id in use (engine.ClientText).
 		return err
 	}
 	s.conn = conn
+	conn.SetCloser(func() { s.tc.Close() }) // an operator's close (web console)
 	s.connID = c.ConnectionId
 	if c.Manageable {
 		// ActiveMQ's TransportConnection sends every manageable connection
@@ -388,9 +413,14 @@ func (s *session) onProducer(c *wire.ProducerInfo) error {
 	}
 	var d message.Destination
 	if c.Destination != nil {
-		d = DestToEngine(c.Destination)
+		d = marshal.DestToEngine(c.Destination)
 		if d.Type.IsTemp() && !s.srv.e.Stats(d).Exists {
 			return engine.TempGoneError(d)
+		}
+		// A producer on a destination needs write access when it is
+		// created, not at its first send (AuthorizationBroker.addProducer).
+		if err := s.conn.AuthorizeProducer(d); err != nil {
+			return err
 		}
 	}
 	p := &producer{id: c.ProducerId, window: c.WindowSize, reg: s.conn.AddProducer(d)}
@@ -447,7 +477,7 @@ func (s *session) onDestination(c *wire.DestinationInfo) error {
 	if c.Destination == nil {
 		return fmt.Errorf("%w: DestinationInfo without a destination", engine.ErrBadDestination)
 	}
-	d := DestToEngine(c.Destination)
+	d := marshal.DestToEngine(c.Destination)
 	if !d.Type.IsTemp() {
 		return nil // regular destinations are created when used
 	}

@@ -83,7 +83,7 @@ func (s *session) answer(token uint64, err error) {
 		delete(s.receipts, token)
 		s.mu.Unlock()
 	}
-	if s.closed.Load() {
+	if s.live.Closed() {
 		return
 	}
 	var f wire.Frame

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strconv"
 	"time"
+	"wharf/protocols/internal/logthrottle"
 
 	"wharf/engine"
 	"wharf/protocols/internal/options"
@@ -84,6 +85,11 @@ type Server struct {
 	e    *engine.Engine
 	opts Options
 	log  *slog.Logger
+	// rejected rate-limits the "frame rejected" warnings of all the
+	// server's sessions: a flood of refused logins or frames writes at
+	// most 20 lines per 10 s, then one with the count held back
+	// (STYLE.md §7).
+	rejected logthrottle.Burst
 }
 
 // NewServer returns a STOMP server for e.
@@ -100,7 +106,7 @@ func NewServer(e *engine.Engine, o Options) *Server {
 	if o.DefaultHeartBeat == "" {
 		o.DefaultHeartBeat = "0,0"
 	}
-	return &Server{e: e, opts: o, log: o.Logger}
+	return &Server{e: e, opts: o, log: o.Logger, rejected: logthrottle.Burst{Every: 10 * time.Second, Max: 20}}
 }
 
 // Handler is the transport.HandlerFactory of the server.

@@ -7,13 +7,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"wharf/engine"
 	"wharf/engine/message"
+	"wharf/internal/version"
+	"wharf/protocols/internal/inactivity"
 	"wharf/protocols/internal/sendflow"
-	"wharf/protocols/internal/timers"
 	"wharf/protocols/stomp/wire"
 	"wharf/protocols/transport"
 )
@@ -52,14 +52,10 @@ type session struct {
 	acksOut  sync.WaitGroup
 	bySubNum map[uint64]*subscription
 
-	connected atomic.Bool
-	closed    atomic.Bool
-	readSeen  atomic.Bool // data read since the last read check
 	// flow stops reading past maxOutstandingSends sends the engine has not
 	// completed (flow control).
-	flow   sendflow.Gate
-	wrote  atomic.Bool // data written since the last heart-beat tick
-	timers timers.Set  // heart-beat, keep-alive and connect timers
+	flow sendflow.Gate
+	live inactivity.Monitor // heart-beats and the connect timeout
 }
 
 func newSession(srv *Server, tc transport.Conn) *session {
@@ -77,18 +73,13 @@ func newSession(srv *Server, tc transport.Conn) *session {
 		bySubNum:  map[uint64]*subscription{},
 	}
 	s.flow = sendflow.Gate{Limit: maxOutstandingSends, Conn: tc, Log: s.log}
-	s.timers.After(srv.opts.ConnectTimeout, func() {
-		if !s.connected.Load() && !s.closed.Load() {
-			s.log.Debug("connect timeout")
-			s.tc.Close()
-		}
-	})
+	s.live.ConnectDeadline(srv.opts.ConnectTimeout, tc, s.log, func() { srv.e.CountHandshakeTimeout("stomp") })
 	return s
 }
 
 // OnData decodes frames and handles them in order.
 func (s *session) OnData(b []byte) error {
-	s.readSeen.Store(true)
+	s.live.Read()
 	if s.dead {
 		return nil
 	}
@@ -118,8 +109,7 @@ func (s *session) OnData(b []byte) error {
 
 // OnClose releases everything the connection held in the engine.
 func (s *session) OnClose(err error) {
-	s.closed.Store(true)
-	s.timers.Stop()
+	s.live.Close()
 	if s.conn != nil {
 		if cerr := s.conn.Close(); cerr != nil {
 			s.log.Warn("connection cleanup failed", "err", cerr)
@@ -131,7 +121,7 @@ func (s *session) OnClose(err error) {
 }
 
 func (s *session) write(b []byte) {
-	s.wrote.Store(true)
+	s.live.Wrote()
 	if err := s.tc.Write(b); err != nil {
 		s.log.Debug("write failed", "err", err)
 	}
@@ -145,7 +135,9 @@ func (s *session) writeFrame(f *wire.Frame) {
 // sendError writes an ERROR frame for a failed frame (nil when none), and
 // closes the connection if the error is fatal.
 func (s *session) sendError(f *wire.Frame, e *protocolError) {
-	s.log.Warn("frame rejected", "frame", commandOf(f), "err", e.msg, "fatal", e.fatal)
+	if ok, held := s.srv.rejected.Allow(time.Now()); ok {
+		s.log.Warn("frame rejected", "frame", commandOf(f), "err", e.msg, "fatal", e.fatal, "suppressed", held)
+	}
 	ef := wire.Frame{Command: wire.CmdError, Headers: []wire.Header{
 		{Name: "message", Value: e.msg},
 		{Name: "content-type", Value: "text/plain"},
@@ -252,13 +244,14 @@ func wireErrorText(err error) string {
 // engineError turns an engine error into the ERROR frame ActiveMQ sends for
 // the matching JMS exception: its message header is the exception's
 // message (ProtocolConverter.handleException), which engine.ClientText
-// gives in ActiveMQ's words.
-//
-// DEVIATION: ActiveMQ reports a failure the broker (not the converter)
-// detects only to a frame that asked for a receipt (createResponseHandler
-// makes no handler otherwise): a SEND, SUBSCRIBE or UNSUBSCRIBE without
-// one fails silently. Wharf sends the ERROR either way, with receipt-id
-// when there was a receipt.
+// gives in ActiveMQ's words; for a SecurityException the body is that
+// message too. A frame with a receipt gets the ERROR with its receipt-id
+// (createResponseHandler); one without gets it too, with no receipt-id:
+// the broker reports a failed command that asked for no response with a
+// ConnectionError (TransportConnection.service -> serviceException), which
+// ProtocolConverter.onActiveMQCommand turns into the same ERROR. Either
+// way the connection stays open (observed on ActiveMQ 5.17.2 for a
+// refused SEND and SUBSCRIBE: conformance/security-reference.md).
 func engineError(err error) *protocolError {
 	if errors.Is(err, engine.ErrNotAuthorized) || errors.Is(err, engine.ErrBadCredentials) {
 		return &protocolError{msg: engine.ClientText(err), security: true}
@@ -313,20 +306,26 @@ func (s *session) onConnect(f *wire.Frame) *protocolError {
 	login, _ := f.Get("login")
 	passcode, _ := f.Get("passcode")
 	clientID, _ := f.Get("client-id")
+	certs, isTLS := transport.PeerCertificates(s.tc)
 	conn, err := s.srv.e.Connect(engine.Credentials{
 		Username: login, Password: passcode, ClientID: clientID,
+		Certs: certs, TLS: isTLS,
 		Remote: s.tc.RemoteAddr(), Protocol: "stomp",
 	})
 	if err != nil {
-		// A failed login closes the connection after the ERROR frame.
+		// A failed login closes the connection after the ERROR frame
+		// (onStompConnect's response handler: handleException, then
+		// onException), "User name [x] or password is invalid." in both
+		// the message header and the body.
 		pe := engineError(err)
 		pe.fatal = true
 		return pe
 	}
 	s.conn = conn
+	conn.SetCloser(func() { s.tc.Close() }) // an operator's close (web console)
 	s.version = version
 	s.dec.SetVersion(version)
-	s.connected.Store(true)
+	s.live.SetConnected()
 	session := clientID
 	if session == "" {
 		// ActiveMQ uses the connection id as the client id when none is given.
@@ -336,7 +335,7 @@ func (s *session) onConnect(f *wire.Frame) *protocolError {
 		{Name: "session", Value: session},
 		{Name: "version", Value: version},
 		{Name: "heart-beat", Value: strconv.FormatInt(cy, 10) + "," + strconv.FormatInt(cx, 10)},
-		{Name: "server", Value: "Wharf/" + Version},
+		{Name: "server", Value: serverHeader},
 	}
 	rid, ok := f.Get("request-id")
 	if !ok {
@@ -350,44 +349,22 @@ func (s *session) onConnect(f *wire.Frame) *protocolError {
 	return nil
 }
 
-// Version is the broker version reported in CONNECTED's server header.
-const Version = "0.1.0"
+// serverHeader is the server header of CONNECTED (STOMP 1.2 "CONNECTED
+// Frame": name/version).
+const serverHeader = "Wharf/" + version.Broker
 
 // startHeartBeats arms the read check (the client promised to send every cx
 // ms) and the write ticker (the client wants to hear from us every cy ms).
 func (s *session) startHeartBeats(cx, cy int64) {
 	if cx > 0 {
 		period := time.Duration(float64(cx)*s.srv.opts.HeartBeatGrace) * time.Millisecond
-		s.readSeen.Store(false)
-		var check func()
-		check = func() {
-			if s.closed.Load() {
-				return
-			}
-			// A connection paused by flow control reads nothing, so it cannot
-			// be judged by its heart-beats until it resumes.
-			if !s.readSeen.Swap(false) && !s.flow.Paused() {
-				s.log.Info("heart-beat missed, closing", "interval_ms", cx)
-				s.tc.Close()
-				return
-			}
-			s.timers.After(period, check)
-		}
-		s.timers.After(period, check)
+		s.live.ReadCheck(period, s.flow.Paused, func() {
+			s.log.Info("heart-beat missed, closing", "interval_ms", cx)
+			s.tc.Close()
+		})
 	}
 	if cy > 0 {
-		period := time.Duration(cy) * time.Millisecond
-		var beat func()
-		beat = func() {
-			if s.closed.Load() {
-				return
-			}
-			if !s.wrote.Swap(false) {
-				s.tc.Write(heartBeat)
-			}
-			s.timers.After(period, beat)
-		}
-		s.timers.After(period, beat)
+		s.live.Heartbeat(time.Duration(cy)*time.Millisecond, func() { s.tc.Write(heartBeat) })
 	}
 }
 

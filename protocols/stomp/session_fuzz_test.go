@@ -2,23 +2,16 @@ package stomp
 
 import (
 	"testing"
-	"time"
 
-	"wharf/engine"
 	"wharf/engine/message"
 	"wharf/protocols/internal/conntest"
-	"wharf/storage/memory"
 )
 
 // FuzzSTOMPSession feeds arbitrary frames, split in two, to a session on a
 // real engine after a valid CONNECT: whatever they say, the session must
 // not panic, and its close must leave no consumer behind.
 func FuzzSTOMPSession(f *testing.F) {
-	e, err := engine.New(engine.Options{Shards: 2, Store: memory.New(), TickInterval: time.Hour})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { e.Close() })
+	e := conntest.Engine(f)
 	srv := NewServer(e, DefaultOptions())
 	const connect = "CONNECT\naccept-version:1.2\nhost:x\n\n\x00"
 	for _, s := range []string{

@@ -336,7 +336,7 @@ func (sub *subscription) Deliver(d engine.Delivery) {
 	b = append(b, body...)
 	b = append(b, 0, '\n')
 	sub.buf = b
-	s.wrote.Store(true)
+	s.live.Wrote()
 	if sub.ackMode == engine.AckAuto && !sub.browser {
 		if err := s.tc.WriteNotify(b, sub.giveBack); err != nil {
 			s.log.Debug("write failed", "err", err)

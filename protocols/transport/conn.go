@@ -3,10 +3,8 @@ package transport
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +12,8 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+
+	"wharf/protocols/transport/internal/guard"
 )
 
 const (
@@ -25,6 +25,10 @@ const (
 	// reach the kernel before closing anyway (ErrDrainTimeout). A peer that
 	// stops reading must not keep a closing connection forever.
 	drainTimeout = 30 * time.Second
+	// lingerTimeout bounds how long a closed connection keeps reading (and
+	// dropping) its peer's input after its FIN, waiting for the peer's; see
+	// linger.
+	lingerTimeout = 5 * time.Second
 	// pollMin and pollMax bound the back-off between checks of gnet's
 	// outbound buffer, for a draining connection and for WriteNotify
 	// callbacks waiting on their bytes: gnet has no callback for the moment
@@ -100,6 +104,11 @@ type conn struct {
 	// inputLeft counts down, in bytes, the input the kernel held when a
 	// closing connection's reading was resumed; drain waits for it.
 	inputLeft int
+	// lingering: the handler has had OnClose, the socket is half-closed
+	// and gnet still reads it (see linger); lingerT closes it at the
+	// deadline.
+	lingering bool
+	lingerT   *time.Timer
 
 	// mu guards the outbound queue and the close state. It is the lock
 	// STYLE §3 allows by exception: Write is called from any goroutine and
@@ -116,6 +125,7 @@ type conn struct {
 	inCallback     bool  // the loop is inside OnData (or the factory) and flushes when it returns
 	closing        bool  // Close was called (or OnData failed): refuse writes, drain, then close
 	closed         bool  // cut or gone: refuse writes, drop the queue
+	fdGone         bool  // gnet's OnClose has run: its Close must not be called again
 	cause          error // what Handler.OnClose will be told; nil for an orderly close
 }
 
@@ -441,6 +451,9 @@ func (c *conn) drain() {
 		c.mu.Lock()
 		c.closed = true
 		c.mu.Unlock()
+		if !timedOut && c.linger() {
+			return
+		}
 		// Posted, not called: we may be inside a gnet callback (OnOpen,
 		// OnTraffic), where closing the connection under gnet is unsafe.
 		_ = c.gc.Close()
@@ -459,6 +472,39 @@ func (c *conn) drain() {
 	c.armPoll()
 }
 
+// linger ends an orderly close the way a careful server does: it sends
+// FIN after the bytes already queued (shutdown for writing), tells the
+// handler the connection is over, and keeps reading and dropping input
+// until the peer closes too or lingerTimeout passes. Closing the socket at
+// once would make any input still in flight from the peer (what it wrote
+// before it saw our last frame) arrive at a closed socket, and the kernel
+// answers that with an RST, which destroys the replies the peer has not
+// read yet: an ERROR frame, a CONNACK refusal. It reports false, leaving
+// the close to the caller, if the socket cannot be half-closed. Loop only.
+func (c *conn) linger() bool {
+	if err := shutdownWrite(c.fd); err != nil {
+		return false
+	}
+	c.lingering = true
+	c.mu.Lock()
+	cause := c.cause
+	c.mu.Unlock()
+	c.finish(cause)
+	c.lingerT = time.AfterFunc(lingerTimeout, c.lingerFired)
+	return true
+}
+
+// lingerFired runs on the timer's goroutine when a lingering peer has not
+// closed in time, and closes the socket. Holding mu with fdGone false
+// means the loop has not exited (see post), so gnet's Close may post.
+func (c *conn) lingerFired() {
+	c.mu.Lock()
+	if !c.fdGone {
+		_ = c.gc.Close()
+	}
+	c.mu.Unlock()
+}
+
 // notify calls each WriteNotify callback with err; see callDone. Loop only.
 func (c *conn) notify(dones []func(error), err error) (perr error) {
 	for _, d := range dones {
@@ -471,14 +517,8 @@ func (c *conn) notify(dones []func(error), err error) (perr error) {
 
 // callDone calls one WriteNotify callback, recovering a panic (a bug in the
 // session), which it logs and returns. Loop only.
-func (c *conn) callDone(d func(error), err error) (perr error) {
-	defer func() {
-		if r := recover(); r != nil {
-			perr = c.panicked("write_notify", r)
-		}
-	}()
-	d(err)
-	return nil
+func (c *conn) callDone(d func(error), err error) error {
+	return guard.Call(c, ErrHandlerPanic, "write_notify", func() { d(err) })
 }
 
 // onTraffic passes received bytes to the handler. Loop only.
@@ -537,6 +577,16 @@ func (c *conn) onClose(gerr error) {
 	c.mu.Lock()
 	wasClosed := c.closed
 	c.closed = true
+	c.fdGone = true
+	if c.lingering {
+		// The handler was told when the lingering began.
+		c.mu.Unlock()
+		c.lingerT.Stop()
+		if c.pollT != nil {
+			c.pollT.Stop()
+		}
+		return
+	}
 	cause := c.cause
 	pending, dones := c.pending, c.dones
 	c.pending, c.dones, c.spare, c.spareDones = nil, nil, nil, nil
@@ -577,6 +627,11 @@ func (c *conn) onClose(gerr error) {
 		_ = c.callDone(w.done, werr)
 	}
 	_ = c.notify(dones, derr)
+	c.finish(cause)
+}
+
+// finish tells the handler the connection is over. Loop only, once.
+func (c *conn) finish(cause error) {
 	c.callOnClose(cause)
 	if c.l.log.Enabled(context.Background(), debugLevel) {
 		c.l.log.Debug("connection closed", "conn", c.id, "remote", c.remote.String(), "err", cause)
@@ -584,54 +639,30 @@ func (c *conn) onClose(gerr error) {
 }
 
 // callFactory builds the Handler, recovering a panic. Loop only.
-func (c *conn) callFactory() (h Handler, ok bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			_ = c.panicked("handler_factory", r)
-			h, ok = nil, false
-		}
-	}()
-	h = c.l.factory(c)
-	if h == nil {
-		c.l.log.Error("handler factory returned nil, connection refused", "conn", c.id, "remote", c.remote.String())
-		return nil, false
-	}
-	return h, true
+func (c *conn) callFactory() (Handler, bool) {
+	return guard.Factory(c, ErrHandlerPanic, func() Handler { return c.l.factory(c) })
 }
 
 // callOnData runs Handler.OnData, turning a panic into perr. Loop only.
 func (c *conn) callOnData(b []byte) (err, perr error) {
-	defer func() {
-		if r := recover(); r != nil {
-			perr = c.panicked("on_data", r)
-		}
-	}()
-	return c.h.OnData(b), nil
+	perr = guard.Call(c, ErrHandlerPanic, "on_data", func() { err = c.h.OnData(b) })
+	return err, perr
 }
 
 // callOnClose runs Handler.OnClose, logging a panic. Loop only.
 func (c *conn) callOnClose(cause error) {
-	defer func() {
-		if r := recover(); r != nil {
-			_ = c.panicked("on_close", r)
-		}
-	}()
-	c.h.OnClose(cause)
+	_ = guard.Call(c, ErrHandlerPanic, "on_close", func() { c.h.OnClose(cause) })
 }
 
-// panicked logs a recovered panic once, with the connection's identity and
-// the stack, and returns the error the connection is closed with (STYLE §6).
-func (c *conn) panicked(where string, r any) error {
-	err := fmt.Errorf("%w in %s: %v", ErrHandlerPanic, where, r)
-	c.l.log.Error("handler panic, connection closed", "conn", c.id, "remote", c.remote.String(),
-		"where", where, "err", err, "stack", string(debug.Stack()))
-	return err
+// LogError writes an error line naming the connection (guard.Logger).
+func (c *conn) LogError(msg string, args ...any) {
+	c.l.log.Error(msg, append([]any{"conn", c.id, "remote", c.remote.String()}, args...)...)
 }
 
 // logOutboundFull reports a connection cut for exceeding the outbound cap,
 // at most once per second per listener.
 func (c *conn) logOutboundFull(used int) {
-	if ok, suppressed := c.l.outboundFull.allow(time.Now()); ok {
+	if ok, suppressed := c.l.outboundFull.Allow(time.Now()); ok {
 		c.l.log.Warn("outbound limit exceeded, slow consumer cut", "conn", c.id, "remote", c.remote.String(),
 			"limit", c.l.maxOutbound, "used", used, "suppressed", suppressed)
 	}

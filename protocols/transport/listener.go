@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"wharf/protocols/internal/logthrottle"
 
 	"github.com/panjf2000/gnet/v2"
 )
@@ -37,6 +38,17 @@ type Options struct {
 	NumEventLoop int
 	// Logger receives lifecycle and error logs; nil means slog.Default().
 	Logger *slog.Logger
+	// TLSHandshakeTimeout bounds, for ListenTLS, the TLS handshake of each
+	// connection, from accept to its end; a client that takes longer is
+	// closed (and logged) without a Handler. 0 means
+	// DefaultTLSHandshakeTimeout (10 s). Listen ignores it.
+	TLSHandshakeTimeout time.Duration
+	// MaxPendingHandshakes bounds, for ListenTLS, the TLS handshakes under
+	// way at once on the listener; a connection accepted beyond it is
+	// closed at once, before any TLS byte is read, so a handshake flood
+	// cannot pin goroutines without bound. 0 means
+	// DefaultMaxPendingHandshakes (256). Listen ignores it.
+	MaxPendingHandshakes int
 }
 
 // Listener is a bound TCP listener serving protocol sessions.
@@ -78,9 +90,9 @@ type listener struct {
 	maxOutbound  int    // bytes
 	maxConns     int64
 	log          *slog.Logger
-	connLimit    throttle // rate-limits "connection limit reached"
-	outboundFull throttle // rate-limits "outbound limit exceeded"
-	readHeld     throttle // rate-limits "cannot stop reading a paused connection"
+	connLimit    logthrottle.Throttle // rate-limits "connection limit reached"
+	outboundFull logthrottle.Throttle // rate-limits "outbound limit exceeded"
+	readHeld     logthrottle.Throttle // rate-limits "cannot stop reading a paused connection"
 
 	addr    net.Addr    // set in OnBoot, read after started is closed
 	eng     gnet.Engine // set in OnBoot, read after started is closed
@@ -129,9 +141,9 @@ func Listen(addr string, f HandlerFactory, o Options) (Listener, error) {
 		maxOutbound:  o.MaxOutboundBytes,
 		maxConns:     int64(o.MaxConnections),
 		log:          logger,
-		connLimit:    throttle{every: 10 * time.Second},
-		outboundFull: throttle{every: time.Second},
-		readHeld:     throttle{every: 10 * time.Second},
+		connLimit:    logthrottle.Throttle{Every: 10 * time.Second},
+		outboundFull: logthrottle.Throttle{Every: time.Second},
+		readHeld:     logthrottle.Throttle{Every: 10 * time.Second},
 		started:      make(chan struct{}),
 		runDone:      make(chan struct{}),
 	}
@@ -231,7 +243,7 @@ func (l *listener) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	n := l.conns.Add(1)
 	if l.maxConns > 0 && n > l.maxConns {
 		l.conns.Add(-1)
-		if ok, suppressed := l.connLimit.allow(time.Now()); ok {
+		if ok, suppressed := l.connLimit.Allow(time.Now()); ok {
 			l.log.Warn("connection limit reached, connection refused",
 				"remote", gc.RemoteAddr().String(), "limit", l.maxConns, "used", n-1, "suppressed", suppressed)
 		}

@@ -191,13 +191,19 @@ func (c *conn) flushPaused(before int) {
 	if !c.rdPaused || c.rdHeld || c.gone {
 		return
 	}
-	if c.gc.OutboundBuffered() > 0 {
+	mid := c.gc.OutboundBuffered()
+	if mid > 0 {
 		_ = c.gc.Flush() // a write error closes the connection from inside (c.gone)
 	}
 	if c.gone {
 		return
 	}
-	if after := c.gc.OutboundBuffered(); (before == 0) != (after == 0) {
+	// Two transitions can cancel out in the counts but not in the poller:
+	// a batch that spills into an empty buffer (ModReadWrite) and a Flush
+	// that empties it again (ModRead) leave before and after both 0 and
+	// the read interest back on, so any change at either step counts.
+	after := c.gc.OutboundBuffered()
+	if (before == 0) != (mid == 0) || (mid == 0) != (after == 0) {
 		c.rdHeld = !c.stopReads()
 	}
 }
@@ -241,7 +247,7 @@ func (c *conn) holdInput() (held bool, act gnet.Action) {
 // logHeld reports, at most once per interval per listener, that a pause
 // holds input in memory instead of stopping the socket's reads.
 func (c *conn) logHeld(err error) {
-	if ok, suppressed := c.l.readHeld.allow(time.Now()); ok {
+	if ok, suppressed := c.l.readHeld.Allow(time.Now()); ok {
 		c.l.log.Warn("cannot stop reading a paused connection, input held in memory", "conn", c.id,
 			"remote", c.remote.String(), "limit", maxHeldInboundBytes, "err", err, "suppressed", suppressed)
 	}

@@ -2,7 +2,10 @@
 
 package transport
 
-import "net"
+import (
+	"errors"
+	"net"
+)
 
 // socketAddr is not implemented off Unix; callers fall back to gnet's view.
 func socketAddr(int) net.Addr { return nil }
@@ -10,3 +13,6 @@ func socketAddr(int) net.Addr { return nil }
 // listenerAddr is not implemented off Unix; callers fall back to the
 // resolved configured address.
 func listenerAddr(int) net.Addr { return nil }
+
+// shutdownWrite is not implemented off Unix: Close closes at once.
+func shutdownWrite(int) error { return errors.ErrUnsupported }

@@ -38,3 +38,7 @@ func listenerAddr(fd int) net.Addr {
 	defer syscall.Close(fd) //nolint:errcheck // a dup'ed descriptor; nothing to do on failure
 	return socketAddr(fd)
 }
+
+// shutdownWrite half-closes socket fd: the kernel sends FIN after the
+// bytes it holds, and reading goes on.
+func shutdownWrite(fd int) error { return syscall.Shutdown(fd, syscall.SHUT_WR) }

@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"net"
 )
 
@@ -45,6 +47,8 @@ type Conn interface {
 	// gnet's outbound buffer to reach the kernel before closing the socket;
 	// input arriving meanwhile is read and discarded. Handler.OnClose
 	// follows with nil, or ErrDrainTimeout when the peer never took the bytes.
+	// After an orderly close the socket lingers half-closed, still read,
+	// until the peer closes too (at most 5 s): see the package doc.
 	Close() error
 	// PauseReading stops delivering this connection's input to OnData and
 	// stops reading its socket, so the peer's sends back up in TCP: the
@@ -114,3 +118,28 @@ type Handler interface {
 // on the connection's event loop and may Write (a greeting) or Close; a nil
 // Handler or a panic refuses the connection (no OnClose follows).
 type HandlerFactory func(c Conn) Handler
+
+// TLSConn is implemented by the connections of TLS listeners (ssl://,
+// stomp+ssl://, wss://...) once the handshake is complete: sessions read
+// the client's verified certificate chain from it for certificate
+// authentication. Safe from any goroutine.
+type TLSConn interface {
+	Conn
+	// ConnectionState is the completed handshake's state.
+	ConnectionState() tls.ConnectionState
+}
+
+// PeerCertificates returns the verified client certificate chain of c,
+// leaf first, or nil when c is not a TLS connection or the client sent no
+// certificate; tls reports whether c is a TLS connection at all.
+func PeerCertificates(c Conn) (certs []*x509.Certificate, tls bool) {
+	t, ok := c.(TLSConn)
+	if !ok {
+		return nil, false
+	}
+	st := t.ConnectionState()
+	if len(st.VerifiedChains) > 0 {
+		return st.VerifiedChains[0], true
+	}
+	return nil, true
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -691,6 +692,14 @@ func (ss *shardStore) checkIndex(x *decodedIndex) error {
 		return fmt.Errorf("%w: its location %v is past the journal's end %v (tail recovery cut it)", ErrIndexStale, x.at, head)
 	case x.lastRec.File == 0 && x.at.Offset != 0:
 		return fmt.Errorf("%w: location %v without a last record", ErrIndexCorrupt, x.at)
+	}
+	// Damage the journal skipped (a flipped bit: journal.skipDamage)
+	// before the index's location may hold records the index points to:
+	// only a replay, which drops the damaged batch, can be trusted.
+	for _, d := range ss.j.Skipped() {
+		if d.Compare(x.at) < 0 {
+			return fmt.Errorf("%w: the journal is damaged at %v (%s), before its location %v", ErrIndexStale, d, "db-"+strconv.Itoa(d.File)+".log", x.at)
+		}
 	}
 	if x.lastRec.File != 0 {
 		if x.lastRec.Compare(x.at) >= 0 {

@@ -9,7 +9,9 @@ import (
 )
 
 // MarshalForTest exposes the stored form of a message to the tests.
-func MarshalForTest(m *message.Message) ([]byte, error) { return marshal(m, m.RedeliveryCounter) }
+func MarshalForTest(m *message.Message) ([]byte, error) {
+	return marshalMessage(m, m.RedeliveryCounter)
+}
 
 // AgeCleanupForTest makes ss's last cleanup d older, as if d had passed.
 func AgeCleanupForTest(ss engine.ShardStore, d time.Duration) {

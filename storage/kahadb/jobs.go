@@ -34,7 +34,7 @@ type jobRecord struct {
 }
 
 func encodeJob(j *engine.Job) (string, error) {
-	b, err := marshal(j.Msg, j.Msg.RedeliveryCounter)
+	b, err := marshalMessage(j.Msg, j.Msg.RedeliveryCounter)
 	if err != nil {
 		return "", err
 	}
@@ -57,7 +57,7 @@ func decodeJob(trace string) (*engine.Job, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scheduled job %s message: %w", r.ID, err)
 	}
-	m, err := unmarshal(b)
+	m, err := unmarshalMessage(b)
 	if err != nil {
 		return nil, fmt.Errorf("scheduled job %s message: %w", r.ID, err)
 	}

@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"wharf/engine"
 	"wharf/engine/message"
-	"wharf/protocols/openwire"
+	"wharf/protocols/openwire/marshal"
 	"wharf/protocols/openwire/wire"
 	"wharf/storage/kahadb/command"
 	"wharf/storage/kahadb/journal"
@@ -99,6 +100,10 @@ func (ss *shardStore) replay(ctx context.Context, from journal.Location) (int, e
 	ss.replaying = true
 	defer func() { ss.replaying = false }()
 	records, skipped := 0, 0
+	p := ss.st.newProgress(ss.j.Bytes(from, journal.Location{File: math.MaxInt}))
+	if p.total > 0 {
+		ss.log.Info("Recovering from the journal", "dir", ss.dir, "from", from.String(), "bytes", p.total)
+	}
 	err := ss.j.Replay(from, func(l journal.Location, payload []byte) error {
 		// A signal during a long replay stops the start-up; checking
 		// every record costs nothing next to decoding it.
@@ -106,6 +111,11 @@ func (ss *shardStore) replay(ctx context.Context, from journal.Location) (int, e
 			return fmt.Errorf("stopped at %s after %d records: %w", l, records, err)
 		}
 		records++
+		if p.due() {
+			done := ss.j.Bytes(from, l)
+			ss.log.Info("entries recovered", "dir", ss.dir, "at", l.String(), "entries", records,
+				"bytes", done, "total_bytes", p.total, "percent", done*100/p.total)
+		}
 		ss.cp.lastRec = l
 		ss.cp.changed++
 		c, err := command.Decode(payload)
@@ -142,11 +152,53 @@ func (ss *shardStore) replay(ctx context.Context, from journal.Location) (int, e
 		}
 	}
 	if records > 0 {
-		ss.log.Info("journal replayed", "dir", ss.dir, "from", from.String(), "records", records, "skipped", skipped,
+		// MessageDatabase.recover's closing line, in its words.
+		ss.log.Info("Recovery replayed operations from the journal", "dir", ss.dir, "from", from.String(),
+			"records", records, "skipped", skipped, "seconds", p.elapsed().Seconds(),
 			"messages", len(ss.msgs), "subscriptions", len(ss.subs), "jobs", len(ss.jobs))
 	}
 	return records, nil
 }
+
+// progress paces the progress lines of a replay: one each
+// RecoveryProgressInterval, on the store's clock.
+type progress struct {
+	now   func() time.Time
+	every time.Duration // 0: no progress lines
+	start time.Time
+	next  time.Time
+	total int64 // bytes to replay
+}
+
+func (s *Store) newProgress(total int64) *progress {
+	p := &progress{now: s.opts.Clock, every: s.opts.RecoveryProgressInterval, total: total}
+	if p.now == nil {
+		p.now = time.Now // a Store not made by Open (Inspect's)
+	}
+	if p.every < 0 || total == 0 {
+		p.every = 0
+	}
+	p.start = p.now()
+	p.next = p.start.Add(p.every)
+	return p
+}
+
+// due reports whether a progress line is due, and if so schedules the
+// next. It reads the clock once per record: nanoseconds next to decoding
+// the record.
+func (p *progress) due() bool {
+	if p.every == 0 {
+		return false
+	}
+	now := p.now()
+	if now.Before(p.next) {
+		return false
+	}
+	p.next = now.Add(p.every)
+	return true
+}
+
+func (p *progress) elapsed() time.Duration { return p.now().Sub(p.start) }
 
 type replayed struct {
 	loc journal.Location
@@ -317,7 +369,7 @@ func (r *replayer) add(l journal.Location, c *command.AddMessage) error {
 	if _, dup := r.seqOf(d, c.MessageID); dup {
 		return nil // ActiveMQ ignores a second add of the same id
 	}
-	m, err := unmarshal(c.Message)
+	m, err := unmarshalMessage(c.Message)
 	if err != nil {
 		ss.log.Warn("stored message skipped", "dest", d.String(), "msg_id", c.MessageID, "err", err)
 		return nil
@@ -372,7 +424,7 @@ func (r *replayer) update(l journal.Location, c *command.AddMessage) error {
 	if !ok {
 		return r.add(l, c)
 	}
-	m, err := unmarshal(c.Message)
+	m, err := unmarshalMessage(c.Message)
 	if err != nil {
 		return nil
 	}
@@ -432,7 +484,7 @@ func (r *replayer) subscription(l journal.Location, c *command.Subscription) err
 				sub.Key = engine.SubKey{ClientID: si.ClientId, Name: si.SubcriptionName}
 			}
 			if si.SubscribedDestination != nil {
-				sub.Destination = openwire.DestToEngine(si.SubscribedDestination)
+				sub.Destination = marshal.DestToEngine(si.SubscribedDestination)
 			}
 		}
 	}

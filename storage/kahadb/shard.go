@@ -17,7 +17,7 @@ import (
 
 	"wharf/engine"
 	"wharf/engine/message"
-	"wharf/protocols/openwire"
+	"wharf/protocols/openwire/marshal"
 	"wharf/protocols/openwire/wire"
 	"wharf/storage/kahadb/command"
 	"wharf/storage/kahadb/journal"
@@ -229,24 +229,25 @@ func setStoredDest(m *message.Message, d message.Destination) {
 	m.Destination = d
 }
 
-// marshal is the OpenWire v11 loose frame KahaDB stores for m: the bytes it
-// arrived with when it came over OpenWire, else converted. A copy that a
-// composite or virtual destination made keeps the bytes of the message as
-// sent, which name neither where the copy is nor its OriginalDestination:
-// it is converted (openwire.FromEngine sets both in the original frame),
-// or a restart would hand it back without its OriginalDestination.
-func marshal(m *message.Message, redeliveries int32) ([]byte, error) {
+// marshalMessage is the OpenWire v11 loose frame KahaDB stores for m: the
+// bytes it arrived with when it came over OpenWire, else converted. A copy
+// that a composite or virtual destination made keeps the bytes of the
+// message as sent, which name neither where the copy is nor its
+// OriginalDestination: it is converted (marshal.FromEngine sets both in the
+// original frame), or a restart would hand it back without its
+// OriginalDestination.
+func marshalMessage(m *message.Message, redeliveries int32) ([]byte, error) {
 	if m.Original.Protocol == "openwire" && len(m.Original.Bytes) > 0 && redeliveries == m.RedeliveryCounter && m.OriginalDestination.IsZero() {
 		return m.Original.Bytes, nil
 	}
-	w, err := openwire.FromEngine(m, redeliveries)
+	w, err := marshal.FromEngine(m, redeliveries)
 	if err != nil {
 		return nil, err
 	}
 	return wire.Marshal(w, wire.StoreFormat())
 }
 
-func unmarshal(b []byte) (*message.Message, error) {
+func unmarshalMessage(b []byte) (*message.Message, error) {
 	// Read the frame up to its size prefix, as ActiveMQ's reader does, and
 	// ignore anything after it. (This was first added for "stale bytes"
 	// after transacted frames; the real cause of that symptom was replay
@@ -267,7 +268,7 @@ func unmarshal(b []byte) (*message.Message, error) {
 	}
 	// b may point into the journal's read buffer (command.Decode does not
 	// copy): the kept original form needs its own bytes.
-	return openwire.ToEngineStored(w, bytes.Clone(b))
+	return marshal.ToEngineStored(w, bytes.Clone(b))
 }
 
 func (ss *shardStore) add(rec []byte, owner func(l journal.Location)) {
@@ -337,7 +338,7 @@ func (ss *shardStore) apply(ops []engine.StoreOp, sync bool) error {
 	}
 	// An add and the remove of the same queue message in one batch cancel
 	// out before they get here, when concurrentStoreAndDispatchQueues is on
-	// (engine/shard.go cancelConsumed, in linear time on the merged batch);
+	// (engine/writer.go cancelConsumed, in linear time on the merged batch);
 	// with it off both are written, as ActiveMQ writes them.
 	if err := ss.idxApply(ops); err != nil {
 		return err
@@ -459,7 +460,7 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 			ss.msgs[k] = s
 			ss.index(op.Dest, op.Msg.ID, op.Seq)
 		} else {
-			b, err := marshal(op.Msg, op.Msg.RedeliveryCounter)
+			b, err := marshalMessage(op.Msg, op.Msg.RedeliveryCounter)
 			if err != nil {
 				return err
 			}
@@ -535,7 +536,7 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 			if err != nil || m == nil {
 				return err
 			}
-			b, err := marshal(m, op.Count)
+			b, err := marshalMessage(m, op.Count)
 			if err != nil {
 				return err
 			}
@@ -664,8 +665,8 @@ func encodeSub(sub engine.DurableSub) ([]byte, error) {
 	info, err := wire.Marshal(&wire.SubscriptionInfo{
 		ClientId:              sub.Key.ClientID,
 		SubcriptionName:       sub.Key.Name,
-		Destination:           openwire.DestFromEngine(sub.Destination),
-		SubscribedDestination: openwire.DestFromEngine(sub.Destination),
+		Destination:           marshal.DestFromEngine(sub.Destination),
+		SubscribedDestination: marshal.DestFromEngine(sub.Destination),
 		Selector:              sub.Selector,
 		NoLocal:               sub.NoLocal,
 	}, wire.StoreFormat())
@@ -770,7 +771,7 @@ func decodeMessage(p []byte, l journal.Location) (*message.Message, error) {
 	if err != nil || add == nil {
 		return nil, fmt.Errorf("kahadb: record %v holds no message", l)
 	}
-	m, err := unmarshal(add.Message)
+	m, err := unmarshalMessage(add.Message)
 	if err != nil {
 		return nil, fmt.Errorf("kahadb: message %s at %v: %w", add.MessageID, l, err)
 	}

@@ -70,7 +70,18 @@ type Options struct {
 	// LockRetry is how often a store whose directory another broker holds
 	// retries the lock (lockAcquireSleepInterval, 10 s).
 	LockRetry time.Duration
-	Logger    *slog.Logger
+	// RecoveryProgressInterval is how often a long journal replay logs
+	// its progress ("entries recovered": records, bytes, percent); 0
+	// means 2 s, negative logs none. ActiveMQ logs one line per 100,000
+	// records instead; a time interval says as much on a slow disk.
+	RecoveryProgressInterval time.Duration
+	// Clock times recovery (its progress lines and the seconds it took);
+	// nil is time.Now. Tests inject one.
+	Clock  func() time.Time
+	Logger *slog.Logger
+	// JournalObserver is told of every journal batch and fsync of every
+	// shard (journal.Options.Observer); nil tells nobody.
+	JournalObserver journal.Observer
 }
 
 // ErrShardCount is returned when a directory was written with another
@@ -104,6 +115,12 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	if o.CompactAcksAfterNoGC <= 0 {
 		o.CompactAcksAfterNoGC = 10
+	}
+	if o.RecoveryProgressInterval == 0 {
+		o.RecoveryProgressInterval = 2 * time.Second
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
 	}
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("kahadb: %w", err)
@@ -180,6 +197,7 @@ func (s *Store) OpenShardContext(ctx context.Context, index, count int) (engine.
 		Sync:              s.opts.EnableJournalDiskSyncs || s.periodic(),
 		Checksum:          true,
 		Logger:            s.log.With("shard", index),
+		Observer:          s.opts.JournalObserver,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("kahadb: open journal %s: %w", dir, err)

@@ -7,7 +7,7 @@ import (
 
 	"wharf/engine"
 	"wharf/engine/message"
-	"wharf/protocols/openwire"
+	"wharf/protocols/openwire/marshal"
 	"wharf/protocols/openwire/wire"
 	"wharf/storage/kahadb/command"
 	"wharf/storage/kahadb/journal"
@@ -122,7 +122,7 @@ func (ss *shardStore) encodePrepare(t *engine.PreparedTx) error {
 	ti := &p.ti
 	pin := func(l journal.Location) { ss.pin(p, l) }
 	for _, m := range t.Adds {
-		b, err := marshal(m, m.RedeliveryCounter)
+		b, err := marshalMessage(m, m.RedeliveryCounter)
 		if err != nil {
 			return err
 		}
@@ -177,9 +177,9 @@ func (ss *shardStore) encodePrepare(t *engine.PreparedTx) error {
 // transaction ends. id is the message's key in the journal (its producer
 // key), so LastMessageId is the structured id of that key.
 func preparedAck(d message.Destination, id string, x engine.XID) ([]byte, error) {
-	mid := openwire.MessageIDFromEngine(id)
+	mid := marshal.MessageIDFromEngine(id)
 	return wire.Marshal(&wire.MessageAck{
-		Destination: openwire.DestFromEngine(d), TransactionId: openwire.XIDFromEngine(x),
+		Destination: marshal.DestFromEngine(d), TransactionId: &wire.XATransactionId{FormatId: x.FormatID, GlobalTransactionId: x.GlobalID, BranchQualifier: x.Branch},
 		AckType: wire.AckStandard, FirstMessageId: mid, LastMessageId: mid, MessageCount: 1,
 	}, wire.StoreFormat())
 }
@@ -294,7 +294,7 @@ func (r *replayer) replayPrepare(c *command.Prepare, recs []replayed, l journal.
 		switch x := rc.cmd.(type) {
 		case *command.AddMessage:
 			p.recs = append(p.recs, prepRec{loc: rc.loc, dest: engineDest(x.Destination), id: x.MessageID})
-			m, err := unmarshal(x.Message)
+			m, err := unmarshalMessage(x.Message)
 			if err != nil {
 				ss.log.Warn("prepared message skipped", "xid", key, "msg_id", x.MessageID, "err", err)
 				continue
@@ -407,7 +407,7 @@ func (ss *shardStore) restorePrepared(x *indexTx) error {
 		held := *add // the record's fields must not alias the journal's read buffer
 		held.Transaction, held.Message = &p.ti, bytes.Clone(add.Message)
 		recs = append(recs, replayed{r.loc, &held})
-		m, err := unmarshal(held.Message)
+		m, err := unmarshalMessage(held.Message)
 		if err != nil {
 			ss.log.Warn("prepared message skipped", "xid", key, "msg_id", r.id, "err", err)
 			continue

@@ -1,6 +1,10 @@
 package memory
 
-import "errors"
+import (
+	"errors"
+
+	"wharf/engine"
+)
 
 // Errors returned by the memory store.
 var (
@@ -17,7 +21,9 @@ var (
 	ErrShardCount = errors.New("memory: shard count changed")
 	// ErrInvalidOp is returned by Apply for an operation that is malformed on
 	// its own (unknown kind, no destination, nil message, ack on a queue...).
-	ErrInvalidOp = errors.New("memory: invalid store operation")
+	// It is engine.ErrInvalidStoreOp (StoreOp.Check), the same on every
+	// store.
+	ErrInvalidOp = engine.ErrInvalidStoreOp
 	// ErrDuplicate is returned by Apply for an OpAdd of a (destination, seq)
 	// that is already stored.
 	ErrDuplicate = errors.New("memory: duplicate message")

@@ -92,8 +92,8 @@ func (ss *shardStore) Apply(ops []engine.StoreOp) error {
 		return ErrClosed
 	}
 	for i := range ops {
-		if err := validate(&ops[i]); err != nil {
-			return fmt.Errorf("op %d %s: %w", i, describe(&ops[i]), err)
+		if err := ops[i].Check(); err != nil {
+			return fmt.Errorf("op %d %s: %w", i, &ops[i], err)
 		}
 	}
 	tx := &ss.tx
@@ -101,7 +101,7 @@ func (ss *shardStore) Apply(ops []engine.StoreOp) error {
 	for i := range ops {
 		if err := tx.apply(&ops[i]); err != nil {
 			tx.rollback()
-			return fmt.Errorf("op %d %s: %w", i, describe(&ops[i]), err)
+			return fmt.Errorf("op %d %s: %w", i, &ops[i], err)
 		}
 	}
 	tx.commit()

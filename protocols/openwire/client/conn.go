@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -92,6 +93,19 @@ func Dial(ctx context.Context, addr string, o Options) (*Conn, error) {
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("openwire client: dial %s: %w", addr, err)
+	}
+	if o.TLS != nil {
+		conf := o.TLS
+		if conf.ServerName == "" {
+			conf = conf.Clone()
+			conf.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		tc := tls.Client(nc, conf)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("openwire client: tls handshake with %s: %w", addr, err)
+		}
+		nc = tc
 	}
 	c := &Conn{
 		opts:          o,
@@ -399,16 +413,28 @@ func (c *Conn) request(ctx context.Context, cmd wire.Command) (wire.DataStructur
 
 // await waits for the response to cmd (already written).
 func (c *Conn) await(ctx context.Context, cmd wire.Command, ch chan wire.DataStructure) (wire.DataStructure, error) {
-	select {
-	case r := <-ch:
+	answer := func(r wire.DataStructure) (wire.DataStructure, error) {
 		if er, ok := r.(*wire.ExceptionResponse); ok {
 			return nil, brokerError(wire.TypeName(cmd.DataStructureType()), er.Exception)
 		}
 		return r, nil
+	}
+	select {
+	case r := <-ch:
+		return answer(r)
 	case <-ctx.Done():
 		c.unexpect(cmd.Base().CommandId)
 		return nil, ctx.Err()
 	case <-c.done:
+		// The reader resolves a response before it fails the connection,
+		// so a broker that answers and then closes (a refused
+		// ConnectionInfo) has put its answer in ch already: select picks
+		// among ready cases at random, so look before reporting the loss.
+		select {
+		case r := <-ch:
+			return answer(r)
+		default:
+		}
 		return nil, c.err
 	}
 }

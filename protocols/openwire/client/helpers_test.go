@@ -18,7 +18,7 @@ import (
 
 // wait bounds every receive and handshake: long enough for a loaded CI
 // machine, short enough that a lost message fails quickly.
-const wait = 10 * time.Second
+const wait = 30 * time.Second
 
 // runID keeps names unique across runs against one external broker.
 var runID = func() string {

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"crypto/tls"
 	"log/slog"
 	"time"
 
@@ -44,6 +45,11 @@ type Options struct {
 	// Response to RemoveInfo) before the socket is closed anyway. 0 means
 	// 15s, the Java client's closeTimeout.
 	CloseTimeout time.Duration
+	// TLS, when set, runs a TLS handshake over the TCP connection before
+	// the WireFormatInfo exchange (ActiveMQ's ssl:// and nio+ssl://
+	// connectors); the handshake counts against DialTimeout. An empty
+	// ServerName is taken from Dial's host, as crypto/tls.Dial does.
+	TLS *tls.Config
 
 	// SyncAcks makes Consumer.Ack (AckClient, AckIndividual) ask for the
 	// broker's Response and wait for it (30 s at most), as the Java client does with

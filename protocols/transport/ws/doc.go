@@ -38,6 +38,45 @@
 // PauseReading stops the reader, so a producer's sends back up in TCP;
 // at most one read (16 KiB) is held.
 //
+// # TLS (wss)
+//
+// With Options.TLS, Listen serves wss:// (ActiveMQ's wss, stomp+wss,
+// mqtt+wss connectors) and admits sockets as transport.ListenTLS does
+// (see its doc, "TLS"): the http.Server serves a listener of this package
+// (wssListener) that applies MaxConnections when a TCP socket is
+// accepted, before any TLS byte is read (handshaking sockets, HTTP
+// requests not yet upgraded and WebSocket connections all count), and
+// lets at most Options.MaxPendingHandshakes (256) handshakes run at once.
+// A socket beyond either bound is closed at once, logged at Warn at most
+// every 10 s ("connection limit reached, connection refused", "too many
+// pending tls handshakes, connection refused"). Each admitted socket is
+// handshaken on its own goroutine within Options.TLSHandshakeTimeout
+// (10 s), then handed to http.Server, whose upgrade request has its own
+// 10 s header bound; so a handshake flood holds at most that many
+// goroutines, each for at most the timeout. A failed handshake closes
+// only that socket (a plain-text HTTP request first gets net/http's 400
+// "Client sent an HTTP request to an HTTPS server") and is logged as
+// "tls handshake failed, connection closed" with remote, reason and err,
+// at Warn (Info when the client just hung up), at most 20 lines per 10 s
+// per listener, the next line counting those held back (suppressed). A
+// slot is given back when its socket closes or, for a WebSocket
+// connection, once its OnClose has run. Listener.Conns counts the
+// admitted sockets. HTTP/2 is not offered.
+//
+// On a ws:// port nothing changes: MaxConnections counts connections from
+// the upgrade on and an upgrade beyond it is answered 503.
+//
+// net/http's own error lines (a malformed request, an Accept error, a
+// handler panic), on either scheme, are logged as "http server error"
+// with the net/http text in err, at Warn (Error for a panic), at most 20
+// per 10 s per listener.
+//
+// A connection upgraded over TLS, here or on an HTTPS server a Server is
+// mounted on, is handed to its session as a transport.TLSConn, so
+// transport.PeerCertificates gives the verified client chain. A Server
+// mounted on another HTTP server leaves admission, handshakes and their
+// logs to that server; MaxConnections then counts upgrades (503 beyond).
+//
 // # Close
 //
 // Conn.Close queues a close frame (1000) after what is queued; the socket

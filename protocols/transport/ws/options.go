@@ -1,11 +1,13 @@
 package ws
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"wharf/protocols/transport"
 )
@@ -61,9 +63,12 @@ type Options struct {
 	// transport.ErrOutboundFull, as for TCP connections. 0 means
 	// transport.DefaultMaxOutboundBytes.
 	MaxOutboundBytes int
-	// MaxConnections caps the WebSocket connections open at once; an upgrade
-	// beyond it is answered 503 (ActiveMQ transportConnector
-	// maximumConnections). 0 means unlimited.
+	// MaxConnections caps the connections open at once (ActiveMQ
+	// transportConnector maximumConnections). 0 means unlimited. On a ws
+	// port it counts WebSocket connections and an upgrade beyond it is
+	// answered 503; on a wss port (TLS set) Listen counts every socket from
+	// the moment it is accepted, handshaking ones included, and closes a
+	// socket beyond it at once, as transport.ListenTLS does.
 	MaxConnections int
 	// MaxTextMessageBytes and MaxBinaryMessageBytes bound one incoming
 	// message, all its fragments together, in bytes (ActiveMQ
@@ -88,6 +93,24 @@ type Options struct {
 	CheckOrigin func(r *http.Request) bool
 	// Logger receives lifecycle and error logs; nil means slog.Default().
 	Logger *slog.Logger
+	// TLS, when not nil, makes Listen serve wss:// (ActiveMQ's wss,
+	// stomp+wss, mqtt+wss connectors): connections complete a TLS
+	// handshake with this config (cloned) before the HTTP upgrade, within
+	// TLSHandshakeTimeout, and each connection implements
+	// transport.TLSConn, so sessions read the client's verified chain with
+	// transport.PeerCertificates. HTTP/2 is not offered (ALPN http/1.1):
+	// WebSocket upgrades need HTTP/1.1. NewServer ignores it: a Server
+	// mounted on an HTTPS server serves TLS connections as TLSConns by
+	// itself.
+	TLS *tls.Config
+	// TLSHandshakeTimeout bounds, on a wss port, each TLS handshake; the
+	// upgrade request then has its own 10 s header bound. 0 means
+	// transport.DefaultTLSHandshakeTimeout (10 s).
+	TLSHandshakeTimeout time.Duration
+	// MaxPendingHandshakes bounds, on a wss port, the TLS handshakes under
+	// way at once; a socket accepted beyond it is closed at once. 0 means
+	// transport.DefaultMaxPendingHandshakes (256).
+	MaxPendingHandshakes int
 }
 
 // ParseOptions takes the WebSocket options out of a transport connector's

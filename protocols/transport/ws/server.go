@@ -12,7 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"wharf/protocols/internal/logthrottle"
 	"wharf/protocols/transport"
+	"wharf/protocols/transport/internal/streamconn"
 	"wharf/protocols/transport/ws/wire"
 )
 
@@ -37,8 +39,9 @@ type Server struct {
 	limits      wire.Limits
 	log         *slog.Logger
 
-	connLimit    throttle // rate-limits "connection limit reached"
-	outboundFull throttle // rate-limits "outbound limit exceeded"
+	connLimit    logthrottle.Throttle // rate-limits "connection limit reached"
+	outboundFull logthrottle.Throttle // rate-limits "outbound limit exceeded"
+	conn         streamconn.Config    // what every connection shares
 
 	mu      sync.Mutex
 	open    int // connections counted against MaxConnections: upgrading or upgraded
@@ -99,9 +102,18 @@ func NewServer(protos map[string]transport.HandlerFactory, o Options) (*Server, 
 		maxConns:     o.MaxConnections,
 		limits:       wire.Limits{MaxTextMessageBytes: messageLimit(o.MaxTextMessageBytes), MaxBinaryMessageBytes: messageLimit(o.MaxBinaryMessageBytes)},
 		log:          logger,
-		connLimit:    throttle{every: 10 * time.Second},
-		outboundFull: throttle{every: time.Second},
+		connLimit:    logthrottle.Throttle{Every: 10 * time.Second},
+		outboundFull: logthrottle.Throttle{Every: time.Second},
 		conns:        map[*conn]struct{}{},
+	}
+	s.conn = streamconn.Config{
+		Log:          logger,
+		MaxOutbound:  o.MaxOutboundBytes,
+		OutboundFull: &s.outboundFull,
+		ReadBufBytes: readBufBytes,
+		DrainTimeout: drainTimeout,
+		CloseWait:    closeWaitTimeout,
+		Errors:       streamErrors,
 	}
 	names := make([]string, 0, len(protos))
 	for name, f := range protos {
@@ -276,7 +288,7 @@ func (s *Server) reserve(r *http.Request) bool {
 	if s.maxConns > 0 && s.open >= s.maxConns {
 		used := s.open
 		s.mu.Unlock()
-		if ok, suppressed := s.connLimit.allow(time.Now()); ok {
+		if ok, suppressed := s.connLimit.Allow(time.Now()); ok {
 			s.log.Warn("connection limit reached, connection refused",
 				"remote", r.RemoteAddr, "limit", s.maxConns, "used", used, "suppressed", suppressed)
 		}
@@ -323,6 +335,11 @@ func (s *Server) serve(nc net.Conn, br *bufio.Reader, key, proto string, echo bo
 	s.conns[c] = struct{}{}
 	s.wg.Add(1)
 	s.mu.Unlock()
+	if sc := slotOf(nc); sc != nil {
+		// On a wss port the socket's slot is given back when remove has
+		// run, after OnClose, not when the socket closes just before it.
+		sc.hold(true)
+	}
 	c.run(s.protos[proto])
 }
 
@@ -332,6 +349,9 @@ func (s *Server) remove(c *conn) {
 	delete(s.conns, c)
 	s.open--
 	s.mu.Unlock()
+	if sc := slotOf(c.nc); sc != nil {
+		sc.hold(false)
+	}
 	s.wg.Done()
 }
 
@@ -357,33 +377,8 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	for _, c := range conns {
-		c.cut(transport.ErrListenerClosed)
+		c.Cut(transport.ErrListenerClosed)
 	}
 	s.wg.Wait()
 	return nil
-}
-
-// throttle lets one log line through per interval and counts the ones it
-// held back. The mutex is the exception STYLE §3 allows: taken only when
-// something is refused, for a few instructions.
-type throttle struct {
-	every time.Duration
-
-	mu         sync.Mutex
-	last       time.Time
-	suppressed int
-}
-
-// allow reports whether the caller may log now and how many lines were
-// held back since the last one. Safe from any goroutine.
-func (t *throttle) allow(now time.Time) (ok bool, suppressed int) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.last.IsZero() && now.Sub(t.last) < t.every {
-		t.suppressed++
-		return false, 0
-	}
-	t.last = now
-	suppressed, t.suppressed = t.suppressed, 0
-	return true, suppressed
 }

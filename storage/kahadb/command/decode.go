@@ -40,55 +40,55 @@ func decodeBody(t EntryType, b []byte) (Command, error) {
 	switch t {
 	case KahaTraceCommand:
 		c := &Trace{}
-		return c, decodeTrace(b, c)
+		return c, traceFields.decode(b, c)
 	case KahaAddMessageCommand:
 		c := &AddMessage{}
-		return c, decodeAddMessage(b, c)
+		return c, addMessageFields.decode(b, c)
 	case KahaRemoveMessageCommand:
 		c := &RemoveMessage{}
-		return c, decodeRemoveMessage(b, c)
+		return c, removeMessageFields.decode(b, c)
 	case KahaPrepareCommand:
 		c := &Prepare{}
-		return c, decodeTxCommand(b, &c.Transaction)
+		return c, txCommandFields.decode(b, &c.Transaction)
 	case KahaCommitCommand:
 		c := &Commit{}
-		return c, decodeTxCommand(b, &c.Transaction)
+		return c, txCommandFields.decode(b, &c.Transaction)
 	case KahaRollbackCommand:
 		c := &Rollback{}
-		return c, decodeTxCommand(b, &c.Transaction)
+		return c, txCommandFields.decode(b, &c.Transaction)
 	case KahaRemoveDestinationCommand:
 		c := &RemoveDestination{}
-		return c, decodeRemoveDestination(b, c)
+		return c, removeDestinationFields.decode(b, c)
 	case KahaSubscriptionCommand:
 		c := &Subscription{}
-		return c, decodeSubscription(b, c)
+		return c, subscriptionFields.decode(b, c)
 	case KahaProducerAuditCommand:
 		c := &ProducerAudit{}
-		return c, decodeSingleBytes(b, &c.Audit, "audit")
+		return c, producerAuditFields.decode(b, c)
 	case KahaAckMessageFileMapCommand:
 		c := &AckMessageFileMap{}
-		return c, decodeSingleBytes(b, &c.AckMessageFileMap, "ackMessageFileMap")
+		return c, ackMessageFileMapFields.decode(b, c)
 	case KahaUpdateMessageCommand:
 		c := &UpdateMessage{}
-		return c, decodeUpdateMessage(b, c)
+		return c, updateMessageFields.decode(b, c)
 	case KahaAddScheduledJobCommand:
 		c := &AddScheduledJob{}
-		return c, decodeAddScheduledJob(b, c)
+		return c, addScheduledJobFields.decode(b, c)
 	case KahaRescheduleJobCommand:
 		c := &RescheduleJob{}
-		return c, decodeRescheduleJob(b, c)
+		return c, rescheduleJobFields.decode(b, c)
 	case KahaRemoveScheduledJobCommand:
 		c := &RemoveScheduledJob{}
-		return c, decodeRemoveScheduledJob(b, c)
+		return c, removeScheduledJobFields.decode(b, c)
 	case KahaRemoveScheduledJobsCommand:
 		c := &RemoveScheduledJobs{}
-		return c, decodeRemoveScheduledJobs(b, c)
+		return c, removeScheduledJobsFields.decode(b, c)
 	case KahaDestroySchedulerCommand:
 		c := &DestroyScheduler{}
-		return c, decodeDestroyScheduler(b, c)
+		return c, destroySchedulerFields.decode(b, c)
 	case KahaRewrittenDataFileCommand:
 		c := &RewrittenDataFile{}
-		return c, decodeRewrittenDataFile(b, c)
+		return c, rewrittenDataFileFields.decode(b, c)
 	}
 	return nil, ErrUnknownEntryType // unreachable: Decode checked the range
 }
@@ -195,501 +195,162 @@ func missing(name string) error { return fmt.Errorf("%w %s", ErrMissingField, na
 
 // --- nested messages ------------------------------------------------------
 
-func decodeDestination(b []byte, d *Destination) error {
-	var hasName bool
-	for len(b) > 0 {
-		f, rest, err := nextField(b)
-		if err != nil {
-			return err
+var destinationFields = fieldTable[Destination]{fields: []fieldDecoder[Destination]{
+	funcField(1, wireVarint, "type", optional, func(d *Destination, f field) error {
+		t := DestType(f.int32())
+		if t < Queue || t > TempTopic {
+			return fmt.Errorf("%w %d", ErrInvalidDestinationType, t)
 		}
-		b = rest
-		switch {
-		case f.is(1, wireVarint):
-			t := DestType(f.int32())
-			if t < Queue || t > TempTopic {
-				return fmt.Errorf("%w %d", ErrInvalidDestinationType, t)
-			}
-			d.Type = t
-		case f.is(2, wireBytes):
-			d.Name = string(f.b)
-			hasName = true
-		}
-	}
-	if !hasName {
-		return missing("name")
-	}
-	return nil
-}
+		d.Type = t
+		return nil
+	}),
+	stringField(2, "name", required, func(d *Destination) *string { return &d.Name }),
+}}
 
-func decodeLocation(b []byte, l *Location) error {
-	var seen uint8
-	for len(b) > 0 {
-		f, rest, err := nextField(b)
-		if err != nil {
-			return err
-		}
-		b = rest
-		switch {
-		case f.is(1, wireVarint):
-			l.LogID, seen = f.int32(), seen|1
-		case f.is(2, wireVarint):
-			l.Offset, seen = f.int32(), seen|2
-		}
-	}
-	switch {
-	case seen&1 == 0:
-		return missing("log_id")
-	case seen&2 == 0:
-		return missing("offset")
-	}
-	return nil
-}
+var locationFields = fieldTable[Location]{fields: []fieldDecoder[Location]{
+	int32Field(1, "log_id", required, func(l *Location) *int32 { return &l.LogID }),
+	int32Field(2, "offset", required, func(l *Location) *int32 { return &l.Offset }),
+}}
 
-func decodeLocalTx(b []byte, t *LocalTransactionID) error {
-	var seen uint8
-	for len(b) > 0 {
-		f, rest, err := nextField(b)
-		if err != nil {
-			return err
-		}
-		b = rest
-		switch {
-		case f.is(1, wireBytes): // connection_id = 1, key 0x0A
-			t.ConnectionID, seen = string(f.b), seen|1
-		case f.is(1, wireVarint): // transaction_id = 1, key 0x08
-			t.TransactionID, seen = f.int64(), seen|2
-		}
-	}
-	switch {
-	case seen&1 == 0:
-		return missing("connection_id")
-	case seen&2 == 0:
-		return missing("transaction_id")
-	}
-	return nil
-}
+// Both fields are number 1: connection_id is key 0x0A (length-delimited),
+// transaction_id key 0x08 (varint).
+var localTxFields = fieldTable[LocalTransactionID]{fields: []fieldDecoder[LocalTransactionID]{
+	stringField(1, "connection_id", required, func(t *LocalTransactionID) *string { return &t.ConnectionID }),
+	int64Field(1, "transaction_id", required, func(t *LocalTransactionID) *int64 { return &t.TransactionID }),
+}}
 
-func decodeXATx(b []byte, t *XATransactionID) error {
-	var seen uint8
-	for len(b) > 0 {
-		f, rest, err := nextField(b)
-		if err != nil {
-			return err
-		}
-		b = rest
-		switch {
-		case f.is(1, wireVarint):
-			t.FormatID, seen = f.int32(), seen|1
-		case f.is(2, wireBytes):
-			t.BranchQualifier, seen = f.bytes(), seen|2
-		case f.is(3, wireBytes):
-			t.GlobalTransactionID, seen = f.bytes(), seen|4
-		}
-	}
-	switch {
-	case seen&1 == 0:
-		return missing("format_id")
-	case seen&2 == 0:
-		return missing("branch_qualifier")
-	case seen&4 == 0:
-		return missing("global_transaction_id")
-	}
-	return nil
-}
+var xaTxFields = fieldTable[XATransactionID]{fields: []fieldDecoder[XATransactionID]{
+	int32Field(1, "format_id", required, func(t *XATransactionID) *int32 { return &t.FormatID }),
+	bytesField(2, "branch_qualifier", required, func(t *XATransactionID) *[]byte { return &t.BranchQualifier }),
+	bytesField(3, "global_transaction_id", required, func(t *XATransactionID) *[]byte { return &t.GlobalTransactionID }),
+}}
 
-func decodeTxInfo(b []byte, t *TransactionInfo) error {
-	for len(b) > 0 {
-		f, rest, err := nextField(b)
-		if err != nil {
-			return err
-		}
-		b = rest
-		switch {
-		case f.is(1, wireBytes):
-			if t.LocalTransactionID == nil {
-				t.LocalTransactionID = &LocalTransactionID{}
-			}
-			if err := decodeLocalTx(f.b, t.LocalTransactionID); err != nil {
-				return fmt.Errorf("local_transaction_id: %w", err)
-			}
-		case f.is(2, wireBytes):
-			if t.XATransactionID == nil {
-				t.XATransactionID = &XATransactionID{}
-			}
-			if err := decodeXATx(f.b, t.XATransactionID); err != nil {
-				return fmt.Errorf("xa_transaction_id: %w", err)
-			}
-		case f.is(3, wireBytes):
-			if t.PreviousEntry == nil {
-				t.PreviousEntry = &Location{}
-			}
-			if err := decodeLocation(f.b, t.PreviousEntry); err != nil {
-				return fmt.Errorf("previous_entry: %w", err)
-			}
-		}
-	}
+var txInfoFields = fieldTable[TransactionInfo]{
+	fields: []fieldDecoder[TransactionInfo]{
+		messageField(1, "local_transaction_id", optional, &localTxFields,
+			func(t *TransactionInfo) *LocalTransactionID { return alloc(&t.LocalTransactionID) }),
+		messageField(2, "xa_transaction_id", optional, &xaTxFields,
+			func(t *TransactionInfo) *XATransactionID { return alloc(&t.XATransactionID) }),
+		messageField(3, "previous_entry", optional, &locationFields,
+			func(t *TransactionInfo) *Location { return alloc(&t.PreviousEntry) }),
+	},
 	// TransactionIdConversion.convert reads the XA id when there is no local
 	// one; a transaction_info with neither cannot be replayed.
-	if t.LocalTransactionID == nil && t.XATransactionID == nil {
-		return missing("local_transaction_id or xa_transaction_id")
-	}
-	return nil
+	check: func(t *TransactionInfo) error {
+		if t.LocalTransactionID == nil && t.XATransactionID == nil {
+			return missing("local_transaction_id or xa_transaction_id")
+		}
+		return nil
+	},
 }
 
 // --- commands -------------------------------------------------------------
 
-func decodeTrace(b []byte, c *Trace) error {
-	for len(b) > 0 {
-		f, rest, err := nextField(b)
-		if err != nil {
-			return err
-		}
-		b = rest
-		if f.is(1, wireBytes) {
-			c.Message = string(f.b)
-		}
-	}
-	return nil
+// KahaTraceCommand.message is required by the proto, but ActiveMQ writes
+// an empty Trace as a sync marker.
+var traceFields = fieldTable[Trace]{fields: []fieldDecoder[Trace]{
+	stringField(1, "message", optional, func(c *Trace) *string { return &c.Message }),
+}}
+
+var addMessageFields = fieldTable[AddMessage]{
+	defaults: func(c *AddMessage) { c.Priority = 4 }, // [default = 4]
+	fields: []fieldDecoder[AddMessage]{
+		messageField(1, "transaction_info", optional, &txInfoFields,
+			func(c *AddMessage) *TransactionInfo { return alloc(&c.Transaction) }),
+		messageField(2, "destination", required, &destinationFields,
+			func(c *AddMessage) *Destination { return &c.Destination }),
+		stringField(3, "messageId", required, func(c *AddMessage) *string { return &c.MessageID }),
+		bytesField(4, "message", required, func(c *AddMessage) *[]byte { return &c.Message }),
+		int32Field(5, "priority", optional, func(c *AddMessage) *int32 { return &c.Priority }),
+		boolField(6, "prioritySupported", optional, func(c *AddMessage) *bool { return &c.PrioritySupported }),
+	},
 }
 
-func decodeAddMessage(b []byte, c *AddMessage) error {
-	c.Priority = 4 // [default = 4]
-	var seen uint8
-	for len(b) > 0 {
-		f, rest, err := nextField(b)
-		if err != nil {
-			return err
-		}
-		b = rest
-		switch {
-		case f.is(1, wireBytes):
-			if c.Transaction == nil {
-				c.Transaction = &TransactionInfo{}
-			}
-			if err := decodeTxInfo(f.b, c.Transaction); err != nil {
-				return fmt.Errorf("transaction_info: %w", err)
-			}
-		case f.is(2, wireBytes):
-			if err := decodeDestination(f.b, &c.Destination); err != nil {
-				return fmt.Errorf("destination: %w", err)
-			}
-			seen |= 1
-		case f.is(3, wireBytes):
-			c.MessageID, seen = string(f.b), seen|2
-		case f.is(4, wireBytes):
-			c.Message, seen = f.bytes(), seen|4
-		case f.is(5, wireVarint):
-			c.Priority = f.int32()
-		case f.is(6, wireVarint):
-			c.PrioritySupported = f.bool()
-		}
-	}
-	switch {
-	case seen&1 == 0:
-		return missing("destination")
-	case seen&2 == 0:
-		return missing("messageId")
-	case seen&4 == 0:
-		return missing("message")
-	}
-	return nil
-}
+var removeMessageFields = fieldTable[RemoveMessage]{fields: []fieldDecoder[RemoveMessage]{
+	messageField(1, "transaction_info", optional, &txInfoFields,
+		func(c *RemoveMessage) *TransactionInfo { return alloc(&c.Transaction) }),
+	messageField(2, "destination", required, &destinationFields,
+		func(c *RemoveMessage) *Destination { return &c.Destination }),
+	stringField(3, "messageId", required, func(c *RemoveMessage) *string { return &c.MessageID }),
+	bytesField(4, "ack", optional, func(c *RemoveMessage) *[]byte { return &c.Ack }),
+	stringField(5, "subscriptionKey", optional, func(c *RemoveMessage) *string { return &c.SubscriptionKey }),
+}}
 
-func decodeRemoveMessage(b []byte, c *RemoveMessage) error {
-	var seen uint8
-	for len(b) > 0 {
-		f, rest, err := nextField(b)
-		if err != nil {
-			return err
-		}
-		b = rest
-		switch {
-		case f.is(1, wireBytes):
-			if c.Transaction == nil {
-				c.Transaction = &TransactionInfo{}
-			}
-			if err := decodeTxInfo(f.b, c.Transaction); err != nil {
-				return fmt.Errorf("transaction_info: %w", err)
-			}
-		case f.is(2, wireBytes):
-			if err := decodeDestination(f.b, &c.Destination); err != nil {
-				return fmt.Errorf("destination: %w", err)
-			}
-			seen |= 1
-		case f.is(3, wireBytes):
-			c.MessageID, seen = string(f.b), seen|2
-		case f.is(4, wireBytes):
-			c.Ack = f.bytes()
-		case f.is(5, wireBytes):
-			c.SubscriptionKey = string(f.b)
-		}
-	}
-	switch {
-	case seen&1 == 0:
-		return missing("destination")
-	case seen&2 == 0:
-		return missing("messageId")
-	}
-	return nil
-}
+// txCommandFields is KahaPrepareCommand, KahaCommitCommand and
+// KahaRollbackCommand: a required transaction_info = 1 and nothing else.
+var txCommandFields = fieldTable[TransactionInfo]{fields: []fieldDecoder[TransactionInfo]{
+	messageField(1, "transaction_info", required, &txInfoFields,
+		func(t *TransactionInfo) *TransactionInfo { return t }),
+}}
 
-func decodeTxCommand(b []byte, t *TransactionInfo) error {
-	var seen bool
-	for len(b) > 0 {
-		f, rest, err := nextField(b)
-		if err != nil {
-			return err
-		}
-		b = rest
-		if f.is(1, wireBytes) {
-			if err := decodeTxInfo(f.b, t); err != nil {
-				return fmt.Errorf("transaction_info: %w", err)
-			}
-			seen = true
-		}
-	}
-	if !seen {
-		return missing("transaction_info")
-	}
-	return nil
-}
+var removeDestinationFields = fieldTable[RemoveDestination]{fields: []fieldDecoder[RemoveDestination]{
+	messageField(1, "destination", required, &destinationFields,
+		func(c *RemoveDestination) *Destination { return &c.Destination }),
+}}
 
-func decodeRemoveDestination(b []byte, c *RemoveDestination) error {
-	var seen bool
-	for len(b) > 0 {
-		f, rest, err := nextField(b)
-		if err != nil {
-			return err
-		}
-		b = rest
-		if f.is(1, wireBytes) {
-			if err := decodeDestination(f.b, &c.Destination); err != nil {
-				return fmt.Errorf("destination: %w", err)
-			}
-			seen = true
-		}
-	}
-	if !seen {
-		return missing("destination")
-	}
-	return nil
-}
+var subscriptionFields = fieldTable[Subscription]{fields: []fieldDecoder[Subscription]{
+	messageField(1, "destination", required, &destinationFields,
+		func(c *Subscription) *Destination { return &c.Destination }),
+	stringField(2, "subscriptionKey", required, func(c *Subscription) *string { return &c.SubscriptionKey }),
+	boolField(3, "retroactive", optional, func(c *Subscription) *bool { return &c.Retroactive }),
+	bytesField(4, "subscriptionInfo", optional, func(c *Subscription) *[]byte { return &c.SubscriptionInfo }),
+}}
 
-func decodeSubscription(b []byte, c *Subscription) error {
-	var seen uint8
-	for len(b) > 0 {
-		f, rest, err := nextField(b)
-		if err != nil {
-			return err
-		}
-		b = rest
-		switch {
-		case f.is(1, wireBytes):
-			if err := decodeDestination(f.b, &c.Destination); err != nil {
-				return fmt.Errorf("destination: %w", err)
-			}
-			seen |= 1
-		case f.is(2, wireBytes):
-			c.SubscriptionKey, seen = string(f.b), seen|2
-		case f.is(3, wireVarint):
-			c.Retroactive = f.bool()
-		case f.is(4, wireBytes):
-			c.SubscriptionInfo = f.bytes()
-		}
-	}
-	switch {
-	case seen&1 == 0:
-		return missing("destination")
-	case seen&2 == 0:
-		return missing("subscriptionKey")
-	}
-	return nil
-}
+var producerAuditFields = fieldTable[ProducerAudit]{fields: []fieldDecoder[ProducerAudit]{
+	bytesField(1, "audit", required, func(c *ProducerAudit) *[]byte { return &c.Audit }),
+}}
 
-// decodeSingleBytes decodes a message whose only field is a required bytes
-// field number 1 (KahaProducerAuditCommand, KahaAckMessageFileMapCommand).
-func decodeSingleBytes(b []byte, dst *[]byte, name string) error {
-	for len(b) > 0 {
-		f, rest, err := nextField(b)
-		if err != nil {
-			return err
-		}
-		b = rest
-		if f.is(1, wireBytes) {
-			*dst = f.bytes()
-		}
-	}
-	if *dst == nil {
-		return missing(name)
-	}
-	return nil
-}
+var ackMessageFileMapFields = fieldTable[AckMessageFileMap]{fields: []fieldDecoder[AckMessageFileMap]{
+	bytesField(1, "ackMessageFileMap", required, func(c *AckMessageFileMap) *[]byte { return &c.AckMessageFileMap }),
+}}
 
-func decodeUpdateMessage(b []byte, c *UpdateMessage) error {
-	var seen bool
-	for len(b) > 0 {
-		f, rest, err := nextField(b)
-		if err != nil {
-			return err
-		}
-		b = rest
-		if f.is(1, wireBytes) {
-			if err := decodeAddMessage(f.b, &c.Message); err != nil {
-				return fmt.Errorf("message: %w", err)
-			}
-			seen = true
-		}
-	}
-	if !seen {
-		return missing("message")
-	}
-	return nil
-}
+var updateMessageFields = fieldTable[UpdateMessage]{fields: []fieldDecoder[UpdateMessage]{
+	messageField(1, "message", required, &addMessageFields,
+		func(c *UpdateMessage) *AddMessage { return &c.Message }),
+}}
 
-func decodeAddScheduledJob(b []byte, c *AddScheduledJob) error {
-	var seen uint16
-	for len(b) > 0 {
-		f, rest, err := nextField(b)
-		if err != nil {
-			return err
-		}
-		b = rest
-		switch {
-		case f.is(1, wireBytes):
-			c.Scheduler, seen = string(f.b), seen|1<<1
-		case f.is(2, wireBytes):
-			c.JobID, seen = string(f.b), seen|1<<2
-		case f.is(3, wireVarint):
-			c.StartTime, seen = f.int64(), seen|1<<3
-		case f.is(4, wireBytes):
-			c.CronEntry, seen = string(f.b), seen|1<<4
-		case f.is(5, wireVarint):
-			c.Delay, seen = f.int64(), seen|1<<5
-		case f.is(6, wireVarint):
-			c.Period, seen = f.int64(), seen|1<<6
-		case f.is(7, wireVarint):
-			c.Repeat, seen = f.int32(), seen|1<<7
-		case f.is(8, wireBytes):
-			c.Payload, seen = f.bytes(), seen|1<<8
-		case f.is(9, wireVarint):
-			c.NextExecutionTime, seen = f.int64(), seen|1<<9
-		}
-	}
-	return checkSeen(seen, "scheduler", "job_id", "start_time", "cron_entry",
-		"delay", "period", "repeat", "payload", "next_execution_time")
-}
+var addScheduledJobFields = fieldTable[AddScheduledJob]{fields: []fieldDecoder[AddScheduledJob]{
+	stringField(1, "scheduler", required, func(c *AddScheduledJob) *string { return &c.Scheduler }),
+	stringField(2, "job_id", required, func(c *AddScheduledJob) *string { return &c.JobID }),
+	int64Field(3, "start_time", required, func(c *AddScheduledJob) *int64 { return &c.StartTime }),
+	stringField(4, "cron_entry", required, func(c *AddScheduledJob) *string { return &c.CronEntry }),
+	int64Field(5, "delay", required, func(c *AddScheduledJob) *int64 { return &c.Delay }),
+	int64Field(6, "period", required, func(c *AddScheduledJob) *int64 { return &c.Period }),
+	int32Field(7, "repeat", required, func(c *AddScheduledJob) *int32 { return &c.Repeat }),
+	bytesField(8, "payload", required, func(c *AddScheduledJob) *[]byte { return &c.Payload }),
+	int64Field(9, "next_execution_time", required, func(c *AddScheduledJob) *int64 { return &c.NextExecutionTime }),
+}}
 
-func decodeRescheduleJob(b []byte, c *RescheduleJob) error {
-	var seen uint16
-	for len(b) > 0 {
-		f, rest, err := nextField(b)
-		if err != nil {
-			return err
-		}
-		b = rest
-		switch {
-		case f.is(1, wireBytes):
-			c.Scheduler, seen = string(f.b), seen|1<<1
-		case f.is(2, wireBytes):
-			c.JobID, seen = string(f.b), seen|1<<2
-		case f.is(3, wireVarint):
-			c.ExecutionTime, seen = f.int64(), seen|1<<3
-		case f.is(4, wireVarint):
-			c.NextExecutionTime, seen = f.int64(), seen|1<<4
-		case f.is(5, wireVarint):
-			c.RescheduledCount, seen = f.int32(), seen|1<<5
-		}
-	}
-	return checkSeen(seen, "scheduler", "job_id", "execution_time",
-		"next_execution_time", "rescheduled_count")
-}
+var rescheduleJobFields = fieldTable[RescheduleJob]{fields: []fieldDecoder[RescheduleJob]{
+	stringField(1, "scheduler", required, func(c *RescheduleJob) *string { return &c.Scheduler }),
+	stringField(2, "job_id", required, func(c *RescheduleJob) *string { return &c.JobID }),
+	int64Field(3, "execution_time", required, func(c *RescheduleJob) *int64 { return &c.ExecutionTime }),
+	int64Field(4, "next_execution_time", required, func(c *RescheduleJob) *int64 { return &c.NextExecutionTime }),
+	int32Field(5, "rescheduled_count", required, func(c *RescheduleJob) *int32 { return &c.RescheduledCount }),
+}}
 
-func decodeRemoveScheduledJob(b []byte, c *RemoveScheduledJob) error {
-	var seen uint16
-	for len(b) > 0 {
-		f, rest, err := nextField(b)
-		if err != nil {
-			return err
-		}
-		b = rest
-		switch {
-		case f.is(1, wireBytes):
-			c.Scheduler, seen = string(f.b), seen|1<<1
-		case f.is(2, wireBytes):
-			c.JobID, seen = string(f.b), seen|1<<2
-		case f.is(3, wireVarint):
-			c.NextExecutionTime, seen = f.int64(), seen|1<<3
-		}
-	}
-	return checkSeen(seen, "scheduler", "job_id", "next_execution_time")
-}
+var removeScheduledJobFields = fieldTable[RemoveScheduledJob]{fields: []fieldDecoder[RemoveScheduledJob]{
+	stringField(1, "scheduler", required, func(c *RemoveScheduledJob) *string { return &c.Scheduler }),
+	stringField(2, "job_id", required, func(c *RemoveScheduledJob) *string { return &c.JobID }),
+	int64Field(3, "next_execution_time", required, func(c *RemoveScheduledJob) *int64 { return &c.NextExecutionTime }),
+}}
 
-func decodeRemoveScheduledJobs(b []byte, c *RemoveScheduledJobs) error {
-	var seen uint16
-	for len(b) > 0 {
-		f, rest, err := nextField(b)
-		if err != nil {
-			return err
-		}
-		b = rest
-		switch {
-		case f.is(1, wireBytes):
-			c.Scheduler, seen = string(f.b), seen|1<<1
-		case f.is(2, wireVarint):
-			c.StartTime, seen = f.int64(), seen|1<<2
-		case f.is(3, wireVarint):
-			c.EndTime, seen = f.int64(), seen|1<<3
-		}
-	}
-	return checkSeen(seen, "scheduler", "start_time", "end_time")
-}
+var removeScheduledJobsFields = fieldTable[RemoveScheduledJobs]{fields: []fieldDecoder[RemoveScheduledJobs]{
+	stringField(1, "scheduler", required, func(c *RemoveScheduledJobs) *string { return &c.Scheduler }),
+	int64Field(2, "start_time", required, func(c *RemoveScheduledJobs) *int64 { return &c.StartTime }),
+	int64Field(3, "end_time", required, func(c *RemoveScheduledJobs) *int64 { return &c.EndTime }),
+}}
 
-func decodeDestroyScheduler(b []byte, c *DestroyScheduler) error {
-	var seen uint16
-	for len(b) > 0 {
-		f, rest, err := nextField(b)
-		if err != nil {
-			return err
-		}
-		b = rest
-		if f.is(1, wireBytes) {
-			c.Scheduler, seen = string(f.b), seen|1<<1
-		}
-	}
-	return checkSeen(seen, "scheduler")
-}
+var destroySchedulerFields = fieldTable[DestroyScheduler]{fields: []fieldDecoder[DestroyScheduler]{
+	stringField(1, "scheduler", required, func(c *DestroyScheduler) *string { return &c.Scheduler }),
+}}
 
-func decodeRewrittenDataFile(b []byte, c *RewrittenDataFile) error {
-	var seen bool
-	for len(b) > 0 {
-		f, rest, err := nextField(b)
-		if err != nil {
-			return err
-		}
-		b = rest
-		switch {
-		case f.is(1, wireVarint):
-			c.SourceDataFileID, seen = f.int32(), true
-		case f.is(2, wireVarint):
-			c.RewriteType = f.int32()
-		case f.is(3, wireVarint):
-			v := f.bool()
-			c.SkipIfSourceExists = &v
-		}
-	}
-	if !seen {
-		return missing("sourceDataFileId")
-	}
-	return nil
-}
-
-// checkSeen reports the first of names (field numbers 1, 2, ...) whose bit
-// (1 << number) is not set in seen.
-func checkSeen(seen uint16, names ...string) error {
-	for i, name := range names {
-		if seen&(1<<(i+1)) == 0 {
-			return missing(name)
-		}
-	}
-	return nil
-}
+var rewrittenDataFileFields = fieldTable[RewrittenDataFile]{fields: []fieldDecoder[RewrittenDataFile]{
+	int32Field(1, "sourceDataFileId", required, func(c *RewrittenDataFile) *int32 { return &c.SourceDataFileID }),
+	int32Field(2, "rewriteType", optional, func(c *RewrittenDataFile) *int32 { return &c.RewriteType }),
+	funcField(3, wireVarint, "skipIfSourceExists", optional, func(c *RewrittenDataFile, f field) error {
+		v := f.bool()
+		c.SkipIfSourceExists = &v // nil means absent: the default, true
+		return nil
+	}),
+}}

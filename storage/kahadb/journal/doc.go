@@ -15,8 +15,13 @@
 // Each Append is one batch, written with one write and, with Options.Sync,
 // fsynced before it returns: a batch is the unit of atomicity. A crash can
 // leave a torn last batch; Open finds the last intact batch of the last file,
-// logs and cuts off what follows, and appends continue there. Replay verifies
-// every batch again and skips (and logs) damaged batches of older files.
+// logs and cuts off what follows, and appends continue there. Damage with
+// intact batches after it (a flipped bit, a zeroed block) is not a torn
+// write: Open and Replay skip the damaged batch, log its file and offset,
+// and resume at the next intact one (Skipped lists where). After a failed
+// fsync the journal refuses every later write (ErrSyncFailed: the
+// fsyncgate lesson); a failed write (ENOSPC) leaves the append position
+// where it was and the next batch overwrites it.
 //
 // Ownership: a Journal belongs to one goroutine, the shard that owns the
 // store; none of its methods may be called concurrently. The directory lock

@@ -28,6 +28,11 @@ var (
 	// ErrLocked is returned by Lock when ctx ends before the directory lock
 	// could be taken.
 	ErrLocked = errors.New("journal: directory locked by another broker")
+	// ErrSyncFailed is returned by Append, AppendNoSync and Sync after an
+	// fsync of a data file failed: the journal no longer writes (what the
+	// failed fsync covered may be lost, and a later fsync cannot prove
+	// otherwise). Reopening the journal recovers what the disk holds.
+	ErrSyncFailed = errors.New("journal: stopped after a failed fsync (Journal failed to sync): persistent writes are refused until the broker restarts")
 	// ErrUnlocked is returned by FileLock.Unlock on a lock already released.
 	ErrUnlocked = errors.New("journal: lock not held")
 )

@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/adler32"
 	"io"
-	"os"
 )
 
 // On-disk format of a KahaDB journal data file (Journal, DataFileAppender,
@@ -129,8 +129,68 @@ type scanner struct {
 	atEOF  bool  // the scan stopped at an EOF marker
 }
 
-func newScanner(f *os.File, limit int64) *scanner {
-	return &scanner{r: bufio.NewReaderSize(io.NewSectionReader(f, 0, limit), 256<<10), limit: limit}
+func newScanner(f io.ReaderAt, limit int64) *scanner {
+	return newScannerAt(f, 0, limit)
+}
+
+// newScannerAt scans from offset start, where a batch begins.
+func newScannerAt(f io.ReaderAt, start, limit int64) *scanner {
+	size := int(min(max(limit-start, 16), 256<<10))
+	return &scanner{r: bufio.NewReaderSize(io.NewSectionReader(f, start, limit-start), size), off: start, limit: limit}
+}
+
+// nextIntactBatch returns the offset of the first intact batch that starts
+// after from and ends within limit, or -1: the place a scan stopped by
+// damage (a flipped bit, a zeroed or lost block) resumes, as ActiveMQ's
+// recovery with checkForCorruptJournalFiles skips a corrupt block up to the
+// next "WRITE BATCH" header. Only a batch carrying a checksum that matches
+// is taken (a batch without one cannot be told from stray bytes).
+func nextIntactBatch(f io.ReaderAt, from, limit int64) (int64, error) {
+	chunk := min(limit-from, 1<<20)
+	buf := make([]byte, chunk+int64(len(batchHeader))-1)
+	for pos := from + 1; pos+batchControlSize <= limit; pos += chunk {
+		n := min(int64(len(buf)), limit-pos)
+		b := buf[:n]
+		if _, err := f.ReadAt(b, pos); err != nil && !errors.Is(err, io.EOF) {
+			return -1, err
+		}
+		for i := 0; ; {
+			k := bytes.Index(b[i:], batchHeader)
+			if k < 0 {
+				break
+			}
+			c := pos + int64(i+k)
+			if ok, err := intactBatchAt(f, c, limit); err != nil {
+				return -1, err
+			} else if ok {
+				return c, nil
+			}
+			i += k + 1
+		}
+	}
+	return -1, nil
+}
+
+// intactBatchAt reports whether an intact batch with a checksum starts at
+// off.
+func intactBatchAt(f io.ReaderAt, off, limit int64) (bool, error) {
+	if limit-off < batchControlSize {
+		return false, nil
+	}
+	ctl := make([]byte, batchControlSize)
+	if _, err := f.ReadAt(ctl, off); err != nil {
+		return false, err
+	}
+	n := int64(int32(binary.BigEndian.Uint32(ctl[batchHeaderSize:])))
+	sum := int64(binary.BigEndian.Uint64(ctl[batchHeaderSize+4:]))
+	if n <= 0 || n > limit-off-batchControlSize || sum == 0 {
+		return false, nil
+	}
+	body := make([]byte, n)
+	if _, err := f.ReadAt(body, off+batchControlSize); err != nil {
+		return false, err
+	}
+	return sum == int64(adler32.Checksum(body)) && validRecords(body), nil
 }
 
 // next returns the next batch, or false when the scan stopped; s.off is then
@@ -242,11 +302,17 @@ func eachRecord(body []byte, fn func(rel int64, size int32, payload []byte) erro
 	return nil
 }
 
+// namedReaderAt is a data file being read.
+type namedReaderAt interface {
+	io.ReaderAt
+	Name() string
+}
+
 // trailingData returns how many bytes after off, up to size, hold data: the
 // distance from off to the last non-zero byte, ignoring an EOF marker at off
 // and the EOF marker that sparse preallocation writes at the end of the
 // file. 0 means everything after off is a clean end: nothing was dropped.
-func trailingData(f *os.File, off, size int64) (int64, error) {
+func trailingData(f namedReaderAt, off, size int64) (int64, error) {
 	end := size
 	tail := make([]byte, eofSize)
 	if size-off >= 2*eofSize {
@@ -267,7 +333,7 @@ func trailingData(f *os.File, off, size int64) (int64, error) {
 		}
 	}
 	last := int64(-1)
-	buf := make([]byte, 1<<20)
+	buf := make([]byte, max(min(end-start, 1<<20), 0))
 	for pos := start; pos < end; {
 		n := int64(len(buf))
 		if end-pos < n {

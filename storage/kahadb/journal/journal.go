@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Defaults, as KahaDB's (Journal.DEFAULT_*, MessageDatabase).
@@ -52,6 +53,18 @@ type Options struct {
 	ReadOnly bool
 	// Logger receives recovery and damage reports; nil discards them.
 	Logger *slog.Logger
+	// Observer is told of every batch written and every data file fsync
+	// (the web server's histograms); nil tells nobody.
+	Observer Observer
+}
+
+// Observer watches a Journal's writes. Its methods are called on the
+// journal's goroutine, after the write or fsync, and must not block.
+type Observer interface {
+	// Batch reports a batch of records written, bytes long.
+	Batch(records, bytes int)
+	// Synced reports an fsync of a data file that took d.
+	Synced(d time.Duration)
 }
 
 // DefaultOptions returns ActiveMQ 5.17's journal defaults for dir: 32 MiB
@@ -103,6 +116,10 @@ type Stats struct {
 type dataFile struct {
 	id     int
 	length int64 // bytes of batches: the append offset for the current file
+	// skips maps the offset of damage found in the file to the offset of
+	// the intact batch after it (skipDamage), so that it is searched for
+	// and logged once.
+	skips map[int64]int64
 }
 
 // Journal is a KahaDB journal directory: an append-only sequence of data
@@ -118,7 +135,7 @@ type Journal struct {
 	files  map[int]*dataFile
 	ids    []int // ascending ids of files present
 	cur    *dataFile
-	curF   *os.File
+	curF   file
 	buf    []byte   // batch encoding buffer, reused
 	cache  []reader // read handles of older files, most recent first
 	stats  Stats
@@ -126,11 +143,38 @@ type Journal struct {
 	damage []string // ReadOnly: what Open found unreadable
 	// unsynced: AppendNoSync wrote to the current file since its last sync.
 	unsynced bool
+	// rotate: the next batch starts a new data file (Open skipped damage
+	// in the last one: see recoverTail).
+	rotate bool
+	// failed is the first failed fsync of a data file: from then on the
+	// journal writes nothing and syncs nothing (see ErrSyncFailed).
+	failed error
 }
 
 type reader struct {
 	id int
-	f  *os.File
+	f  file
+}
+
+// file is the part of *os.File the journal uses on its data files.
+type file interface {
+	io.ReaderAt
+	io.WriterAt
+	Sync() error
+	Truncate(size int64) error
+	Close() error
+	Name() string
+	Stat() (os.FileInfo, error)
+}
+
+// openFile opens a data file. The package's tests replace it to make
+// writes and fsyncs fail (disk faults); nothing else does.
+var openFile = func(name string, flag int, perm os.FileMode) (file, error) {
+	f, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // readCacheSize is how many older data files keep an open read handle.
@@ -141,8 +185,10 @@ const readCacheSize = 4
 // last one batch by batch, as Journal.recoveryCheck does, to find the append
 // position: the scan stops at the EOF marker, at zeros, or at the first
 // batch that is incomplete (a torn write: batchLen overruns the file),
-// malformed or fails its checksum. What lies past that point is logged (file,
-// offset, bytes) and cut off, so that appends continue from the last intact
+// malformed or fails its checksum. If an intact batch follows further on,
+// the damage is skipped (logged with file, offset and bytes) and the scan
+// resumes there; else what lies past that point is logged (file, offset,
+// bytes) and cut off, so that appends continue from the last intact
 // batch. Earlier files are checked by Replay, not here. Gaps in the file ids
 // are normal after GC: they are logged, and Read and Replay report
 // ErrMissingFile only for a location inside one.
@@ -254,7 +300,7 @@ func (j *Journal) recoverTail() error {
 	if j.o.ReadOnly {
 		flags = os.O_RDONLY
 	}
-	f, err := os.OpenFile(j.path(id), flags, 0)
+	f, err := openFile(j.path(id), flags, 0)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
@@ -263,13 +309,23 @@ func (j *Journal) recoverTail() error {
 	sc := newScanner(f, size)
 	batches := 0
 	for {
-		if _, ok := sc.next(); !ok {
+		if _, ok := sc.next(); ok {
+			batches++
+			continue
+		}
+		if sc.reason == stopReadError {
+			return fmt.Errorf("journal: recover %s at %d: %w", fileName(id), sc.off, sc.err)
+		}
+		// Damage in the middle of the file (intact batches follow) is
+		// skipped; anything else ends the file: a torn last write.
+		next, err := j.skipDamage(f, id, sc, size)
+		if err != nil {
+			return fmt.Errorf("journal: recover: %w", err)
+		}
+		if next < 0 {
 			break
 		}
-		batches++
-	}
-	if sc.reason == stopReadError {
-		return fmt.Errorf("journal: recover %s at %d: %w", fileName(id), sc.off, sc.err)
+		sc = newScannerAt(f, next, size)
 	}
 	df.length = sc.off
 	dropped, err := trailingData(f, sc.off, size)
@@ -288,8 +344,52 @@ func (j *Journal) recoverTail() error {
 			return err
 		}
 	}
+	// Appends leave a file with skipped damage: Open scans only the last
+	// file, and a checkpoint index written after this recovery must not
+	// be discarded at the next start for damage it already accounts for.
+	j.rotate = len(df.skips) > 0 && !j.o.ReadOnly
 	j.log.Info("journal recovered", "dir", j.o.Dir, "files", len(j.ids), "file", fileName(id), "batches", batches, "offset", sc.off)
 	return nil
+}
+
+// skipDamage is called when a scan of data file id stopped at sc.off for
+// sc.reason. When intact batches follow further on (damage: a flipped bit,
+// a zeroed or lost block, not a torn last write), it logs what is skipped
+// and returns the offset of the next one; else -1. A clean end (EOF marker,
+// zeros) counts as damage only when an intact batch follows it.
+func (j *Journal) skipDamage(f namedReaderAt, id int, sc *scanner, size int64) (int64, error) {
+	if sc.off >= size {
+		return -1, nil
+	}
+	df := j.files[id]
+	if next, ok := df.skips[sc.off]; ok {
+		return next, nil
+	}
+	if sc.reason == stopEnd {
+		// Cheap test first: a clean end followed only by zeros (and the
+		// preallocated file's last EOF marker) is the normal end.
+		n, err := trailingData(f, sc.off, size)
+		if err != nil || n == 0 {
+			return -1, err
+		}
+	}
+	next, err := nextIntactBatch(f, sc.off, size)
+	if err != nil || next < 0 {
+		return -1, err
+	}
+	reason := sc.reason
+	if reason == stopEnd {
+		reason = "end of file marker or zeros before intact batches"
+	}
+	j.log.Error("journal data skipped", "file", fileName(id), "offset", sc.off, "bytes", next-sc.off, "reason", string(reason), "resumed_at", next)
+	if df.skips == nil {
+		df.skips = map[int64]int64{}
+	}
+	df.skips[sc.off] = next
+	if j.o.ReadOnly {
+		j.damage = append(j.damage, fmt.Sprintf("%s: %d bytes at offset %d unreadable (%s)", fileName(id), next-sc.off, sc.off, reason))
+	}
+	return next, nil
 }
 
 // cutTail removes everything after off, where the next batch will go, and
@@ -297,7 +397,7 @@ func (j *Journal) recoverTail() error {
 // preallocated, at MaxFileLength-5. Truncating matters for ActiveMQ: its
 // recoveryCheck skips a bad batch by searching for the next "WRITE BATCH",
 // which could resurrect batches we dropped.
-func (j *Journal) cutTail(f *os.File, off int64) error {
+func (j *Journal) cutTail(f file, off int64) error {
 	if err := f.Truncate(off); err != nil {
 		return fmt.Errorf("journal: truncate %s at %d: %w", f.Name(), off, err)
 	}
@@ -316,7 +416,7 @@ func (j *Journal) cutTail(f *os.File, off int64) error {
 // Journal.doPreallocationSparseFile does when o.Preallocate is set.
 func (j *Journal) create(id int) error {
 	p := j.path(id)
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := openFile(p, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
@@ -335,17 +435,22 @@ func (j *Journal) create(id int) error {
 			_, err = f.WriteAt(eofMarker, j.o.MaxFileLength-eofSize)
 		}
 		if err != nil {
+			// A full disk: remove the half-made file, or the next try
+			// would find it there and refuse to overwrite it.
 			f.Close()
+			os.Remove(p)
 			return fmt.Errorf("journal: preallocate %s: %w", p, err)
 		}
 	}
 	if err := j.sync(f); err != nil {
 		f.Close()
+		os.Remove(p)
 		return err
 	}
 	if j.o.Sync {
 		if err := syncDir(j.o.Dir); err != nil {
 			f.Close()
+			os.Remove(p)
 			return err
 		}
 	}
@@ -370,15 +475,48 @@ func (j *Journal) create(id int) error {
 }
 
 // sync fsyncs f when o.Sync is set.
-func (j *Journal) sync(f *os.File) error {
+func (j *Journal) sync(f file) error {
 	if !j.o.Sync {
 		return nil
 	}
+	var start time.Time
+	if j.o.Observer != nil {
+		// A latency measurement, not the broker's notion of time: the
+		// monotonic clock, read only when someone watches.
+		start = time.Now()
+	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("journal: fsync %s: %w", f.Name(), err)
+		err = fmt.Errorf("journal: fsync %s: %w", f.Name(), err)
+		j.fail(err)
+		return err
 	}
 	j.stats.Syncs++
+	if j.o.Observer != nil {
+		j.o.Observer.Synced(time.Since(start))
+	}
 	return nil
+}
+
+// fail stops the journal after a failed fsync (the fsyncgate lesson): the
+// kernel may have dropped the dirty pages it could not write and will not
+// report that again, so a later fsync that succeeds proves nothing about
+// what was written before it. Every batch written since the last good
+// fsync may be lost, and no later batch can be acknowledged on top of
+// them: Append, AppendNoSync and Sync fail from now on (ErrSyncFailed).
+// Restarting recovers the journal from what the disk really holds.
+func (j *Journal) fail(err error) {
+	if j.failed != nil {
+		return
+	}
+	j.failed = err
+	at := j.Head()
+	j.log.Error("Journal failed to sync: the store stops writing; no persistent message is acknowledged until the broker restarts",
+		"dir", j.o.Dir, "file", fileName(at.File), "offset", at.Offset, "err", err)
+}
+
+// stopped returns the error every write returns once fsync failed.
+func (j *Journal) stopped() error {
+	return fmt.Errorf("%w: %v", ErrSyncFailed, j.failed)
 }
 
 func syncDir(dir string) error {
@@ -424,6 +562,9 @@ func (j *Journal) Sync() error {
 	if j.closed {
 		return ErrClosed
 	}
+	if j.failed != nil {
+		return j.stopped()
+	}
 	if !j.unsynced || j.curF == nil {
 		return nil
 	}
@@ -441,6 +582,9 @@ func (j *Journal) append(records [][]byte, sync bool) ([]Location, error) {
 	if j.o.ReadOnly {
 		return nil, errors.New("journal: opened read-only")
 	}
+	if j.failed != nil {
+		return nil, j.stopped()
+	}
 	if len(records) == 0 {
 		return nil, ErrEmptyBatch
 	}
@@ -452,19 +596,22 @@ func (j *Journal) append(records [][]byte, sync bool) ([]Location, error) {
 		// WriteBatch.canAppend: newSize >= maxWriteBatchSize starts a new batch.
 		return nil, fmt.Errorf("%w: %d records, %d bytes, max write batch size %d", ErrBatchTooLarge, len(records), size, j.o.MaxWriteBatchSize)
 	}
-	if j.cur.length > 0 && j.cur.length+size >= j.o.MaxFileLength {
+	if j.cur.length > 0 && (j.rotate || j.cur.length+size >= j.o.MaxFileLength) {
 		if err := j.create(j.cur.id + 1); err != nil {
 			return nil, err
 		}
+		j.rotate = false
 	}
 	j.buf = encodeBatch(j.buf[:0], records, j.o.Checksum)
 	off := j.cur.length
+	// The errors carry DataFileAppender's words ("Journal failed while
+	// writing at: 1:4096"), which the engine logs as "store write failed".
 	if _, err := j.curF.WriteAt(j.buf, off); err != nil {
-		return nil, fmt.Errorf("journal: write %s at %d: %w", fileName(j.cur.id), off, err)
+		return nil, fmt.Errorf("journal: Journal failed while writing at: %d:%d (write %s): %w", j.cur.id, off, fileName(j.cur.id), err)
 	}
 	if sync {
 		if err := j.sync(j.curF); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("journal: Journal failed while writing at: %d:%d: %w", j.cur.id, off, err)
 		}
 		j.unsynced = false
 	} else {
@@ -480,6 +627,9 @@ func (j *Journal) append(records [][]byte, sync bool) ([]Location, error) {
 	j.stats.Batches++
 	j.stats.Records += uint64(len(records))
 	j.stats.Bytes += uint64(len(j.buf))
+	if j.o.Observer != nil {
+		j.o.Observer.Batch(len(records), len(j.buf))
+	}
 	if cap(j.buf) > 2*j.o.MaxWriteBatchSize {
 		j.buf = nil // do not pin the buffer of one oversized record
 	}
@@ -490,6 +640,20 @@ func (j *Journal) append(records [][]byte, sync bool) ([]Location, error) {
 // the file being appended to.
 func (j *Journal) Files() []int { return slices.Clone(j.ids) }
 
+// Skipped returns where the journal found damage it skipped with intact
+// batches after it (Open in the last file, Replay in older ones), in journal
+// order: whatever a record there held is lost.
+func (j *Journal) Skipped() []Location {
+	var out []Location
+	for _, id := range j.ids {
+		for off := range j.files[id].skips {
+			out = append(out, Location{File: id, Offset: off})
+		}
+	}
+	slices.SortFunc(out, Location.Compare)
+	return out
+}
+
 // Damage lists what a read-only Open found unreadable at the tail.
 func (j *Journal) Damage() []string { return slices.Clone(j.damage) }
 
@@ -499,6 +663,27 @@ func (j *Journal) Head() Location {
 		return Location{}
 	}
 	return Location{File: j.cur.id, Offset: j.cur.length}
+}
+
+// Bytes is how many bytes of data files lie from from up to to: the
+// offsets within their files, and every file between whole. A to past the
+// last file counts to the end of the journal. For the progress of a replay.
+func (j *Journal) Bytes(from, to Location) int64 {
+	var n int64
+	for _, id := range j.ids {
+		if id < from.File || id > to.File {
+			continue
+		}
+		start, end := int64(0), j.files[id].length
+		if id == from.File {
+			start = from.Offset
+		}
+		if id == to.File {
+			end = min(end, to.Offset)
+		}
+		n += max(end-start, 0)
+	}
+	return n
 }
 
 // Stats returns the append counters since Open.
@@ -523,14 +708,8 @@ func (j *Journal) Remove(id int) error {
 // an empty dir means <Dir>/data-archive. An existing file of the same name in
 // dir is an error, never overwritten. The current file cannot be archived.
 func (j *Journal) Archive(id int, dir string) error {
-	if j.closed {
-		return ErrClosed
-	}
-	if _, ok := j.files[id]; !ok {
-		return fmt.Errorf("journal: archive %s: %w", fileName(id), ErrMissingFile)
-	}
-	if j.cur.id == id {
-		return fmt.Errorf("journal: archive %s: %w", fileName(id), ErrCurrentFile)
+	if err := j.removable(id, "archive "); err != nil {
+		return err
 	}
 	if dir == "" {
 		dir = filepath.Join(j.o.Dir, DefaultArchiveDir)
@@ -557,16 +736,26 @@ func (j *Journal) Archive(id int, dir string) error {
 	return nil
 }
 
-// forget drops data file id from the journal's bookkeeping.
-func (j *Journal) forget(id int) error {
+// removable returns why data file id cannot leave the journal, or nil: the
+// journal is closed, has no such file, or writes to it. op, when not empty,
+// names the operation in the error ("archive ").
+func (j *Journal) removable(id int, op string) error {
 	if j.closed {
 		return ErrClosed
 	}
 	if _, ok := j.files[id]; !ok {
-		return fmt.Errorf("journal: %s: %w", fileName(id), ErrMissingFile)
+		return fmt.Errorf("journal: %s%s: %w", op, fileName(id), ErrMissingFile)
 	}
 	if j.cur.id == id {
-		return fmt.Errorf("journal: %s: %w", fileName(id), ErrCurrentFile)
+		return fmt.Errorf("journal: %s%s: %w", op, fileName(id), ErrCurrentFile)
+	}
+	return nil
+}
+
+// forget drops data file id from the journal's bookkeeping.
+func (j *Journal) forget(id int) error {
+	if err := j.removable(id, ""); err != nil {
+		return err
 	}
 	j.dropReader(id)
 	delete(j.files, id)

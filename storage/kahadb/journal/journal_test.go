@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -329,8 +330,9 @@ func TestKahaDBJournalCorruptBatch(t *testing.T) {
 	batches := [][][]byte{{payload(1, 40)}, {payload(2, 30), payload(3, 20)}, {payload(4, 50)}}
 	recs, bounds, full := buildFile(t, testOptions(t.TempDir(), false, nil), batches)
 	start, end := bounds[1][0], bounds[1][1]
-	// Every byte of the middle batch, flipped on its own, is detected: the
-	// batch and the one after it are dropped, the first kept.
+	// Every byte of the middle batch, flipped on its own, is detected: that
+	// batch is skipped (logged with its file, offset and length), the
+	// batches before and after it are kept, and appends go after the last.
 	for at := start; at < end; at++ {
 		dir := t.TempDir()
 		bad := bytes.Clone(full)
@@ -340,34 +342,33 @@ func TestKahaDBJournalCorruptBatch(t *testing.T) {
 		}
 		lb := &logBuffer{}
 		j := mustOpen(t, testOptions(dir, false, lb))
-		checkRecords(t, replayAll(t, j, Location{}), recs[0])
-		// The EOF marker ending the file is not counted as data.
-		wantLog := fmt.Sprintf(`msg="journal tail dropped" file=db-1.log offset=%d bytes=%d`, start, int64(len(full)-eofSize)-start)
+		want := slices.Concat(recs[0], recs[2])
+		checkRecords(t, replayAll(t, j, Location{}), want)
+		wantLog := fmt.Sprintf(`level=ERROR msg="journal data skipped" file=db-1.log offset=%d bytes=%d`, start, end-start)
 		if !strings.Contains(lb.String(), wantLog) {
 			t.Fatalf("flip at %d: log lacks %q:\n%s", at, wantLog, lb)
 		}
+		// Appends go to a new file: the damaged one is left as it is.
 		more, _, _ := appendBatch(t, j, payload(9, 10))
-		if more[0].loc.Offset != start+batchControlSize {
-			t.Fatalf("flip at %d: appended at %v, want 1:%d", at, more[0].loc, start+batchControlSize)
+		if more[0].loc.File != 2 || more[0].loc.Offset != batchControlSize {
+			t.Fatalf("flip at %d: appended at %v, want 2:%d", at, more[0].loc, batchControlSize)
 		}
 		mustClose(t, j)
-		// The dropped bytes are gone: ActiveMQ's recoveryCheck, which skips
-		// a bad batch to the next "WRITE BATCH", cannot find them either.
-		if data, _ := os.ReadFile(filepath.Join(dir, fileName(1))); int64(len(data)) != more[0].loc.Offset+int64(more[0].loc.Size)+eofSize {
-			t.Fatalf("flip at %d: file is %d bytes after the cut and one batch", at, len(data))
-		}
+		j = mustOpen(t, testOptions(dir, false, nil))
+		checkRecords(t, replayAll(t, j, Location{}), slices.Concat(want, more))
+		mustClose(t, j)
 	}
 
 	t.Run("older file", func(t *testing.T) {
-		// Damage in a file that is not the last: Replay skips the rest of
-		// that file, logs it, and goes on with the next file.
+		// Damage in a file that is not the last: Replay skips the damaged
+		// batch, logs it, and goes on with the next intact one.
 		dir := t.TempDir()
 		lb := &logBuffer{}
 		o := testOptions(dir, false, lb)
 		j := mustOpen(t, o)
 		r1, _, _ := appendBatch(t, j, payload(1, 100))
-		_, s2, _ := appendBatch(t, j, payload(2, 100))
-		appendBatch(t, j, payload(3, 100))
+		_, s2, e2 := appendBatch(t, j, payload(2, 100))
+		r3, _, _ := appendBatch(t, j, payload(3, 100))
 		big, _, _ := appendBatch(t, j, payload(4, 5000)) // file 2
 		next, _, _ := appendBatch(t, j, payload(5, 10))  // file 3
 		mustClose(t, j)
@@ -377,8 +378,8 @@ func TestKahaDBJournalCorruptBatch(t *testing.T) {
 		os.WriteFile(p, data, 0o644)
 		j = mustOpen(t, o)
 		defer mustClose(t, j)
-		checkRecords(t, replayAll(t, j, Location{}), slices.Concat(r1, big, next))
-		wantLog := fmt.Sprintf(`level=ERROR msg="journal data skipped" file=db-1.log offset=%d bytes=%d reason="batch checksum mismatch"`, s2, int64(len(data)-eofSize)-s2)
+		checkRecords(t, replayAll(t, j, Location{}), slices.Concat(r1, r3, big, next))
+		wantLog := fmt.Sprintf(`level=ERROR msg="journal data skipped" file=db-1.log offset=%d bytes=%d reason="batch checksum mismatch"`, s2, e2-s2)
 		if !strings.Contains(lb.String(), wantLog) {
 			t.Fatalf("log lacks %q:\n%s", wantLog, lb)
 		}
@@ -396,11 +397,10 @@ func TestKahaDBJournalZeroedRegion(t *testing.T) {
 		lb := &logBuffer{}
 		j := mustOpen(t, testOptions(dir, false, lb))
 		defer mustClose(t, j)
-		checkRecords(t, replayAll(t, j, Location{}), recs[0])
-		// The zeros end the file; the intact third batch behind them is
-		// reported as dropped.
-		third := bounds[2]
-		wantLog := fmt.Sprintf(`msg="journal tail dropped" file=db-1.log offset=%d bytes=%d reason="data after end of file marker"`, bounds[1][0], third[1]-bounds[1][0])
+		checkRecords(t, replayAll(t, j, Location{}), slices.Concat(recs[0], recs[2]))
+		// The zeros are skipped, with a log line; the intact third batch
+		// behind them is kept.
+		wantLog := fmt.Sprintf(`msg="journal data skipped" file=db-1.log offset=%d bytes=%d reason="end of file marker or zeros before intact batches"`, bounds[1][0], bounds[1][1]-bounds[1][0])
 		if !strings.Contains(lb.String(), wantLog) {
 			t.Fatalf("log lacks %q:\n%s", wantLog, lb)
 		}
@@ -438,7 +438,7 @@ func TestKahaDBJournalZeroedRegion(t *testing.T) {
 		j := mustOpen(t, o)
 		r1, _, _ := appendBatch(t, j, payload(1, 100))
 		_, s2, e2 := appendBatch(t, j, payload(2, 100))
-		_, _, e3 := appendBatch(t, j, payload(3, 100))
+		r3, _, _ := appendBatch(t, j, payload(3, 100))
 		next, _, _ := appendBatch(t, j, payload(4, 5000)) // file 2
 		mustClose(t, j)
 		p := filepath.Join(dir, fileName(1))
@@ -447,8 +447,8 @@ func TestKahaDBJournalZeroedRegion(t *testing.T) {
 		os.WriteFile(p, data, 0o644)
 		j = mustOpen(t, o)
 		defer mustClose(t, j)
-		checkRecords(t, replayAll(t, j, Location{}), slices.Concat(r1, next))
-		wantLog := fmt.Sprintf(`level=ERROR msg="journal data skipped" file=db-1.log offset=%d bytes=%d`, s2, e3-s2)
+		checkRecords(t, replayAll(t, j, Location{}), slices.Concat(r1, r3, next))
+		wantLog := fmt.Sprintf(`level=ERROR msg="journal data skipped" file=db-1.log offset=%d bytes=%d`, s2, e2-s2)
 		if !strings.Contains(lb.String(), wantLog) {
 			t.Fatalf("log lacks %q:\n%s", wantLog, lb)
 		}
@@ -729,4 +729,69 @@ func TestKahaDBJournalReadMany(t *testing.T) {
 	if _, err := j.ReadMany([]Location{{File: 99, Offset: 28, Size: 10}}); !errors.Is(err, ErrMissingFile) {
 		t.Errorf("ReadMany in a missing file: got error %v, want ErrMissingFile", err)
 	}
+}
+
+// TestJournalWriteFailureNamesTheLocation: a failed append says where, in
+// DataFileAppender's words ("Journal failed while writing at: 1:N"), which
+// the engine logs as its "store write failed" error.
+func TestJournalWriteFailureNamesTheLocation(t *testing.T) {
+	j, err := Open(DefaultOptions(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if _, err := j.Append([][]byte{[]byte("first")}); err != nil {
+		t.Fatal(err)
+	}
+	head := j.Head()
+	j.curF.Close() // the disk goes away under the journal
+	_, err = j.Append([][]byte{[]byte("second")})
+	want := fmt.Sprintf("Journal failed while writing at: %d:%d", head.File, head.Offset)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("append to a closed data file: %v, want an error containing %q", err, want)
+	}
+}
+
+// TestJournalBytes: the bytes between two locations, across data files,
+// which a replay's progress lines report.
+func TestJournalBytes(t *testing.T) {
+	o := DefaultOptions(t.TempDir())
+	o.MaxFileLength = 4096
+	o.Preallocate = false
+	j, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	var first Location
+	for i := 0; i < 40; i++ {
+		locs, err := j.Append([][]byte{bytes.Repeat([]byte{'x'}, 300)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = locs[0]
+		}
+	}
+	ids := j.Files()
+	if len(ids) < 3 {
+		t.Fatalf("%d data files, want several", len(ids))
+	}
+	var sum int64
+	for _, id := range ids {
+		sum += j.files[id].length
+	}
+	end := Location{File: math.MaxInt}
+	check := func(name string, got, want int64) {
+		t.Helper()
+		if got != want {
+			t.Errorf("%s: %d bytes, want %d", name, got, want)
+		}
+	}
+	check("whole journal", j.Bytes(Location{}, end), sum)
+	check("up to the head", j.Bytes(Location{}, j.Head()), sum)
+	check("from the head", j.Bytes(j.Head(), end), 0)
+	check("from the first record", j.Bytes(first, end), sum-first.Offset)
+	mid := Location{File: ids[1], Offset: 100}
+	check("to the middle of the second file", j.Bytes(Location{}, mid), j.files[ids[0]].length+100)
 }

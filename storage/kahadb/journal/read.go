@@ -119,7 +119,7 @@ func (j *Journal) ReadMany(locs []Location) ([][]byte, error) {
 
 // reader returns an open handle on data file id: the append handle for the
 // current file, a cached read-only one for older files.
-func (j *Journal) reader(id int) (*os.File, error) {
+func (j *Journal) reader(id int) (file, error) {
 	if id == j.cur.id {
 		return j.curF, nil
 	}
@@ -130,7 +130,7 @@ func (j *Journal) reader(id int) (*os.File, error) {
 			return r.f, nil
 		}
 	}
-	f, err := os.Open(j.path(id))
+	f, err := openFile(j.path(id), os.O_RDONLY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
@@ -157,11 +157,11 @@ func (j *Journal) dropReader(id int) {
 // (file id, then offset), with its location and payload. Each file is read
 // batch by batch from its start, verifying each batch's checksum and
 // structure; the current file ends at the append position found by Open.
-// In an older file, a batch that is torn, malformed or fails its checksum
-// ends that file: it and everything after it in the file are skipped, the
-// loss is logged at Error level with file, offset and bytes, and replay
-// continues with the next file (the index decides whether anything it needs
-// was there). Zeros or an EOF marker end a file cleanly; data after zeros is
+// A batch that is torn, malformed or fails its checksum is skipped, with
+// everything up to the next intact batch of the file (the loss is logged
+// at Error level with file, offset and bytes); with no intact batch after
+// it, the rest of that file is skipped and replay continues with the next
+// file (the index decides whether anything it needs was there). Zeros or an EOF marker end a file cleanly; data after zeros is
 // reported the same way. Files missing before from or between files are
 // skipped (GC leaves gaps, as Journal.getNextLocation follows its file list);
 // from inside a missing file is ErrMissingFile. The zero Location replays
@@ -205,7 +205,30 @@ func (j *Journal) replayFile(id int, from Location, fn func(Location, []byte) er
 	for {
 		b, ok := sc.next()
 		if !ok {
-			break
+			if sc.reason == stopReadError {
+				return fmt.Errorf("journal: replay %s at %d: %w", fileName(id), sc.off, sc.err)
+			}
+			if next, ok := df.skips[sc.off]; ok {
+				sc = newScannerAt(f, next, df.length) // damage found before
+				continue
+			}
+			if id == j.cur.id || sc.atEOF && sc.reason == stopEnd {
+				// The current file ends at the append position Open
+				// found (past any damage it skipped); an older one at an
+				// EOF marker: DataFileAppender ends every batch with
+				// one, followed in a preallocated file by a hole that is
+				// not worth reading through on every replay.
+				break
+			}
+			next, err := j.skipDamage(f, id, sc, df.length)
+			if err != nil {
+				return fmt.Errorf("journal: replay: %w", err)
+			}
+			if next < 0 {
+				break
+			}
+			sc = newScannerAt(f, next, df.length)
+			continue
 		}
 		if id == from.File && b.end <= from.Offset {
 			continue
@@ -222,20 +245,11 @@ func (j *Journal) replayFile(id int, from Location, fn func(Location, []byte) er
 			return err
 		}
 	}
-	if sc.reason == stopReadError {
-		return fmt.Errorf("journal: replay %s at %d: %w", fileName(id), sc.off, sc.err)
-	}
-	if id == j.cur.id {
-		return nil // Open cut the tail at the append position
-	}
-	if sc.off == df.length || sc.atEOF {
-		// The normal end: DataFileAppender ends every batch with an EOF
-		// marker, followed in a preallocated file by a hole that is not
-		// worth reading through on every replay.
+	if id == j.cur.id || sc.off == df.length || sc.atEOF {
 		return nil
 	}
-	// Stopped at zeros (fine unless data follows) or at a damaged batch:
-	// report what is skipped.
+	// Stopped at zeros (fine unless data follows) or at a damaged batch
+	// with nothing intact after it: report what is skipped.
 	n, err := trailingData(f, sc.off, df.length)
 	if err != nil {
 		return fmt.Errorf("journal: replay: %w", err)
@@ -285,7 +299,7 @@ func (r *Reader) Read(l Location) ([]byte, error) {
 	return rec[recordHeadSize:], nil
 }
 
-func (r *Reader) file(id int) (*os.File, error) {
+func (r *Reader) file(id int) (file, error) {
 	for i, c := range r.cache {
 		if c.id == id {
 			copy(r.cache[1:i+1], r.cache[:i])

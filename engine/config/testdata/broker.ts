@@ -1,0 +1,1 @@
+dummy trust store: package config checks only that this file can be read
