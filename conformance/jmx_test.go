@@ -136,6 +136,7 @@ func TestConformanceJMXDifferential(t *testing.T) {
 		}
 		return jmxKnownDifferences[r.Attribute]
 	}
+	t.Logf("comparing %d reads of ActiveMQ 5.17's JMX with Wharf's Jolokia", len(keys))
 	for _, k := range keys {
 		a, w := amq[k], wharf[k]
 		switch {

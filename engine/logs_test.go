@@ -190,3 +190,28 @@ func TestEngineLogRecoverySummary(t *testing.T) {
 		t.Errorf("store recovered lines sum to %d messages, %d durable subscriptions; want 4, 1", msgs, subs)
 	}
 }
+
+// TestEngineLogTempStoreFullWarning: a producer held back by a full temp
+// store logs ActiveMQ's "Temp Store is Full" warning (docs/operations.md),
+// naming the temp usage, not the memory.
+func TestEngineLogTempStoreFullWarning(t *testing.T) {
+	lg, logs := logtest.New(slog.LevelInfo)
+	var dir string
+	const tempLimit = 50 << 10
+	v := start(t, withLog(lg, spilling(t, &dir, 16<<10, func(o *engine.Options) { o.Limits.TempLimit = tempLimit })))
+	q := message.QueueDest("small.templog")
+	sendUntilBlocked(t, v, v.conn(""), q, newPending())
+	const phrase = "Temp Store is Full. Stopping producer to prevent flooding the destination"
+	recs := logs.Find(phrase)
+	if len(recs) != 1 {
+		t.Fatalf("%d lines with ActiveMQ's temp-store warning, want 1; log %q", len(recs), logs.Messages())
+	}
+	r := recs[0]
+	if r.Level != slog.LevelWarn || r.Attrs["dest"] != "queue://small.templog" || r.Attrs["usage"] != "Temp" ||
+		r.Attrs["limit"] != int64(tempLimit) || r.Attrs["used"].(int64) < tempLimit || r.Attrs["blocked_sends"] != int64(1) {
+		t.Errorf("temp-store warning %v %v", r.Level, r.Attrs)
+	}
+	if n := len(logs.Find("Usage Manager Memory Limit reached")); n != 0 {
+		t.Errorf("%d memory-limit warnings for a send held by the temp store, want 0", n)
+	}
+}

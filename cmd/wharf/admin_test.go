@@ -157,6 +157,25 @@ func TestWharfAdmin(t *testing.T) {
 		if _, ok := found["Topic:ActiveMQ.Advisory.Queue"]; !ok {
 			t.Errorf("dstat --json without a type: no advisory topic in %+v", rows)
 		}
+		// dstat topics: the topics alone, as activemq dstat topics.
+		out = b.ok(t, "dstat", "topics")
+		if h := strings.Split(out, "\n")[0]; !strings.HasPrefix(h, "Name") {
+			t.Errorf("dstat topics header %q", h)
+		}
+		row(t, out, "ActiveMQ.Advisory.Queue")
+		if strings.Contains(out, "adm.orders") || strings.Contains(out, "adm.other") {
+			t.Errorf("dstat topics lists queues:\n%s", out)
+		}
+		rows = nil
+		b.okJSON(t, &rows, "dstat", "topics")
+		for _, r := range rows {
+			if r.Type != "Topic" {
+				t.Errorf("dstat topics --json: %+v is not a topic", r)
+			}
+		}
+		if len(rows) == 0 {
+			t.Error("dstat topics --json lists no topic")
+		}
 	})
 
 	t.Run("query", func(t *testing.T) {

@@ -30,7 +30,9 @@
 // Jetty constraint answers a non-admin), a body over MaxBodyBytes HTTP
 // 413, a method other than GET and POST HTTP 405. Stack traces are never
 // sent. The query parameter canonicalNaming=false keeps names in
-// ActiveMQ's key order; mimeType=application/json changes the content
+// ActiveMQ's key order (query parameters apply to POSTed requests too, as
+// in Jolokia, unless a request's own "config" sets them: hawtio sends
+// them so); mimeType=application/json changes the content
 // type from Jolokia 1.x's text/plain. A write answers the value before
 // it; the writable attributes are those below marked so (list says
 // "rw":true), a write of any other is 404 AttributeNotFoundException

@@ -138,10 +138,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		snap := &snapshot{h: h}
 		out := make([]any, len(reqs))
+		query := r.URL.Query()
 		for i, q := range reqs {
 			if errs[i] != nil {
 				out[i] = h.errorResponse(nil, "", errs[i])
 				continue
+			}
+			// As Jolokia's agent does, the query parameters are processing
+			// parameters of every POSTed request too (hawtio sends
+			// ?canonicalNaming=false so), the request's own config winning.
+			for k, v := range query {
+				if _, set := q.config[k]; !set && len(v) > 0 {
+					q.config[k] = v[0]
+				}
 			}
 			out[i] = h.do(r, snap, q)
 		}

@@ -2,7 +2,9 @@ package jolokia_test
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -593,5 +595,59 @@ func TestJolokiaStop(t *testing.T) {
 	}
 	if n := stops.Load(); n != 1 {
 		t.Errorf("Options.Stop called %d times, want 1", n)
+	}
+}
+
+// TestJolokiaHawtioRequests: requests shaped as hawtio's console sends
+// them (a POSTed bulk request with its query parameters maxDepth,
+// maxCollectionSize, ignoreErrors and canonicalNaming=false, and a
+// processing config in the list request) are answered, with names in
+// ActiveMQ's key order; the limits Wharf does not apply are ignored, not
+// refused (docs/http.md, protocols/http/jolokia/doc.go).
+func TestJolokiaHawtioRequests(t *testing.T) {
+	v := startEnv(t, nil)
+	ids := v.send(v.conn(""), message.QueueDest("orders"), "hello hawtio")
+	broker := "org.apache.activemq:type=Broker,brokerName=localhost"
+	code, out := v.do(http.MethodPost, "/?maxDepth=7&maxCollectionSize=50000&ignoreErrors=true&canonicalNaming=false", []byte(`[
+		{"type":"version"},
+		{"type":"list","path":"org.apache.activemq","config":{"maxDepth":9,"ignoreErrors":true}},
+		{"type":"search","mbean":"org.apache.activemq:type=Broker,brokerName=*"},
+		{"type":"read","mbean":"`+broker+`","attribute":["BrokerId","BrokerName","Uptime","TotalMessageCount"]},
+		{"type":"read","mbean":"`+queueBean("orders")+`"},
+		{"type":"exec","mbean":"`+queueBean("orders")+`","operation":"browse()","arguments":[]},
+		{"type":"search","mbean":"org.apache.activemq:type=Broker,brokerName=*","config":{"canonicalNaming":true}}
+	]`), true)
+	if code != http.StatusOK {
+		t.Fatalf("HTTP %d: %v", code, out)
+	}
+	list := out.([]any)
+	if len(list) != 7 {
+		t.Fatalf("%d answers to 7 requests: %v", len(list), list)
+	}
+	r := make([]response, len(list))
+	for i, x := range list {
+		r[i] = response(x.(map[string]any))
+		if r[i].status() != 200 {
+			t.Fatalf("request %d: status %d: %v", i, r[i].status(), r[i])
+		}
+	}
+	if tree := r[1].value().(map[string]any); tree["brokerName=localhost,type=Broker"] == nil && tree["type=Broker,brokerName=localhost"] == nil {
+		t.Errorf("list of org.apache.activemq lacks the broker bean: %v", slices.Sorted(maps.Keys(tree)))
+	}
+	if found := r[2].value().([]any); len(found) != 1 || found[0] != broker {
+		t.Errorf("search with canonicalNaming=false = %v, want [%s]", found, broker)
+	}
+	if b := r[3].value().(map[string]any); b["BrokerName"] != "localhost" || num(t, b["TotalMessageCount"]) != 1 || len(b) != 4 {
+		t.Errorf("broker read = %v", b)
+	}
+	if q := r[4].value().(map[string]any); num(t, q["QueueSize"]) != 1 || q["Name"] != "orders" {
+		t.Errorf("queue read (every attribute) = QueueSize %v, Name %v", q["QueueSize"], q["Name"])
+	}
+	if msgs := r[5].value().([]any); len(msgs) != 1 || msgs[0].(map[string]any)["JMSMessageID"] != ids[0] || msgs[0].(map[string]any)["Text"] != "hello hawtio" {
+		t.Errorf("browse = %v", msgs)
+	}
+	// A request's own config wins over the query parameters.
+	if found := r[6].value().([]any); len(found) != 1 || found[0] != "org.apache.activemq:brokerName=localhost,type=Broker" {
+		t.Errorf("search with its own canonicalNaming=true = %v, want the canonical name", found)
 	}
 }
