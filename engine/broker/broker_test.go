@@ -13,6 +13,7 @@ import (
 	"wharf/engine/broker"
 	"wharf/engine/config"
 	"wharf/engine/message"
+	"wharf/security"
 	"wharf/storage/memory"
 )
 
@@ -147,5 +148,53 @@ func TestBrokerWarnsKahaDBPageFileSettings(t *testing.T) {
 	}
 	if logs := start(`<kahaDB directory="${activemq.data}/k"/>`); strings.Contains(logs, "setting=\"kahaDB") {
 		t.Errorf("defaults warned about:\n%s", logs)
+	}
+}
+
+// TestBrokerSaysLoopbackOnlyWithoutAuthentication: secure by default
+// (issue 14), a broker without an authentication plugin says at start-up
+// that every client may do anything and that its connectors therefore
+// listen on loopback only, and what to add; a trusted-network broker warns
+// instead; a broker with authentication says neither.
+func TestBrokerSaysLoopbackOnlyWithoutAuthentication(t *testing.T) {
+	start := func(c *config.Config, sf broker.SecurityFactory) string {
+		t.Helper()
+		f := memoryOnly()
+		f.Security = sf
+		var logs bytes.Buffer
+		b, err := broker.Start(c, broker.Options{Factories: f, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+		return logs.String()
+	}
+	const open = "no authentication configured: every client may connect and do anything, so connectors listen on loopback only; add an authentication plugin to <plugins> to listen elsewhere"
+	const trusted = "no authentication configured and the network is declared trusted"
+	plain := `<broker xmlns="http://activemq.apache.org/schema/core" persistent="false"/>`
+	logs := start(parse(t, plain), nil)
+	if !strings.Contains(logs, "level=INFO msg=\""+open+"\"") || strings.Contains(logs, trusted) {
+		t.Errorf("without authentication: want the INFO line %q, got:\n%s", open, logs)
+	}
+	c := parse(t, plain)
+	c.TrustedNetwork = true
+	logs = start(c, nil)
+	if !strings.Contains(logs, "level=WARN msg=\""+trusted) || strings.Contains(logs, open) {
+		t.Errorf("trusted network: want the WARN line %q, got:\n%s", trusted, logs)
+	}
+	c = parse(t, `<broker xmlns="http://activemq.apache.org/schema/core" persistent="false">
+  <plugins><simpleAuthenticationPlugin><users>
+    <authenticationUser username="u" password="p" groups="g"/>
+  </users></simpleAuthenticationPlugin></plugins>
+</broker>`)
+	logs = start(c, func(c *config.Config, log *slog.Logger) (broker.Security, error) {
+		p, err := security.New(c, log)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	})
+	if strings.Contains(logs, "no authentication configured") || !strings.Contains(logs, `msg="authentication configured" plugin=simple`) {
+		t.Errorf("with authentication: got:\n%s", logs)
 	}
 }
