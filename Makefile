@@ -179,8 +179,10 @@ soak:
 console-screenshots:
 	WHARF_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run='^TestConsoleScreenshots$$' ./protocols/http/
 
+# The engine alone (BenchmarkEngine*, engine/) and STOMP over loopback
+# (BenchmarkSTOMPQueue, bench/), as the README says.
 bench-engine:
-	$(GO) test -run='^$$' -bench='BenchmarkEngine|BenchmarkSTOMP' -benchmem -count=5 ./engine/ ./protocols/stomp/
+	$(GO) test -run='^$$' -bench='BenchmarkEngine|BenchmarkSTOMPQueue$$' -benchmem -count=5 ./engine/ ./bench/
 
 # Wharf against ActiveMQ 5.17 and Mosquitto on this machine, the same
 # `wharf bench` scenarios against each in turn for ROUNDS rounds (bench/compare):

@@ -13,9 +13,9 @@
 // shards can never deadlock on each other's full inbox.
 //
 // Commands. Everything a shard is asked to do is a typed command
-// (commands.go): an op and its payload, never a closure, so that a turn
-// can be logged (cmdOp.String) and scripted (testdata/scenarios,
-// scenario_test.go).
+// (commands.go): an op and its payload, never a closure (but opTestFn,
+// which only tests post), so that a turn can be logged (cmdOp.String) and
+// scripted (testdata/scenarios, scenario_test.go).
 //
 // Subscriptions. A Subscription has a credit window (its prefetch); a shard
 // hands it messages while credit remains and acks give credit back. An

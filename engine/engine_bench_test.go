@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"strconv"
 	"testing"
 
 	"wharf/engine"
@@ -18,7 +19,7 @@ func (s benchSink) Deliver(d engine.Delivery) { s <- d.ID }
 // its id are allocated per send, as a protocol session would.
 func BenchmarkEngineQueue(b *testing.B) {
 	for _, shards := range []int{1, 2} {
-		b.Run("shards="+itoa(shards), func(b *testing.B) { benchQueue(b, shards, false, nil) })
+		b.Run("shards="+strconv.Itoa(shards), func(b *testing.B) { benchQueue(b, shards, false, nil) })
 	}
 	b.Run("persistent,memory-store", func(b *testing.B) { benchQueue(b, 2, true, nil) })
 }
@@ -34,8 +35,6 @@ func BenchmarkEngineStatistics(b *testing.B) {
 		benchQueue(b, 1, false, func(o *engine.Options) { o.DisableStatistics = true })
 	})
 }
-
-func itoa(n int) string { return string(rune('0' + n)) }
 
 func benchQueue(b *testing.B, shards int, persistent bool, opt func(*engine.Options)) {
 	v := start(&testing.T{}, func(o *engine.Options) {

@@ -8,9 +8,9 @@ import (
 // a producer (or the broker itself) into its destination: the scheduler
 // first, expiry on arrival, a configured composite's forwards, retained
 // messages and virtual-topic copies for topics (retained.go, virtual.go),
-// then the queue's pending list or the matching topic subscriptions, from
-// which dispatch.go hands it on. forward carries a copy to a destination of
-// any shard.
+// then the queue's pending list (enqueue) or the matching topic
+// subscriptions (fanOut), from which dispatch.go hands it on. forward
+// carries a copy to a destination of any shard.
 
 // send accepts a message into its destination.
 func (s *shard) send(m *message.Message) error { return s.sendTo(m, nil) }
@@ -72,16 +72,8 @@ func (s *shard) sendTo(m *message.Message, target *Subscription) error {
 			s.forward(m, q, nil)
 		}
 	}
-	if d.policy.SendAdvisoryIfNoConsumers && m.Advisory == nil && !m.Persistent && len(d.consumers) == 0 && len(d.subs) == 0 {
-		// ActiveMQ (BaseDestination.onMessageWithNoConsumers) does this for
-		// non-persistent messages only, and sends a plain copy of the
-		// message itself, body, id and properties kept, to the NoConsumer
-		// topic: no Advisory type, no origin properties, no JSON command.
-		if s.e.advisories() && !IsAdvisory(d.d) {
-			c := m.Clone()
-			c.Destination = message.TopicDest(AdvisoryPrefix + "NoConsumer." + queueOrTopic(d.d) + "." + d.d.Name)
-			s.fire(c)
-		}
+	if d.policy.SendAdvisoryIfNoConsumers {
+		s.noConsumerAdvisory(d, m)
 	}
 	d.enqueued++
 	// Temporary destinations die with their connection: ActiveMQ keeps
@@ -90,31 +82,58 @@ func (s *shard) sendTo(m *message.Message, target *Subscription) error {
 	seq := d.nextSeq
 	d.nextSeq++
 	if !d.d.Type.IsTopic() {
-		e := s.newEntry(seq, m, d)
-		if s.keepStats {
-			d.msgSize.add(e.size)
-		}
-		op := -1
-		if stored {
-			s.setStored(e)
-			op = len(s.out.ops)
-			s.out.ops = append(s.out.ops, StoreOp{Kind: OpAdd, Dest: d.d, Seq: seq, Msg: m})
-		}
-		if s.e.opts.Temp != nil && (d.pending.len() > 0 || len(d.consumers) == 0) {
-			// It has to wait: it may be paged out (spill.go).
-			s.spillDone(s.spillNew(e, nil))
-		}
-		d.pending.pushBack(e)
-		s.dispatchQueue(d)
-		if op >= 0 && e.id != 0 && e.dest == d && e.seq == seq {
-			// Handed to a consumer at once: its ack may cancel the
-			// write (the writer waits a little for it).
-			s.out.ops[op].dispatched = true
-		}
+		s.enqueue(d, m, seq, stored)
 		return nil
 	}
-	// Topic: find who gets it first, store it once for the durable ones,
-	// then hand out the copies.
+	s.fanOut(d, m, seq, stored, target)
+	return nil
+}
+
+// noConsumerAdvisory sends a copy of m to ActiveMQ.Advisory.NoConsumer.*
+// when d, whose policy asks for it, has no one to take it.
+func (s *shard) noConsumerAdvisory(d *destination, m *message.Message) {
+	// ActiveMQ (BaseDestination.onMessageWithNoConsumers) does this for
+	// non-persistent messages only, and sends a plain copy of the
+	// message itself, body, id and properties kept, to the NoConsumer
+	// topic: no Advisory type, no origin properties, no JSON command.
+	if m.Advisory != nil || m.Persistent || len(d.consumers) > 0 || len(d.subs) > 0 || !s.e.advisories() || IsAdvisory(d.d) {
+		return
+	}
+	c := m.Clone()
+	c.Destination = message.TopicDest(AdvisoryPrefix + "NoConsumer." + queueOrTopic(d.d) + "." + d.d.Name)
+	s.fire(c)
+}
+
+// enqueue puts queue message m, numbered seq, on d's pending list, with
+// its store add when stored, and dispatches (dispatch.go).
+func (s *shard) enqueue(d *destination, m *message.Message, seq uint64, stored bool) {
+	e := s.newEntry(seq, m, d)
+	if s.keepStats {
+		d.msgSize.add(e.size)
+	}
+	op := -1
+	if stored {
+		s.setStored(e)
+		op = len(s.out.ops)
+		s.out.ops = append(s.out.ops, StoreOp{Kind: OpAdd, Dest: d.d, Seq: seq, Msg: m})
+	}
+	if s.e.opts.Temp != nil && (d.pending.len() > 0 || len(d.consumers) == 0) {
+		// It has to wait: it may be paged out (spill.go).
+		s.spillDone(s.spillNew(e, nil))
+	}
+	d.pending.pushBack(e)
+	s.dispatchQueue(d)
+	if op >= 0 && e.id != 0 && e.dest == d && e.seq == seq {
+		// Handed to a consumer at once: its ack may cancel the
+		// write (the writer waits a little for it).
+		s.out.ops[op].dispatched = true
+	}
+}
+
+// fanOut hands topic message m, numbered seq, to the subscriptions of d
+// that match it (only target's, when set): stored once for the durable
+// ones, then one entry per subscription, dispatched as credit allows.
+func (s *shard) fanOut(d *destination, m *message.Message, seq uint64, stored bool, target *Subscription) {
 	// Taken, not borrowed: handing out copies can expire and dead-letter a
 	// message, which re-enters send on this shard.
 	matched := s.scratch[:0]
@@ -158,37 +177,40 @@ func (s *shard) sendTo(m *message.Message, target *Subscription) error {
 		}
 		s.dispatchPart(p)
 		if lim := d.policy.PendingMessageLimit; lim > 0 && p.durable == nil {
-			// A slow non-durable subscriber keeps at most lim messages
-			// beyond its prefetch; the oldest go (ActiveMQ's
-			// constantPendingMessageLimitStrategy).
-			for p.pending.len() > lim {
-				old := p.pending.popFront()
-				d.discarded++
-				if d.policy.AdvisoryForDiscardingMessages {
-					if om := s.msgOf(old); om != nil {
-						s.messageAdvisory(AdvisoryPrefix+"MessageDiscarded."+d.d.Type.String()+"."+d.d.Name, om,
-							str("consumerId", p.sub.consumerID()), str("orignalDestination", d.d.String()),
-							message.Property{Name: "discardedCount", Value: message.LongValue(d.discarded)})
-					}
-				}
-				if !p.slow {
-					// Once per subscriber, in TopicSubscription's words.
-					p.slow = true
-					s.log.Warn("consumer appears to be slow: pending message limit reached, oldest messages discarded",
-						"dest", d.d.String(), "sub", p.sub.id, "consumer_id", p.sub.consumerID(), "limit", lim)
-					if d.policy.AdvisoryForSlowConsumers {
-						s.fire(s.e.newAdvisory(AdvisoryPrefix+"SlowConsumer."+d.d.Type.String()+"."+d.d.Name,
-							consumerInfo(p.sub), str("consumerId", p.sub.consumerID())))
-					}
-				}
-				s.freeEntry(old)
-			}
+			s.discardOldest(d, p, lim)
 		}
 		matched[i] = nil
 	}
 	s.spillDone(enc)
 	s.scratch = matched[:0]
-	return nil
+}
+
+// discardOldest keeps a slow non-durable subscriber p of d at most lim
+// messages beyond its prefetch: the oldest go (ActiveMQ's
+// constantPendingMessageLimitStrategy).
+func (s *shard) discardOldest(d *destination, p *part, lim int) {
+	for p.pending.len() > lim {
+		old := p.pending.popFront()
+		d.discarded++
+		if d.policy.AdvisoryForDiscardingMessages {
+			if om := s.msgOf(old); om != nil {
+				s.messageAdvisory(AdvisoryPrefix+"MessageDiscarded."+d.d.Type.String()+"."+d.d.Name, om,
+					str("consumerId", p.sub.consumerID()), str("orignalDestination", d.d.String()),
+					message.Property{Name: "discardedCount", Value: message.LongValue(d.discarded)})
+			}
+		}
+		if !p.slow {
+			// Once per subscriber, in TopicSubscription's words.
+			p.slow = true
+			s.log.Warn("consumer appears to be slow: pending message limit reached, oldest messages discarded",
+				"dest", d.d.String(), "sub", p.sub.id, "consumer_id", p.sub.consumerID(), "limit", lim)
+			if d.policy.AdvisoryForSlowConsumers {
+				s.fire(s.e.newAdvisory(AdvisoryPrefix+"SlowConsumer."+d.d.Type.String()+"."+d.d.Name,
+					consumerInfo(p.sub), str("consumerId", p.sub.consumerID())))
+			}
+		}
+		s.freeEntry(old)
+	}
 }
 
 // compositeFor looks a destination's configured composite up once and
