@@ -602,6 +602,10 @@ func TestTransportTLSPauseBackPressure(t *testing.T) {
 	if err := nc.Handshake(); err != nil {
 		t.Fatal(err)
 	}
+	// No deadline on the 16 MiB stream itself: under -race on a loaded
+	// machine it may take longer than ioTimeout. The waits below fail
+	// only when it stops moving.
+	_ = nc.SetDeadline(time.Time{})
 	sc := accept(t, conns)
 	// A small receive buffer on the server's socket too, so the stall comes
 	// early; the bound below does not rely on it.
@@ -657,11 +661,32 @@ func TestTransportTLSPauseBackPressure(t *testing.T) {
 	echoOnce(t, other, "still serving")
 
 	go sc.ResumeReading()
-	if err := recv(t, wdone); err != nil {
+	if err := awaitWhileMoving(t, wdone, &written); err != nil {
 		t.Fatalf("client write after ResumeReading: %v", err)
 	}
 	rec.waitLen(t, total)
 	rec.check(t, total)
+}
+
+// awaitWhileMoving waits for done as long as the count n keeps moving:
+// it fails only when n has not changed for ioTimeout.
+func awaitWhileMoving[T any](t *testing.T, done <-chan T, n *atomic.Int64) T {
+	t.Helper()
+	last := n.Load()
+	for {
+		select {
+		case v := <-done:
+			return v
+		case <-time.After(ioTimeout):
+			if now := n.Load(); now != last {
+				last = now
+				continue
+			}
+			t.Fatalf("stuck at %d for %v", last, ioTimeout)
+			var zero T
+			return zero
+		}
+	}
 }
 
 // TestTransportTLSCloseDrains has the handler queue a large reply and
