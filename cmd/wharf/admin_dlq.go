@@ -234,8 +234,11 @@ func (a *admin) replayChunked(names []string, chunk int, timeout time.Duration, 
 				}
 				break
 			}
+			if err != nil && done > 0 {
+				err = fmt.Errorf("after %d of %d messages went back: %w", done, total, err)
+			}
 			if err != nil {
-				return nil, a.queueError(n, fmt.Errorf("after %d of %d messages went back: %w", done, total, err))
+				return nil, a.queueError(n, err)
 			}
 			done += moved
 			p.update("%s", bar.line(done, time.Now()))
