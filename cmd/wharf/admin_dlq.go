@@ -32,7 +32,8 @@ individual dead-letter strategy makes, DLQ.<name> (its default prefix) or
                         It goes --chunk messages per call (the queue
                         MBean's retryMessages(int), a Wharf extension),
                         each call bounded by --timeout, with a progress
-                        bar on a terminal (moved/total, rate, time left).
+                        bar on a terminal (moved/total, rate, time left;
+                        nothing on a pipe or with --json).
                         A broker without the extension (ActiveMQ) gets
                         one retryMessages() per queue instead, said on
                         stderr, without progress
