@@ -179,7 +179,8 @@ func (e *Engine) RemoveMessages(d message.Destination, filter MessageFilter, max
 
 // MoveMessages moves up to max (all when negative) undispatched messages
 // of queue d that pass filter to destination to, and returns how many
-// (moveMessageTo, moveMatchingMessagesTo).
+// (moveMessageTo, moveMatchingMessagesTo), AdminChunk per command of d's
+// shard (relocate).
 func (e *Engine) MoveMessages(d message.Destination, filter MessageFilter, to message.Destination, max int) (int, error) {
 	if err := adminDest(to); err != nil {
 		return 0, err
@@ -200,8 +201,11 @@ func (e *Engine) CopyMessages(d message.Destination, filter MessageFilter, to me
 // RetryMessages sends up to max (all when negative) undispatched messages
 // of queue d that pass filter back to the destination they were
 // dead-lettered from (their OriginalDestination), and returns how many
-// (retryMessages, retryMessage). A message that names no original
-// destination stays where it is.
+// (retryMessages, retryMessage; with a positive max and no filter, Wharf's
+// retryMessages(int), which lets a client replay a large DLQ in parts and
+// see its progress). A message that names no original destination stays
+// where it is. Like a move, it goes AdminChunk messages per command of
+// d's shard.
 func (e *Engine) RetryMessages(d message.Destination, filter MessageFilter, max int) (int, error) {
 	withOrigin := func(m *message.Message, r int32) bool {
 		return adminDest(m.OriginalDestination) == nil && (filter == nil || filter(m, r))
@@ -209,24 +213,72 @@ func (e *Engine) RetryMessages(d message.Destination, filter MessageFilter, max 
 	return e.relocate(d, withOrigin, max, func(m *message.Message) message.Destination { return m.OriginalDestination }, true)
 }
 
+// AdminChunk is how many messages a move or retry (MoveMessages,
+// RetryMessages) handles in one command of the queue's shard: a larger
+// one goes in chunks of AdminChunk, so that the shard serves its other
+// clients between two chunks rather than waiting for the whole move.
+const AdminChunk = 1000
+
 // relocate sends copies of up to max undispatched messages of queue d
 // that pass filter to the destination target names for each and, when
 // remove is set, takes the originals off d. Persist before you promise:
 // the originals are removed only after every copy's shard has written
 // it, so a crash in between leaves a duplicate, never a loss. A message
 // dispatched meanwhile stays on d (and is copied all the same).
+//
+// A move (remove set) goes in chunks of AdminChunk messages, each copied,
+// written and removed before the next is read: at most as many messages
+// as d held when it began, so that messages arriving meanwhile (or moved
+// back onto d itself) do not keep it going. It stops early after a chunk
+// one of whose copies was refused, which would only be refused again.
 func (e *Engine) relocate(d message.Destination, filter MessageFilter, max int, target func(*message.Message) message.Destination, remove bool) (int, error) {
 	if err := adminQueue(d); err != nil {
 		return 0, err
 	}
-	c := &adminCopyCmd{dest: d, filter: filter, max: max, target: target}
-	err := e.request([]int{e.shardFor(d).idx}, func(*shard) command { return command{op: opAdminCopy, ctl: c} })
+	if !remove {
+		n, _, _, err := e.relocateChunk(d, filter, max, target, false, nil)
+		return n, err
+	}
+	var skip map[uint64]bool
+	if filter != nil {
+		skip = map[uint64]bool{}
+	}
+	moved, tried, queued := 0, 0, -1
+	for {
+		chunk := AdminChunk
+		if max >= 0 {
+			chunk = min(chunk, max-tried)
+		}
+		if queued >= 0 {
+			chunk = min(chunk, queued-tried)
+		}
+		if chunk <= 0 {
+			return moved, nil
+		}
+		n, copies, q, err := e.relocateChunk(d, filter, chunk, target, true, skip)
+		moved += n
+		tried += copies
+		if queued < 0 {
+			queued = q
+		}
+		if err != nil || copies < chunk || n < copies {
+			return moved, err
+		}
+	}
+}
+
+// relocateChunk is one command's worth of relocate: it copies up to max
+// messages and returns how many copies went, how many it made, and how
+// many undispatched messages d held.
+func (e *Engine) relocateChunk(d message.Destination, filter MessageFilter, max int, target func(*message.Message) message.Destination, remove bool, skip map[uint64]bool) (sent, made, queued int, err error) {
+	c := &adminCopyCmd{dest: d, filter: filter, max: max, target: target, skip: skip}
+	err = e.request([]int{e.shardFor(d).idx}, func(*shard) command { return command{op: opAdminCopy, ctl: c} })
 	copies, found := c.copies, c.found
 	if err == nil && !found {
 		err = fmt.Errorf("%w: %s", ErrNoSuchDestination, d)
 	}
 	if err != nil || len(copies) == 0 {
-		return 0, err
+		return 0, 0, c.queued, err
 	}
 	byShard := map[int][]*message.Message{}
 	for _, c := range copies {
@@ -243,14 +295,14 @@ func (e *Engine) relocate(d message.Destination, filter MessageFilter, max int, 
 	if err := e.request(slices.Collect(maps.Keys(byShard)), func(s *shard) command {
 		return command{op: opAdminSend, ctl: sends[s.idx]}
 	}); err != nil {
-		return 0, err
+		return 0, len(copies), c.queued, err
 	}
-	sent := len(copies)
+	sent = len(copies)
 	for _, sc := range sends {
 		sent -= len(sc.failed)
 	}
 	if !remove {
-		return sent, nil
+		return sent, len(copies), c.queued, nil
 	}
 	ids := make(map[string]int, len(copies))
 	for _, c := range copies {
@@ -261,8 +313,9 @@ func (e *Engine) relocate(d message.Destination, filter MessageFilter, max int, 
 			ids[id]--
 		}
 	}
-	rm := &adminRemoveCmd{dest: d, ids: ids, max: -1}
-	return sent, e.request([]int{e.shardFor(d).idx}, func(*shard) command { return command{op: opAdminRemove, ctl: rm} })
+	rm := &adminRemoveCmd{dest: d, ids: ids, left: sent, max: -1}
+	err = e.request([]int{e.shardFor(d).idx}, func(*shard) command { return command{op: opAdminRemove, ctl: rm} })
+	return sent, len(copies), c.queued, err
 }
 
 // resendCopy is the copy of m that a move, copy or retry sends to d, as

@@ -66,12 +66,14 @@ func (s *shard) adminBrowse(c *adminBrowseCmd) {
 // adminRemoveCmd drops up to max (all when negative) undispatched
 // messages of queue dest that pass filter or, when ids is set, whose
 // message ids it counts (one removal per count: the originals of a
-// move); n is how many went, found says the queue exists. Each counts as
+// move), looking no further once left, the sum of those counts, is
+// spent; n is how many went, found says the queue exists. Each counts as
 // dequeued, as ActiveMQ's purge acknowledges what it removes.
 type adminRemoveCmd struct {
 	dest   message.Destination
 	filter MessageFilter
 	ids    map[string]int
+	left   int
 	max    int
 	n      int
 	found  bool
@@ -83,41 +85,49 @@ func (s *shard) adminRemove(c *adminRemoveCmd) {
 		return
 	}
 	c.found = true
-	q.pending.filter(func(x *entry) bool {
-		if c.max >= 0 && c.n >= c.max {
-			return false
-		}
+	done := func() bool { return c.max >= 0 && c.n >= c.max || c.ids != nil && c.left <= 0 }
+	if done() {
+		return
+	}
+	q.pending.filterUntil(func(x *entry) (bool, bool) {
 		if c.filter != nil || c.ids != nil {
 			m := s.msgOf(x)
 			switch {
 			case m == nil:
-				return false
+				return false, false
 			case c.ids != nil:
 				if c.ids[m.ID] <= 0 {
-					return false
+					return false, false
 				}
 				c.ids[m.ID]--
+				c.left--
 			case !c.filter(m, x.redeliveries):
-				return false
+				return false, false
 			}
 		}
 		q.dequeued++
 		s.dropStored(nil, x)
 		s.freeEntry(x)
 		c.n++
-		return true
+		return true, done()
 	})
 }
 
 // adminCopyCmd makes copies of up to max (all when negative)
 // undispatched messages of queue dest that pass filter, each addressed to
-// the destination target names (resendCopy); found says the queue exists.
+// the destination target names (resendCopy); found says the queue exists
+// and queued how many undispatched messages it held. The sequence
+// numbers of the messages filter turned down go in skip, and those skip
+// already holds are passed over unread: a move in chunks (relocate) reads
+// each message it leaves behind once.
 type adminCopyCmd struct {
 	dest   message.Destination
 	filter MessageFilter
 	max    int
 	target func(*message.Message) message.Destination
+	skip   map[uint64]bool
 	copies []*message.Message
+	queued int
 	found  bool
 }
 
@@ -127,12 +137,21 @@ func (s *shard) adminCopy(c *adminCopyCmd) {
 		return
 	}
 	c.found = true
+	c.queued = q.pending.len()
 	q.pending.each(func(x *entry) bool {
 		if c.max >= 0 && len(c.copies) >= c.max {
 			return false
 		}
-		if m := s.msgOf(x); m != nil && (c.filter == nil || c.filter(m, x.redeliveries)) {
+		if c.skip[x.seq] {
+			return true
+		}
+		m := s.msgOf(x)
+		switch {
+		case m == nil:
+		case c.filter == nil || c.filter(m, x.redeliveries):
 			c.copies = append(c.copies, resendCopy(m, c.target(m)))
+		case c.skip != nil:
+			c.skip[x.seq] = true
 		}
 		return true
 	})

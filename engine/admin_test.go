@@ -257,3 +257,70 @@ func TestEngineAdminMoveKeepsRefusedOriginal(t *testing.T) {
 		t.Fatalf("after a restart, %s holds %v, want [m0]", to, got)
 	}
 }
+
+// TestEngineAdminMoveAndRetryInChunks: moves and retries of more than
+// AdminChunk messages go in chunks and still move each message once, in
+// order; a retry with a limit moves that many; the ones a filter turns
+// down stay; a move of a queue onto itself ends after one pass.
+func TestEngineAdminMoveAndRetryInChunks(t *testing.T) {
+	v := start(t, nil)
+	q, dlq := message.QueueDest("admin.chunks"), message.QueueDest("ActiveMQ.DLQ")
+	total := 2*engine.AdminChunk + 500
+	sendN(t, v.conn(""), q, total)
+	all := func(d message.Destination) []string {
+		t.Helper()
+		got, err := v.e.Browse(d, nil, 10*total)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]string, len(got))
+		for i, m := range got {
+			out[i] = string(m.Msg.Body)
+		}
+		return out
+	}
+	want := make([]string, total)
+	for i := range want {
+		want[i] = fmt.Sprint("m", i)
+	}
+	// The even ones to the DLQ (OriginalDestination: q), then the odd.
+	if n, err := v.e.MoveMessages(q, evenN, dlq, -1); err != nil || n != total/2 {
+		t.Fatalf("MoveMessages(even) = %d, %v; want %d", n, err, total/2)
+	}
+	if n, err := v.e.MoveMessages(q, nil, dlq, -1); err != nil || n != total/2 {
+		t.Fatalf("MoveMessages(rest) = %d, %v; want %d", n, err, total/2)
+	}
+	if got := all(q); len(got) != 0 {
+		t.Fatalf("%s still holds %d messages", q, len(got))
+	}
+	if got := all(dlq); len(got) != total || got[0] != "m0" || got[total/2] != "m1" {
+		t.Fatalf("DLQ holds %d messages starting %v, want %d, evens first", len(got), got[:min(3, len(got))], total)
+	}
+	limit := engine.AdminChunk + 200
+	if n, err := v.e.RetryMessages(dlq, nil, limit); err != nil || n != limit {
+		t.Fatalf("RetryMessages(%d) = %d, %v; want %d", limit, n, err, limit)
+	}
+	if st := v.barrier(dlq); st.QueueSize != int64(total-limit) {
+		t.Fatalf("DLQ holds %d after a retry of %d, want %d", st.QueueSize, limit, total-limit)
+	}
+	if n, err := v.e.RetryMessages(dlq, nil, -1); err != nil || n != total-limit {
+		t.Fatalf("RetryMessages(all) = %d, %v; want %d", n, err, total-limit)
+	}
+	got := all(q)
+	slices.SortFunc(got, func(a, b string) int { return strings.Compare(a, b) })
+	sorted := slices.Clone(want)
+	slices.SortFunc(sorted, func(a, b string) int { return strings.Compare(a, b) })
+	if !slices.Equal(got, sorted) {
+		t.Fatalf("%s holds %d messages after the retries, want each of the %d once", q, len(got), total)
+	}
+	if st := v.barrier(dlq); st.QueueSize != 0 {
+		t.Fatalf("DLQ still holds %d", st.QueueSize)
+	}
+	// Onto itself: every message goes to the tail once, and it ends.
+	if n, err := v.e.MoveMessages(q, nil, q, -1); err != nil || n != total {
+		t.Fatalf("MoveMessages onto itself = %d, %v; want %d", n, err, total)
+	}
+	if st := v.barrier(q); st.QueueSize != int64(total) {
+		t.Fatalf("%s holds %d after a move onto itself, want %d", q, st.QueueSize, total)
+	}
+}

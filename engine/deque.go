@@ -115,3 +115,21 @@ func (q *deque) filter(drop func(*entry) bool) {
 		}
 	}
 }
+
+// filterUntil is filter that also stops: drop says whether to remove the
+// entry and whether to look no further.
+func (q *deque) filterUntil(drop func(*entry) (remove, stop bool)) {
+	for i := q.head; i < len(q.buf); i++ {
+		e := q.buf[i]
+		if e == nil {
+			continue
+		}
+		rm, stop := drop(e)
+		if rm {
+			q.remove(i)
+		}
+		if stop {
+			return
+		}
+	}
+}

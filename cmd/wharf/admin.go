@@ -91,8 +91,9 @@ Reaching the broker (over its Jolokia API, /api/jolokia/; docs/http.md):
                         shows, found by a search for type=Broker)
   --json                print JSON instead of a table
   --timeout D           give up on the API after D (default 30s); a purge
-                        or replay of very many messages may need more, and
-                        goes on in the broker when the command gives up
+                        of very many messages may need more, and goes on
+                        in the broker when the command gives up (dlq
+                        replay bounds each of its calls instead)
 
 Exit status: 0 done; 1 an operation failed or what was named does not
 exist; 2 a bad flag or argument; 3 the broker cannot be reached, or refused

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
+
+	"wharf/cmd/wharf/internal/jolokiaclient"
 )
 
 const dlqUsage = `Usage:
@@ -24,8 +28,16 @@ individual dead-letter strategy makes, DLQ.<name> (its default prefix) or
   list                  each dead-letter queue and its Queue Size
   replay                send the messages of QUEUE (default: of every
                         dead-letter queue) back to the destination each
-                        came from (the queue MBean's retryMessages);
-                        prints how many went back, per queue
+                        came from; prints how many went back, per queue.
+                        It goes --chunk messages per call (the queue
+                        MBean's retryMessages(int), a Wharf extension),
+                        each call bounded by --timeout, with a progress
+                        bar on a terminal (moved/total, rate, time left;
+                        nothing on a pipe or with --json).
+                        A broker without the extension (ActiveMQ) gets
+                        one retryMessages() per queue instead, said on
+                        stderr, without progress
+    --chunk N           messages per call (default 10000)
     --selector S        only the messages this JMS selector matches, e.g.
                         --selector "JMSMessageID = 'ID:host-1-1:1:1:1'";
                         they go back one by one (retryMessage), with a
@@ -60,8 +72,10 @@ func runDLQ(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dlq "+sub, flag.ContinueOnError)
 	o := addAdminFlags(fs)
 	var sel *string
+	var chunk *int
 	if sub == "replay" {
 		sel = fs.String("selector", "", "JMS selector")
+		chunk = fs.Int("chunk", 10000, "messages per call")
 	}
 	pos, err := parseAdmin("dlq "+sub, fs, args[1:], dlqUsage, stdout)
 	if err != nil {
@@ -69,6 +83,13 @@ func runDLQ(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(pos) > 1 || sub == "list" && len(pos) > 0 {
 		return usageError("dlq %s: too many arguments: %q", sub, pos)
+	}
+	if chunk != nil && *chunk <= 0 {
+		return usageError("dlq replay: --chunk %d: want a positive number of messages", *chunk)
+	}
+	p := newProgress(stderr)
+	if o.json {
+		p = &progress{}
 	}
 	return o.withTimeout(func(ctx context.Context) error {
 		a, err := o.connect(ctx)
@@ -93,13 +114,20 @@ func runDLQ(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		if sub == "purge" {
-			rows, err := a.removeMatching(names, "", newProgress(stderr), "purging")
+			rows, err := a.removeMatching(names, "", p, "purging")
 			if err != nil {
 				return err
 			}
 			return printCounts(stdout, o.json, "Removed", rows)
 		}
-		rows, err := a.replay(names, *sel, newProgress(stderr))
+		if *sel == "" {
+			rows, err := a.replayChunked(names, *chunk, o.timeout, p, stderr)
+			if err != nil {
+				return err
+			}
+			return printCounts(stdout, o.json, "Replayed", rows)
+		}
+		rows, err := a.replay(names, *sel, p)
 		if err != nil {
 			return err
 		}
@@ -143,28 +171,131 @@ func printDLQs(w io.Writer, asJSON bool, rows []dlqRow) error {
 	return nil
 }
 
-// replay sends the messages of each queue of names back to their
-// original destinations: all at once with retryMessages, or, with a
-// selector, each message it matches with retryMessage, until a browse
-// finds none left that can go back.
-func (a *admin) replay(names []string, sel string, p *progress) ([]countRow, error) {
+// replayChunked sends the messages of each queue of names back to their
+// original destinations, at most chunk per call of retryMessages(int),
+// each call with its own timeout, drawing a progress bar against the
+// queue's size when it began: it stops when that many went back or a
+// call moved fewer than it asked for (the rest has no destination to go
+// back to, or is in flight). A broker without retryMessages(int) gets one
+// retryMessages() per queue, which stderr is told once.
+func (a *admin) replayChunked(names []string, chunk int, timeout time.Duration, p *progress, stderr io.Writer) ([]countRow, error) {
 	defer p.done()
+	// call runs one request with its own deadline: the command as a
+	// whole has none, so a replay of millions is bounded per chunk.
+	call := func(f func(ctx context.Context) error) error {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		return f(ctx)
+	}
+	exec := func(n, op string, args ...any) (int64, error) {
+		var count int64
+		err := call(func(ctx context.Context) error {
+			v, err := a.c.Exec(ctx, a.queueBean(n, false), op, args...)
+			if err != nil {
+				return err
+			}
+			if err := json.Unmarshal(v, &count); err != nil {
+				return fmt.Errorf("%s returned %s", op, v)
+			}
+			return nil
+		})
+		return count, err
+	}
+	fallback := false
 	rows := []countRow{}
-	for i, n := range names {
-		bean := a.queueBean(n, false)
-		if sel == "" {
-			p.update("replaying %d/%d queues: %s", i+1, len(names), n)
-			v, err := a.c.Exec(a.ctx, bean, "retryMessages()")
+	for _, n := range names {
+		if fallback {
+			count, err := exec(n, "retryMessages()")
 			if err != nil {
 				return nil, a.queueError(n, err)
-			}
-			var count int64
-			if err := json.Unmarshal(v, &count); err != nil {
-				return nil, fmt.Errorf("queue %s: retryMessages returned %s", n, v)
 			}
 			rows = append(rows, countRow{Name: n, Count: count})
 			continue
 		}
+		var total int64
+		if err := call(func(ctx context.Context) error {
+			beans, err := a.c.ReadAll(ctx, a.queueBean(n, false), "QueueSize")
+			for _, attrs := range beans {
+				total = integer(attrs["QueueSize"])
+			}
+			return err
+		}); err != nil {
+			return nil, a.queueError(n, err)
+		}
+		bar := replayBar{name: n, total: total, start: time.Now()}
+		var done int64
+		for done < total {
+			ask := min(int64(chunk), total-done)
+			moved, err := exec(n, "retryMessages(int)", ask)
+			if err != nil && done == 0 && noRetryChunks(err) {
+				fallback = true
+				fmt.Fprintf(stderr, "wharf: the broker has no retryMessages(int) (a Wharf extension; %v): replaying each queue with one retryMessages(), without progress, each bounded by --timeout %s\n", err, timeout)
+				if done, err = exec(n, "retryMessages()"); err != nil {
+					return nil, a.queueError(n, err)
+				}
+				break
+			}
+			if err != nil && done > 0 {
+				err = fmt.Errorf("after %d of %d messages went back: %w", done, total, err)
+			}
+			if err != nil {
+				return nil, a.queueError(n, err)
+			}
+			done += moved
+			p.update("%s", bar.line(done, time.Now()))
+			if moved < ask {
+				break
+			}
+		}
+		rows = append(rows, countRow{Name: n, Count: done})
+	}
+	return rows, nil
+}
+
+// noRetryChunks says whether err is a broker's answer that it has no
+// retryMessages(int): Jolokia's "No operation retryMessages(int) on
+// MBean ... exists" (ActiveMQ), or its "No operation retryMessages found"
+// for a bean without the name.
+func noRetryChunks(err error) bool {
+	var e *jolokiaclient.Error
+	return errors.As(err, &e) && e.Status == 400 && strings.Contains(e.Message, "No operation retryMessages")
+}
+
+// replayBar is the progress line of a chunked replay of one queue.
+type replayBar struct {
+	name  string
+	total int64
+	start time.Time
+}
+
+// line is the bar after done messages at now: the queue, a bar of 20
+// cells, moved/total, the percentage, the rate since the start and the
+// time left at that rate.
+func (b replayBar) line(done int64, now time.Time) string {
+	const cells = 20
+	frac := 1.0
+	if b.total > 0 {
+		frac = min(float64(done)/float64(b.total), 1)
+	}
+	full := int(frac * cells)
+	elapsed := now.Sub(b.start).Seconds()
+	rate, eta := 0.0, "?"
+	if elapsed > 0 && done > 0 {
+		rate = float64(done) / elapsed
+		eta = (time.Duration(float64(max(b.total-done, 0))/rate) * time.Second).Round(time.Second).String()
+	}
+	return fmt.Sprintf("replaying %s [%s%s] %d/%d %3.0f%% %.0f msg/s ETA %s",
+		b.name, strings.Repeat("#", full), strings.Repeat("-", cells-full), done, b.total, frac*100, rate, eta)
+}
+
+// replay sends the messages of each queue of names that the selector sel
+// matches back to their original destinations, each with retryMessage,
+// until a browse finds none left that can go back.
+func (a *admin) replay(names []string, sel string, p *progress) ([]countRow, error) {
+	defer p.done()
+	rows := []countRow{}
+	for _, n := range names {
+		bean := a.queueBean(n, false)
 		var done int64
 		for {
 			// A browse returns at most the broker's limit (400 on

@@ -252,6 +252,21 @@ func (s *snapshot) queueOps(d message.Destination) []operation {
 			args: []argInfo{str("selector"), str("destinationName"), integer("maximumMessages")}, run: move(bySelector, true, false, false)},
 		{name: "retryMessages", desc: "Retries messages sent to the DLQ", ret: "int", changes: true,
 			run: func([]any) (any, error) { return count(e.RetryMessages(d, nil, -1)) }},
+		// A Wharf extension (docs/http.md): ActiveMQ's QueueViewMBean has
+		// retryMessages() only. It retries at most the given number, so
+		// that a client can replay a large DLQ in parts and show progress.
+		{name: "retryMessages", desc: "Wharf extension: retries up to the given number of messages sent to the DLQ; returns how many went back", ret: "int", changes: true,
+			args: []argInfo{integer("maximumMessages")},
+			run: func(a []any) (any, error) {
+				n, err := limit(a[0])
+				if err != nil {
+					return nil, err
+				}
+				if n <= 0 {
+					return nil, badRequest("retryMessages(int): maximumMessages %d is not positive", n)
+				}
+				return count(e.RetryMessages(d, nil, n))
+			}},
 		{name: "retryMessage", desc: "Moves a message with the given JMS message back to its original destination", ret: "boolean", changes: true, args: []argInfo{str("messageId")},
 			run: func(a []any) (any, error) {
 				f, err := byID(a)

@@ -93,7 +93,8 @@
 // removeMatchingMessages (1 and 2 arguments), copyMessageTo,
 // copyMatchingMessagesTo (2 and 3), moveMessageTo, moveMatchingMessagesTo
 // (2 and 3), retryMessages, retryMessage, browse(), browse(selector),
-// getMessage. They act on messages not dispatched to a consumer
+// getMessage, and a Wharf extension, retryMessages(int) (at most that
+// many; docs/http.md). They act on messages not dispatched to a consumer
 // (engine/admin.go); browse shows both, at most MaxBrowseMessages.
 //
 // ...,service=Health — CurrentStatus ("Good"), healthStatus().

@@ -406,6 +406,10 @@ func pickOperation(b *mbean, name string, nargs int) (*operation, error) {
 	case len(fit) == 1:
 		return nil, badRequest("Invalid number of operation arguments. Operation %s on %s requires %d parameters, not %d as given",
 			fit[0].signature(), b.name.canonical(), len(fit[0].args), nargs)
+	case hasSig && len(fit) == 0:
+		// Jolokia's words for a signature the MBean does not have.
+		return nil, badRequest("No operation %s on MBean %s exists. Known signatures: %s",
+			sig, b.name.canonical(), strings.Join(sigs, ", "))
 	case len(named) == 1 && !hasSig:
 		return nil, badRequest("Invalid number of operation arguments. Operation %s on %s requires %d parameters, not %d as given",
 			named[0].signature(), b.name.canonical(), len(named[0].args), nargs)

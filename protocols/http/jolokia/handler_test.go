@@ -291,6 +291,34 @@ func TestJolokiaExec(t *testing.T) {
 	if n := num(t, v.ok(v.get("/read/"+work+"/DequeueCount"))); n != 4 {
 		t.Errorf("DequeueCount read = %d", n)
 	}
+
+	// Wharf's retryMessages(int): at most that many go back to the queue
+	// they came from (moved to the DLQ here, which makes work their
+	// OriginalDestination); retryMessages() the rest.
+	v.send(c, message.QueueDest("work"), "r0", "r1", "r2", "r3", "r4")
+	exec(`{"type":"exec","mbean":"` + work + `","operation":"moveMatchingMessagesTo(java.lang.String,java.lang.String)","arguments":["","ActiveMQ.DLQ"]}`)
+	dlq := queueBean("ActiveMQ.DLQ")
+	if n := num(t, exec(`{"type":"exec","mbean":"`+dlq+`","operation":"retryMessages(int)","arguments":[3]}`).value()); n != 3 {
+		t.Errorf("retryMessages(int) 3 = %d, want 3", n)
+	}
+	if st := v.e.Stats(message.QueueDest("work")); st.QueueSize != 3 {
+		t.Errorf("work holds %d after retryMessages(3), want 3", st.QueueSize)
+	}
+	if n := num(t, exec(`{"type":"exec","mbean":"`+dlq+`","operation":"retryMessages","arguments":[]}`).value()); n != 2 {
+		t.Errorf("retryMessages (no signature, no argument) = %d, want the other 2", n)
+	}
+	if n := num(t, exec(`{"type":"exec","mbean":"`+dlq+`","operation":"retryMessages(int)","arguments":["7"]}`).value()); n != 0 {
+		t.Errorf("retryMessages(int) of an empty DLQ = %d, want 0", n)
+	}
+	if st := v.e.Stats(message.QueueDest("work")); st.QueueSize != 5 {
+		t.Errorf("work holds %d after the retries, want 5", st.QueueSize)
+	}
+	// A signature the bean lacks is answered in Jolokia's words, which
+	// a client falls back on (wharf dlq replay against ActiveMQ).
+	_, out := v.post(`{"type":"exec","mbean":"`+work+`","operation":"retryMessages(long)","arguments":[1]}`, true)
+	if msg, _ := out.(map[string]any)["error"].(string); !strings.Contains(msg, "No operation retryMessages(long) on MBean") || !strings.Contains(msg, "Known signatures: retryMessages(), retryMessages(int)") {
+		t.Errorf("retryMessages(long): error %q, want Jolokia's \"No operation ... exists. Known signatures\"", msg)
+	}
 }
 
 func TestJolokiaBulk(t *testing.T) {
@@ -375,6 +403,10 @@ func TestJolokiaBadInput(t *testing.T) {
 		{"unknown operation", "POST", "/", `{"type":"exec","mbean":"` + broker + `","operation":"destroyEverything","arguments":[]}`, true, 200, 400, "java.lang.IllegalArgumentException"},
 		{"wrong argument count", "GET", "/exec/" + broker + "/removeQueue/keep/extra", "", true, 200, 400, "java.lang.IllegalArgumentException"},
 		{"overloaded without a fitting arity", "POST", "/", `{"type":"exec","mbean":"` + queueBean("keep") + `","operation":"moveMatchingMessagesTo","arguments":["a"]}`, true, 200, 400, "java.lang.IllegalArgumentException"},
+		{"signature the MBean lacks", "POST", "/", `{"type":"exec","mbean":"` + queueBean("keep") + `","operation":"retryMessage(int)","arguments":[1]}`, true, 200, 400, "java.lang.IllegalArgumentException"},
+		{"retryMessages(int) of 0", "POST", "/", `{"type":"exec","mbean":"` + queueBean("keep") + `","operation":"retryMessages(int)","arguments":[0]}`, true, 200, 400, "java.lang.IllegalArgumentException"},
+		{"retryMessages(int) of a word", "GET", "/exec/" + queueBean("keep") + "/retryMessages(int)/many", "", true, 200, 400, "java.lang.IllegalArgumentException"},
+		{"retryMessages(int) without the right to write", "POST", "/", `{"type":"exec","mbean":"` + queueBean("keep") + `","operation":"retryMessages(int)","arguments":[5]}`, false, 403, 403, "java.lang.SecurityException"},
 		{"exec on a pattern", "GET", "/exec/org.apache.activemq:type=Broker,*/removeQueue/keep", "", true, 200, 400, "java.lang.IllegalArgumentException"},
 		{"removeQueue without the right to write", "GET", "/exec/" + broker + "/removeQueue/keep", "", false, 403, 403, "java.lang.SecurityException"},
 		{"purge without the right to write", "POST", "/", `{"type":"exec","mbean":"` + queueBean("keep") + `","operation":"purge"}`, false, 403, 403, "java.lang.SecurityException"},
