@@ -208,7 +208,7 @@ func TestConfigSeedSnippets(t *testing.T) {
 		{file: "seed001-static.xml", line: 6, col: 5, err: "<networkConnectors> is not supported by Wharf yet"},
 		{file: "seed001-bridgefilter.xml", line: 9, col: 39, err: `<policyEntry enableAudit="false">: attribute enableAudit is not supported`},
 		{file: "seed001-bridgefilter.xml", line: 10, col: 13, err: "<networkBridgeFilterFactory> is not supported by Wharf yet"},
-		{file: "seed003-amq.xml", line: 3, col: 5, err: "<amqPersistenceAdapter> is not supported by Wharf yet: the AMQ store was removed"},
+		{file: "seed003-amq.xml", line: 3, col: 5, err: `<amqPersistenceAdapter>: the AMQ message store was removed from ActiveMQ in 5.9 (5.17 refuses it too) and Wharf does not read it; use <kahaDB>, here <kahaDB directory="activemq-data" journalMaxFileLength="32mb"/>; messages still in an AMQ store`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file+tc.err, func(t *testing.T) {

@@ -183,10 +183,44 @@ func (p *xmlParser) unsupported(e *xmlElem, path, why string) {
 
 // removed names elements for stores and features ActiveMQ itself dropped.
 var removed = map[string]string{
-	"amqPersistenceAdapter":        "the AMQ store was removed from ActiveMQ in 5.9; use <kahaDB>",
 	"levelDB":                      "LevelDB was removed from ActiveMQ in 5.17; use <kahaDB>",
 	"replicatedLevelDB":            "LevelDB was removed from ActiveMQ in 5.17; use <kahaDB>",
 	"amqPersistenceAdapterFactory": "the AMQ store was removed from ActiveMQ in 5.9; use <kahaDB>",
+}
+
+// amqStoreProblem is the error for seed 003's <amqPersistenceAdapter>:
+// ActiveMQ removed the AMQ store in 5.9 and 5.17 refuses it, so Wharf
+// refuses it too, but says what to write instead: the <kahaDB> element
+// its attributes translate to, and which of them have no KahaDB
+// equivalent.
+func amqStoreProblem(e *xmlElem) string {
+	var kaha, dropped []string
+	for _, a := range e.attrs {
+		switch a.name {
+		case "directory", "checkpointInterval", "cleanupInterval", "archiveDataLogs":
+			kaha = append(kaha, fmt.Sprintf("%s=%q", a.name, a.value))
+		case "maxFileLength":
+			kaha = append(kaha, fmt.Sprintf("journalMaxFileLength=%q", a.value))
+		case "syncOnWrite":
+			// AMQ's syncOnWrite forced a sync per write; KahaDB syncs
+			// every persistent write by default ("always"), so false
+			// (AMQ's default) gets no attribute: the safer default stays.
+			if strings.EqualFold(strings.TrimSpace(a.value), "true") {
+				kaha = append(kaha, `journalDiskSyncStrategy="always"`)
+			}
+		default: // useNIO, persistentIndex, maxCheckpointMessageAddSize, index*, directoryArchive
+			dropped = append(dropped, a.name)
+		}
+	}
+	msg := "<amqPersistenceAdapter>: the AMQ message store was removed from ActiveMQ in 5.9 (5.17 refuses it too) and Wharf does not read it; use <kahaDB>, here <kahaDB"
+	for _, k := range kaha {
+		msg += " " + k
+	}
+	msg += "/>"
+	if len(dropped) > 0 {
+		msg += " (" + strings.Join(dropped, ", ") + ": no KahaDB equivalent, dropped)"
+	}
+	return msg + "; messages still in an AMQ store are not read: drain them with the old broker first"
 }
 
 // attrs dispatches e's attributes to handlers; an attribute with no
@@ -442,7 +476,9 @@ func (p *xmlParser) only(e *xmlElem, path string, want ...string) *xmlElem {
 		}
 		switch {
 		case !ok:
-			if why, gone := removed[k.name]; gone {
+			if k.name == "amqPersistenceAdapter" {
+				p.l.problemAt(path, k.line, k.col, amqStoreProblem(k))
+			} else if why, gone := removed[k.name]; gone {
 				p.unsupported(k, path, why)
 			} else if near := suggest(k.name, want); near != "" {
 				p.l.problemAt(path, k.line, k.col, fmt.Sprintf("<%s>: unknown element; did you mean <%s>?", k.name, near))
