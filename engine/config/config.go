@@ -21,8 +21,8 @@ type Config struct {
 	// Persistent is <broker persistent>; false forces the memory store.
 	Persistent bool
 	// UseJMX is <broker useJmx>. Accepted for compatibility: Wharf has no
-	// JMX, and no management API yet (the Jolokia-compatible HTTP API is
-	// not built), so it changes nothing.
+	// JMX, and its Jolokia API (protocols/http) serves the same MBeans
+	// whatever it says, so it changes nothing.
 	UseJMX bool
 	// AdvisorySupport is <broker advisorySupport>.
 	AdvisorySupport bool

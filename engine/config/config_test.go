@@ -634,7 +634,7 @@ func TestConfigXMLAcceptsStockExtras(t *testing.T) {
 	}
 	for _, tc := range []struct{ from, to, err string }{
 		// Neither error promises a management API that is not built.
-		{`createConnector="false"`, `createConnector="true"`, "JMX remote connector is not supported by Wharf (it has no JMX, and no management API yet)"},
+		{`createConnector="false"`, `createConnector="true"`, "JMX remote connector is not supported by Wharf (it has no JMX; its management API is Jolokia over HTTP"},
 		{`resource="jetty.xml"`, `resource="camel.xml"`, `<import resource="camel.xml"> is not supported by Wharf yet (only jetty.xml, the web server's configuration)`},
 		{`resource="jetty.xml"`, `resource="/nonexistent/jetty.xml"`, `<import resource="/nonexistent/jetty.xml">: cannot read "/nonexistent/jetty.xml"`},
 		{`hooks.SpringContextHook`, `hooks.Other`, "only the SpringContextHook bean"},

@@ -504,14 +504,14 @@ func (p *xmlParser) managementContext(e *xmlElem) {
 		p.unsupported(kk, "use_jmx", "")
 	}
 	p.attrs(k, "use_jmx", map[string]func(val){
-		// Wharf has no JMX, so no JMX/RMI connector; nor, yet, any other
-		// management API (no Jolokia).
+		// Wharf has no JMX, so no JMX/RMI connector: its management API
+		// is Jolokia over HTTP (protocols/http).
 		"createConnector": func(v val) {
 			v.path = "use_jmx"
 			var b bool
 			p.l.setBool(&b, v)
 			if b {
-				p.l.problemAt(v.path, v.line, v.col, v.label+": a JMX remote connector is not supported by Wharf (it has no JMX, and no management API yet)")
+				p.l.problemAt(v.path, v.line, v.col, v.label+": a JMX remote connector is not supported by Wharf (it has no JMX; its management API is Jolokia over HTTP, on the web server's /api/jolokia/)")
 			}
 		},
 	})
