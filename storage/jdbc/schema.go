@@ -10,7 +10,7 @@ import "strings"
 // destinations without messages, scheduled jobs and prepared XA
 // transactions).
 type tables struct {
-	msgs, acks, lock                                    string
+	msgs, acks, lock                                   string
 	wmsgs, waits, dests, subs, marks, jobs, txs, wmeta string
 }
 
