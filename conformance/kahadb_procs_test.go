@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"wharf/internal/pgtest"
 
 	"wharf/internal/activemq"
 	"wharf/protocols/openwire/client"
@@ -47,11 +48,18 @@ var wharfBin struct {
 	err  error
 }
 
-// TestMain removes the wharf binary that wharfBinary built for this run.
+// TestMain removes the wharf binary that wharfBinary built for this run
+// and stops the PostgreSQL cluster the JDBC tests started.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if wharfBin.dir != "" {
 		os.RemoveAll(wharfBin.dir)
+	}
+	if err := pgtest.StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if code == 0 {
+			code = 1
+		}
 	}
 	os.Exit(code)
 }

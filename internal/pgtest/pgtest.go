@@ -301,13 +301,20 @@ func Own(t testing.TB) *Cluster {
 // package's TestMain calls it.
 func Main(m *testing.M) {
 	code := m.Run()
-	if shared.c != nil {
-		if err := shared.c.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			if code == 0 {
-				code = 1
-			}
+	if err := StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if code == 0 {
+			code = 1
 		}
 	}
 	os.Exit(code)
+}
+
+// StopShared stops the shared cluster if Shared started one: for a
+// TestMain that does more than Main.
+func StopShared() error {
+	if shared.c == nil {
+		return nil
+	}
+	return shared.c.Stop()
 }

@@ -28,6 +28,7 @@ import (
 	"wharf/security/enc"
 	"wharf/storage/kahadb"
 	"wharf/storage/kahadb/journal"
+	"wharf/storage/jdbc"
 	"wharf/storage/lsm"
 	"wharf/storage/memory"
 	"wharf/storage/tempstore"
@@ -78,6 +79,7 @@ func factories(obs journal.Observer) broker.Factories {
 			config.KindKahaDB:  kahaDBStore(obs),
 			config.KindMKahaDB: mKahaDBStore(obs),
 			config.KindLSM:     lsmStore,
+			config.KindJDBC:    jdbcStore,
 		},
 		Temp:     tempStore,
 		Security: securityPlugin,
@@ -299,6 +301,29 @@ func lsmStore(_ context.Context, c *config.Config, log *slog.Logger) (engine.Sto
 		MinFreeDisk:      s.MinFreeDisk,
 		Logger:           log.With("store", "lsm"),
 	})
+}
+
+// jdbcStore opens ActiveMQ's JDBC store on PostgreSQL
+// (<jdbcPersistenceAdapter>, storage/jdbc).
+func jdbcStore(ctx context.Context, c *config.Config, log *slog.Logger) (engine.Store, error) {
+	j := c.Persistence.JDBC
+	log = log.With("store", "jdbc")
+	if j.UseLock {
+		log.Warn(`jdbcPersistenceAdapter useLock="true": Wharf does not take ActiveMQ's database lock (ACTIVEMQ_LOCK) yet; run no other broker on this database`, "database", j.Redacted())
+	}
+	s, err := jdbc.OpenContext(ctx, jdbc.Options{
+		URL:          j.URL(),
+		MaxConns:     j.MaxConnections,
+		MinConns:     j.MinConnections,
+		TablePrefix:  j.TablePrefix,
+		CreateTables: j.CreateTablesOnStartup,
+		Isolation:    j.TransactionIsolation,
+		Logger:       log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("jdbcPersistenceAdapter on %s: %w", j.Redacted(), err)
+	}
+	return s, nil
 }
 
 // kahaDBStore opens the KahaDB-compatible store. A directory that is a
