@@ -200,18 +200,32 @@ func (ss *shardStore) Apply(ops []engine.StoreOp) error {
 		return err
 	}
 	var b batch
+	lk := ss.store.lock
+	if lk != nil {
+		if lk.lost.Load() {
+			return fmt.Errorf("%w (%s): %d operations not written", ErrLockLost, ss.store.where(), len(ops))
+		}
+		lk.fence(&b)
+	}
 	for i := range ops {
 		if err := ss.applyOp(&b, &ops[i]); err != nil {
 			return fail(fmt.Errorf("op %d %s: %w", i, &ops[i], err))
 		}
 	}
-	if b.b.Len() == 0 {
+	if b.b.Len() == 0 || lk != nil && b.b.Len() == 1 {
 		return nil
 	}
 	if err := ss.store.pool.SendBatch(ctx, &b.b).Close(); err != nil {
 		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == "23505" && pe.TableName == regclass(ss.store.t.wmsgs) {
+		switch {
+		case errors.As(err, &pe) && pe.Code == "23505" && pe.TableName == regclass(ss.store.t.wmsgs):
 			err = fmt.Errorf("%w (%s)", ErrDuplicate, pe.Detail)
+		case errors.As(err, &pe) && pe.Code == "22012" && lk != nil:
+			// The fence: the lock is another broker's now.
+			if !lk.lost.Swap(true) {
+				ss.log.Error("lost the database lock: this broker stores nothing more (every persistent send and ack fails) until it is restarted", "locker", lk.kind)
+			}
+			err = ErrLockLost
 		}
 		return fail(fmt.Errorf("jdbc: write %d operations to %s: %w", len(ops), ss.store.where(), err))
 	}

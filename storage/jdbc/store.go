@@ -51,7 +51,29 @@ type Options struct {
 	// PageSize is how many messages one recovery query fetches; 0 means
 	// 500.
 	PageSize int
-	Logger   *slog.Logger
+
+	// Locker is the lock the store takes on ACTIVEMQ_LOCK before it
+	// reads anything (useLock): LockNone, LockDatabase or LockLease. A
+	// store whose lock is held by another broker waits in Open.
+	Locker string
+	// LockAcquireSleepInterval is the wait between attempts to take the
+	// lock, and with LockLease the length of the lease; 0 means 10 s.
+	LockAcquireSleepInterval time.Duration
+	// LockKeepAlivePeriod is how often the master renews its lease (or
+	// checks its lock connection); 0 means never for LockDatabase and
+	// half the lease for LockLease.
+	LockKeepAlivePeriod time.Duration
+	// LeaseHolderID names this broker in ACTIVEMQ_LOCK.BROKER_NAME
+	// (leaseHolderId; ActiveMQ's default is the broker name).
+	LeaseHolderID string
+	// MaxAllowableDiffFromDBTime: with LockLease, a local clock that
+	// differs from the database's by more than this is corrected by the
+	// difference; 0 trusts the local clock.
+	MaxAllowableDiffFromDBTime time.Duration
+	// Clock is the lease's clock; nil is time.Now. Tests skew it.
+	Clock func() time.Time
+
+	Logger *slog.Logger
 }
 
 func (o *Options) defaults() {
@@ -74,6 +96,8 @@ type Store struct {
 	pool *pgxpool.Pool
 	t    tables
 	st   statements
+
+	lock *locker // nil without a lock
 
 	// lastID is the last ACTIVEMQ_MSGS.ID handed out: ActiveMQ's
 	// sequence generator, started from the highest ID of ACTIVEMQ_MSGS
@@ -129,6 +153,17 @@ func OpenContext(ctx context.Context, o Options) (*Store, error) {
 	s.st = newStatements(s.t)
 	if err := s.prepare(ctx); err != nil {
 		pool.Close()
+		return nil, err
+	}
+	if o.Locker != LockNone {
+		// Before anything is read: the master before may still write.
+		if s.lock, err = s.acquire(ctx); err != nil {
+			pool.Close()
+			return nil, err
+		}
+	}
+	if err := s.readLastID(ctx); err != nil {
+		s.Close()
 		return nil, err
 	}
 	return s, nil
@@ -195,6 +230,16 @@ func (s *Store) prepare(ctx context.Context) error {
 	if len(missing) > 0 {
 		return fmt.Errorf("%w in %s: %v (createTablesOnStartup=\"true\" creates them)", ErrMissingTables, s.where(), missing)
 	}
+	return nil
+}
+
+// readLastID starts the id sequence after the highest id stored.
+func (s *Store) readLastID(ctx context.Context) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("jdbc: connect to %s: %w", s.where(), err)
+	}
+	defer conn.Release()
 	var lastMsg, lastAck *int64
 	if err := conn.QueryRow(ctx, s.st.lastMsgID).Scan(&lastMsg); err != nil {
 		return fmt.Errorf("jdbc: %s: %w", s.where(), err)
@@ -273,6 +318,10 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	for _, ss := range open {
 		ss.Close()
+	}
+	if s.lock != nil {
+		s.lock.release()
+		s.lock = nil
 	}
 	s.pool.Close()
 	return nil
