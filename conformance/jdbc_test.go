@@ -3,6 +3,13 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -83,4 +90,71 @@ func TestConformanceJDBCCrash(t *testing.T) {
 // and then with DUP (the store's delivery marks, WHARF_MARKS).
 func TestConformanceJDBCCrashMQTTPersistentSession(t *testing.T) {
 	runMQTTCrash(t, "WHARF_JDBC_CRASH_SEED", jdbcWharf(t))
+}
+
+// jdbcLeaseConfig is jdbcWharfConfig with the lease locker: a 2 s lease
+// renewed every 300 ms, holder %s.
+const jdbcLeaseConfig = `shards: 2
+persistence:
+  jdbc:
+    url: jdbc:postgresql://127.0.0.1:%d/%s
+    user: %s
+    lock_keep_alive_period: 300ms
+    locker:
+      type: lease
+      lease_holder_id: %s
+      lock_acquire_sleep_interval: 2s
+transport_connectors:
+  - {name: openwire, uri: "tcp://127.0.0.1:0"}
+  - {name: stomp, uri: "stomp://127.0.0.1:0"}
+`
+
+// TestConformanceJDBCLeaseMasterSlave: two wharf processes on one
+// database with the lease locker. The first becomes master; the second
+// waits, logging the holder, and starts nothing; the master is killed
+// (SIGKILL: its lease is not released, it ends) and the slave becomes
+// master once the lease has ended, with every message the master
+// acknowledged.
+func TestConformanceJDBCLeaseMasterSlave(t *testing.T) {
+	pg := pgtest.Shared(t)
+	db := pg.NewDatabase(t)
+	cfg := func(holder string) string {
+		p := filepath.Join(t.TempDir(), "wharf.yaml")
+		if err := os.WriteFile(p, fmt.Appendf(nil, jdbcLeaseConfig, pg.Port, db, pgtest.Superuser, holder), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	master := startWharfArgs(t, "--config", cfg("wharf-a"))
+	slaveProc := startProc(t, "slave wharf", exec.Command(wharfBinary(t), "run", "--config", cfg("wharf-b"), "--log-format", "json", "--http=false"))
+	// Barrier: the slave logged that the lease is held by wharf-a.
+	m := slaveProc.waitLine(regexp.MustCompile(`"msg":"lease held by another broker, waiting".*"owner":"(wharf-a)"`), procStartTimeout)
+	if m[1] != "wharf-a" {
+		t.Fatalf("slave's wait: got owner %q, want wharf-a", m[1])
+	}
+	q := queue(t, "")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("master's log:\n%s", master.log.tail(30))
+		}
+	})
+	p, _ := connectRaw(t, master.stomp, "1.2")
+	const n = 20
+	for i := range n {
+		p.sendMsg(q, "m"+strconv.Itoa(i), "persistent:true")
+	}
+	if lines, _ := slaveProc.log.snapshot(); slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, `"msg":"broker started"`) }) {
+		t.Fatalf("the slave started while the master holds the lease")
+	}
+	master.kill()
+	slave := wharfStarted(t, slaveProc)
+	c, _ := connectRaw(t, slave.stomp, "1.2")
+	c.subscribe("s", q)
+	for i := range n {
+		c.expectMessage("m" + strconv.Itoa(i))
+	}
+	c.mustSync()
+	if rec := slave.logged("became the master"); len(rec) != 1 || rec[0]["holder"] != "wharf-b" {
+		t.Fatalf("slave's log: got %v, want one \"became the master\" with holder wharf-b", rec)
+	}
 }

@@ -293,6 +293,13 @@ func startWharfArgs(t *testing.T, args ...string) *wharfProc {
 	t.Helper()
 	bin := wharfBinary(t)
 	p := startProc(t, "wharf", exec.Command(bin, append([]string{"run", "--log-format", "json", "--http=false"}, args...)...))
+	return wharfStarted(t, p)
+}
+
+// wharfStarted waits until the wharf process p has started and returns
+// it with the addresses of its listeners.
+func wharfStarted(t *testing.T, p *proc) *wharfProc {
+	t.Helper()
 	p.waitLine(regexp.MustCompile(`"msg":"broker started"`), procStartTimeout)
 	w := &wharfProc{proc: p}
 	lines, _ := p.log.snapshot()

@@ -42,12 +42,25 @@ type JDBC struct {
 	// TablePrefix goes before every table name (ActiveMQ's
 	// statements' tablePrefix): letters, digits, _ and a schema's dot.
 	TablePrefix string
-	// UseLock: ActiveMQ's default true (its database locker on
-	// ACTIVEMQ_LOCK); Wharf does not take the lock yet and says so when
-	// it starts.
+	// UseLock: take a lock on ACTIVEMQ_LOCK before using the database
+	// (ActiveMQ's default true), so that of two brokers on it one is
+	// master and the other waits.
 	UseLock bool
-	// LockKeepAlivePeriod is how often a master renews its lock (ms in
-	// XML; ActiveMQ's default 0: never).
+	// Locker is LockerDatabase (<database-locker>, the default) or
+	// LockerLease (<lease-database-locker>).
+	Locker string
+	// LockAcquireSleepInterval is the wait between attempts to take the
+	// lock, and the lease's length (10 s).
+	LockAcquireSleepInterval time.Duration
+	// LeaseHolderID names this broker in the lease; "" is the broker
+	// name.
+	LeaseHolderID string
+	// MaxAllowableDiffFromDBTime: a local clock further than this from
+	// the database's is corrected (lease locker; 0 trusts it).
+	MaxAllowableDiffFromDBTime time.Duration
+	// LockKeepAlivePeriod is how often a master renews its lease or
+	// checks its lock (ms in XML; ActiveMQ's default 0: never; with the
+	// lease locker Wharf then renews at half the lease).
 	LockKeepAlivePeriod time.Duration
 	// CleanupPeriod is ActiveMQ's cleanup task period (5 minutes).
 	CleanupPeriod time.Duration
@@ -58,12 +71,20 @@ type JDBC struct {
 	Line int
 }
 
+// The JDBC lockers.
+const (
+	LockerDatabase = "database" // <database-locker>: DefaultDatabaseLocker
+	LockerLease    = "lease"    // <lease-database-locker>: LeaseDatabaseLocker
+)
+
 func defaultJDBC() JDBC {
 	return JDBC{
-		Port:                  5432, // PostgreSQL's
-		CreateTablesOnStartup: true, // JDBCPersistenceAdapter.createTablesOnStartup
-		UseLock:               true, // LockableServiceSupport.useLock
-		CleanupPeriod:         5 * time.Minute,
+		Port:                     5432, // PostgreSQL's
+		CreateTablesOnStartup:    true, // JDBCPersistenceAdapter.createTablesOnStartup
+		UseLock:                  true, // LockableServiceSupport.useLock
+		Locker:                   LockerDatabase,
+		LockAcquireSleepInterval: 10 * time.Second, // AbstractLocker.DEFAULT_LOCK_ACQUIRE_SLEEP_INTERVAL
+		CleanupPeriod:            5 * time.Minute,
 	}
 }
 
@@ -185,11 +206,33 @@ func (p *xmlParser) jdbcAdapter(k *xmlElem) {
 	l.note("persistence.jdbc", k.line, k.col, "<jdbcPersistenceAdapter>")
 	j := &c.Persistence.JDBC
 	j.Line = k.line
-	for _, kk := range k.kids {
-		// <locker>, <statements>, <adapter>: not yet.
-		p.unsupported(kk, "persistence.jdbc", "")
-	}
 	const jp = "persistence.jdbc."
+	for _, kk := range k.kids {
+		if kk.name != "locker" {
+			// <statements>, <adapter>: not yet.
+			p.unsupported(kk, "persistence.jdbc", "")
+			continue
+		}
+		lk := p.only(kk, "persistence.jdbc.locker", "database-locker", "lease-database-locker")
+		if lk == nil {
+			continue
+		}
+		p.noText(lk, "persistence.jdbc.locker")
+		for _, kkk := range lk.kids {
+			p.unsupported(kkk, "persistence.jdbc.locker", "")
+		}
+		l.note(jp+"locker", lk.line, lk.col, "<"+lk.name+">")
+		hs := map[string]func(val){
+			"lockAcquireSleepInterval": at(jp+"locker.lock_acquire_sleep_interval", func(v val) { l.setDuration(&j.LockAcquireSleepInterval, v) }),
+		}
+		j.Locker = LockerDatabase
+		if lk.name == "lease-database-locker" {
+			j.Locker = LockerLease
+			hs["leaseHolderId"] = at(jp+"locker.lease_holder_id", func(v val) { l.setString(&j.LeaseHolderID, v) })
+			hs["maxAllowableDiffFromDBTime"] = at(jp+"locker.max_allowable_diff_from_db_time", func(v val) { l.setDuration(&j.MaxAllowableDiffFromDBTime, v) })
+		}
+		p.attrs(lk, "persistence.jdbc.locker", hs)
+	}
 	var ds *val
 	p.attrs(k, "persistence.jdbc", map[string]func(val){
 		"dataSource": at(jp+"data_source", func(v val) {
@@ -200,8 +243,11 @@ func (p *xmlParser) jdbcAdapter(k *xmlElem) {
 		"tablePrefix":           at(jp+"table_prefix", func(v val) { l.setString(&j.TablePrefix, v) }),
 		"useLock":               at(jp+"use_lock", func(v val) { l.setBool(&j.UseLock, v) }),
 		"lockKeepAlivePeriod":   at(jp+"lock_keep_alive_period", func(v val) { l.setDuration(&j.LockKeepAlivePeriod, v) }),
-		"cleanupPeriod":         at(jp+"cleanup_period", func(v val) { l.setDuration(&j.CleanupPeriod, v) }),
-		"transactionIsolation":  at(jp+"transaction_isolation", func(v val) { l.setIsolation(&j.TransactionIsolation, v) }),
+		// JDBCPersistenceAdapter.setLockAcquireSleepInterval: the default
+		// locker's.
+		"lockAcquireSleepInterval": at(jp+"locker.lock_acquire_sleep_interval", func(v val) { l.setDuration(&j.LockAcquireSleepInterval, v) }),
+		"cleanupPeriod":            at(jp+"cleanup_period", func(v val) { l.setDuration(&j.CleanupPeriod, v) }),
+		"transactionIsolation":     at(jp+"transaction_isolation", func(v val) { l.setIsolation(&j.TransactionIsolation, v) }),
 		// The directory of ActiveMQ's lock file for an embedded
 		// database: nothing for Wharf to do with one on PostgreSQL.
 		"dataDirectory": at(jp+"data_directory", func(v val) { l.record(v) }),
@@ -328,8 +374,16 @@ func (p *yamlParser) jdbcKeys(j *JDBC) map[string]handler {
 		"table_prefix":             p.str(&j.TablePrefix),
 		"use_lock":                 p.boolean(&j.UseLock),
 		"lock_keep_alive_period":   p.duration(&j.LockKeepAlivePeriod),
-		"cleanup_period":           p.duration(&j.CleanupPeriod),
-		"transaction_isolation":    p.scalar(func(l *loader, v val) { l.setIsolation(&j.TransactionIsolation, v) }),
+		"locker": func(n *yaml.Node, path string) {
+			p.mapping(n, path, map[string]handler{
+				"type":                            p.str(&j.Locker),
+				"lock_acquire_sleep_interval":     p.duration(&j.LockAcquireSleepInterval),
+				"lease_holder_id":                 p.str(&j.LeaseHolderID),
+				"max_allowable_diff_from_db_time": p.duration(&j.MaxAllowableDiffFromDBTime),
+			})
+		},
+		"cleanup_period":        p.duration(&j.CleanupPeriod),
+		"transaction_isolation": p.scalar(func(l *loader, v val) { l.setIsolation(&j.TransactionIsolation, v) }),
 	}
 }
 
@@ -372,6 +426,15 @@ func (l *loader) validateJDBC(j *JDBC) {
 	}
 	if j.LockKeepAlivePeriod < 0 {
 		l.fail(jp+"lock_keep_alive_period", "%s is negative", j.LockKeepAlivePeriod)
+	}
+	if j.Locker != LockerDatabase && j.Locker != LockerLease {
+		l.fail(jp+"locker.type", "%q is not database or lease", j.Locker)
+	}
+	if j.LockAcquireSleepInterval <= 0 {
+		l.fail(jp+"locker.lock_acquire_sleep_interval", "%s must be positive", j.LockAcquireSleepInterval)
+	}
+	if j.MaxAllowableDiffFromDBTime < 0 {
+		l.fail(jp+"locker.max_allowable_diff_from_db_time", "%s is negative", j.MaxAllowableDiffFromDBTime)
 	}
 	switch j.SSLMode {
 	case "", "disable", "allow", "prefer", "require", "verify-ca", "verify-full":

@@ -60,9 +60,28 @@ func TestConfigJDBC(t *testing.T) {
 	}
 	want = JDBC{DataSource: "pool", DataSourceClass: dbcp2DataSource, Host: "pg.example", Port: 6543, Database: "mq", User: "broker", Password: "pw",
 		SSLMode: "require", MaxConnections: 12, MinConnections: 3, CreateTablesOnStartup: false, TablePrefix: "WH_", UseLock: false,
+		Locker: LockerDatabase, LockAcquireSleepInterval: 10 * time.Second,
 		LockKeepAlivePeriod: 5 * time.Second, CleanupPeriod: time.Minute, TransactionIsolation: 4, Line: c.Persistence.JDBC.Line}
 	if c.Persistence.JDBC != want {
 		t.Fatalf("dbcp2: got %+v, want %+v", c.Persistence.JDBC, want)
+	}
+
+	// The lease locker.
+	c, err = ParseXML(strings.NewReader(strings.Replace(jdbcXML(`dataSource="#postgres" lockKeepAlivePeriod="2000"`, ""), "/>\n    </persistenceAdapter>",
+		`><locker><lease-database-locker lockAcquireSleepInterval="5000" leaseHolderId="wharf-1" maxAllowableDiffFromDBTime="1000"/></locker></jdbcPersistenceAdapter>`+"\n    </persistenceAdapter>", 1)), "activemq.xml", vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := c.Persistence.JDBC; j.Locker != LockerLease || j.LockAcquireSleepInterval != 5*time.Second || j.LeaseHolderID != "wharf-1" ||
+		j.MaxAllowableDiffFromDBTime != time.Second || j.LockKeepAlivePeriod != 2*time.Second || !j.UseLock {
+		t.Fatalf("lease locker: got %+v", j)
+	}
+	c, err = ParseYAML(strings.NewReader("persistence:\n  jdbc:\n    url: jdbc:postgresql://h/d\n    locker:\n      type: lease\n      lease_holder_id: w2\n      lock_acquire_sleep_interval: 3s\n"), "wharf.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := c.Persistence.JDBC; j.Locker != LockerLease || j.LeaseHolderID != "w2" || j.LockAcquireSleepInterval != 3*time.Second {
+		t.Fatalf("YAML lease locker: got %+v", j)
 	}
 
 	// serverName, portNumber, databaseName instead of url.
@@ -101,6 +120,7 @@ func TestConfigJDBC(t *testing.T) {
 		{"bad isolation", `dataSource="#postgres" transactionIsolation="3"`, "", "not a transaction isolation level"},
 		{"bad prefix", `dataSource="#postgres" tablePrefix="X; DROP"`, "", "may hold only letters"},
 		{"unknown attribute", `dataSource="#postgres" turbo="1"`, "", "turbo"},
+		{"bad sleep interval", `dataSource="#postgres" lockAcquireSleepInterval="0"`, "", "must be positive"},
 		{"bad port", `dataSource="#m"`, `<bean id="m" class="org.postgresql.ds.PGSimpleDataSource"><property name="url" value="jdbc:postgresql://h:99999/d"/></bean>`, "not in 1..65535"},
 	}
 	for _, tc := range cases {

@@ -222,26 +222,41 @@ func (l *locker) keepAlive(period time.Duration) {
 			return
 		case <-tick.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), period)
+		// Bounded by the lease: a renewal that comes later is useless.
+		ctx, cancel := context.WithTimeout(context.Background(), sleep)
 		var err error
+		lost := false
 		switch l.kind {
 		case LockLease:
 			var tag interface{ RowsAffected() int64 }
 			tag, err = l.s.pool.Exec(ctx, "UPDATE "+l.s.t.lock+" SET BROKER_NAME=$1, TIME=$2 WHERE BROKER_NAME=$3 AND ID = 1",
 				l.holder, l.now()+sleep.Milliseconds(), l.holder)
 			if err == nil && tag.RowsAffected() != 1 {
-				err = errors.New("another broker holds the lease")
+				err, lost = errors.New("another broker holds the lease"), true
 			}
 		case LockDatabase:
+			// The lock connection is the lock: once it fails, the row
+			// lock is gone with its transaction.
 			_, err = l.conn.Exec(ctx, "UPDATE "+l.s.t.lock+" SET TIME=$1 WHERE ID = 1", l.now())
+			lost = err != nil
 		}
 		cancel()
-		if err != nil {
-			if !l.lost.Swap(true) {
-				l.log.Error("lost the database lock: this broker stores nothing more (every persistent send and ack fails) until it is restarted", "locker", l.kind, "err", err)
-			}
+		if lost {
+			l.markLost(err)
 			return
 		}
+		if err != nil {
+			// The lease is still ours until it ends: the next renewal
+			// may succeed; meanwhile every batch checks it (fence).
+			l.log.Warn("lease renewal failed; retrying", "holder", l.holder, "err", err)
+		}
+	}
+}
+
+// markLost records that the lock is gone: every later Apply fails.
+func (l *locker) markLost(err error) {
+	if !l.lost.Swap(true) {
+		l.log.Error("lost the database lock: this broker stores nothing more (every persistent send and ack fails) until it is restarted", "locker", l.kind, "err", err)
 	}
 }
 

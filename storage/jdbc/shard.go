@@ -222,9 +222,7 @@ func (ss *shardStore) Apply(ops []engine.StoreOp) error {
 			err = fmt.Errorf("%w (%s)", ErrDuplicate, pe.Detail)
 		case errors.As(err, &pe) && pe.Code == "22012" && lk != nil:
 			// The fence: the lock is another broker's now.
-			if !lk.lost.Swap(true) {
-				ss.log.Error("lost the database lock: this broker stores nothing more (every persistent send and ack fails) until it is restarted", "locker", lk.kind)
-			}
+			lk.markLost(errors.New("a batch found the lock no longer this broker's"))
 			err = ErrLockLost
 		}
 		return fail(fmt.Errorf("jdbc: write %d operations to %s: %w", len(ops), ss.store.where(), err))

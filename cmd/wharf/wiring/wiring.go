@@ -304,14 +304,12 @@ func lsmStore(_ context.Context, c *config.Config, log *slog.Logger) (engine.Sto
 }
 
 // jdbcStore opens ActiveMQ's JDBC store on PostgreSQL
-// (<jdbcPersistenceAdapter>, storage/jdbc).
+// (<jdbcPersistenceAdapter>, storage/jdbc), taking its lock first with
+// useLock (a slave waits there until it is master).
 func jdbcStore(ctx context.Context, c *config.Config, log *slog.Logger) (engine.Store, error) {
 	j := c.Persistence.JDBC
 	log = log.With("store", "jdbc")
-	if j.UseLock {
-		log.Warn(`jdbcPersistenceAdapter useLock="true": Wharf does not take ActiveMQ's database lock (ACTIVEMQ_LOCK) yet; run no other broker on this database`, "database", j.Redacted())
-	}
-	s, err := jdbc.OpenContext(ctx, jdbc.Options{
+	o := jdbc.Options{
 		URL:          j.URL(),
 		MaxConns:     j.MaxConnections,
 		MinConns:     j.MinConnections,
@@ -319,7 +317,21 @@ func jdbcStore(ctx context.Context, c *config.Config, log *slog.Logger) (engine.
 		CreateTables: j.CreateTablesOnStartup,
 		Isolation:    j.TransactionIsolation,
 		Logger:       log,
-	})
+	}
+	if j.UseLock {
+		o.Locker = jdbc.LockDatabase
+		if j.Locker == config.LockerLease {
+			o.Locker = jdbc.LockLease
+		}
+		o.LockAcquireSleepInterval = j.LockAcquireSleepInterval
+		o.LockKeepAlivePeriod = j.LockKeepAlivePeriod
+		o.LeaseHolderID = j.LeaseHolderID
+		if o.LeaseHolderID == "" {
+			o.LeaseHolderID = c.BrokerName // LeaseDatabaseLocker's default
+		}
+		o.MaxAllowableDiffFromDBTime = j.MaxAllowableDiffFromDBTime
+	}
+	s, err := jdbc.OpenContext(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("jdbcPersistenceAdapter on %s: %w", j.Redacted(), err)
 	}
