@@ -158,3 +158,106 @@ func TestConformanceJDBCLeaseMasterSlave(t *testing.T) {
 		t.Fatalf("slave's log: got %v, want one \"became the master\" with holder wharf-b", rec)
 	}
 }
+
+// trySend sends body to q on a connection of its own with a receipt and
+// reports whether the broker answered with the RECEIPT (true) or an
+// ERROR (false, the connection then closes).
+func trySend(t *testing.T, addr, q, body string) bool {
+	t.Helper()
+	c, _ := connectRaw(t, addr, "1.2")
+	defer c.c.Close()
+	f := c.request("SEND", []string{"destination:" + q, "receipt:r", "persistent:true"}, []byte(body))
+	switch f.Command {
+	case "RECEIPT":
+		return true
+	case "ERROR":
+		return false
+	}
+	t.Fatalf("SEND: got %s, want RECEIPT or ERROR", f)
+	return false
+}
+
+// TestConformanceJDBCDatabaseRestart: PostgreSQL stopped under a
+// producer. While it is down a persistent send is answered with an
+// ERROR (never a RECEIPT); once it is back the broker stores again
+// without a restart of its own (the pool reconnects); every send that
+// got its RECEIPT, before, during or after, is then consumed exactly
+// once.
+func TestConformanceJDBCDatabaseRestart(t *testing.T) {
+	pg := pgtest.Own(t)
+	db := pg.NewDatabase(t)
+	b := startBroker(t, brokertest.WithJDBC(pg.Host, pg.Port, db, pgtest.Superuser))
+	q := queue(t, "")
+	var acked []string
+	send := func(body string) bool {
+		ok := trySend(t, b.STOMPAddr(), q, body)
+		if ok {
+			acked = append(acked, body)
+		}
+		return ok
+	}
+	for i := range 5 {
+		if !send("before" + strconv.Itoa(i)) {
+			t.Fatalf("send before the database stopped: got ERROR, want RECEIPT")
+		}
+	}
+	if err := pg.StopServer(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if send("down" + strconv.Itoa(i)) {
+			t.Fatalf("send %d while PostgreSQL is stopped: got RECEIPT, want ERROR", i)
+		}
+	}
+	if err := pg.StartServer(); err != nil {
+		t.Fatal(err)
+	}
+	// The pool may hand out a connection the restart killed: a send or
+	// two can still fail; the broker must store again within a few.
+	recovered := false
+	for i := range 10 {
+		if send("after" + strconv.Itoa(i)) {
+			recovered = true
+			break
+		}
+	}
+	if !recovered {
+		t.Fatalf("10 sends after PostgreSQL restarted: all failed, want the broker storing again")
+	}
+	for i := range 5 {
+		if !send("later" + strconv.Itoa(i)) {
+			t.Fatalf("send %d once the broker stores again: got ERROR, want RECEIPT", i)
+		}
+	}
+	if !trySend(t, b.STOMPAddr(), q, "end") {
+		t.Fatalf("end marker: got ERROR, want RECEIPT")
+	}
+	c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+	c.subscribe("s", q)
+	want := map[string]bool{}
+	for _, a := range acked {
+		want[a] = true
+	}
+	got := map[string]int{}
+	for {
+		f := c.expect("MESSAGE")
+		if string(f.Body) == "end" {
+			break
+		}
+		got[string(f.Body)]++
+	}
+	for a := range want {
+		if got[a] != 1 {
+			t.Errorf("acknowledged message %s: consumed %d times, want once", a, got[a])
+		}
+	}
+	for body, n := range got {
+		if !want[body] {
+			// The engine keeps in memory a message whose store write
+			// failed (its sender got the ERROR): it is delivered while
+			// the broker runs, and lost at a restart.
+			t.Logf("%s consumed %d times though its send failed", body, n)
+		}
+	}
+	t.Logf("%d sends acknowledged, %d messages consumed", len(acked), len(got))
+}

@@ -32,6 +32,9 @@ type shardStore struct {
 	log   *slog.Logger
 
 	closed atomic.Bool
+	// stale: a failed batch's index reload failed too (the database was
+	// unreachable): the next Apply reads the index again first.
+	stale bool
 
 	dests map[message.Destination]*destState
 	subs  map[engine.SubKey]*engine.DurableSub
@@ -190,11 +193,17 @@ func (ss *shardStore) Apply(ops []engine.StoreOp) error {
 		}
 	}
 	ctx := context.Background()
+	if ss.stale {
+		if err := ss.load(ctx); err != nil {
+			return fmt.Errorf("jdbc: read the shard's index from %s again: %w", ss.store.where(), err)
+		}
+		ss.stale = false
+	}
 	fail := func(err error) error {
 		// The index may hold part of the batch: read it back from the
 		// database, which holds none of it.
 		if lerr := ss.load(ctx); lerr != nil {
-			ss.log.Error("index reload after a failed batch", "err", lerr)
+			ss.stale = true
 			return errors.Join(err, fmt.Errorf("jdbc: reload index: %w", lerr))
 		}
 		return err
