@@ -16,6 +16,8 @@ import (
 
 	"wharf/engine/brokertest"
 	"wharf/internal/pgtest"
+	"wharf/protocols/openwire/client"
+	"wharf/protocols/openwire/wire"
 )
 
 // TestConformanceRestartJDBC is TestConformanceRestartLSM on
@@ -260,4 +262,58 @@ func TestConformanceJDBCDatabaseRestart(t *testing.T) {
 		}
 	}
 	t.Logf("%d sends acknowledged, %d messages consumed", len(acked), len(got))
+}
+
+// pgJDBCJar is Debian's libpostgresql-jdbc-java driver.
+const pgJDBCJar = "/usr/share/java/postgresql.jar"
+
+// startActiveMQJDBC starts ActiveMQ 5.17 on its JDBC store on database
+// db of pg, with Debian's PostgreSQL driver on its classpath.
+func startActiveMQJDBC(t *testing.T, pg *pgtest.Cluster, db string) *amqProc {
+	t.Helper()
+	skipWithoutActiveMQ(t)
+	if _, err := os.Stat(pgJDBCJar); err != nil {
+		t.Skipf("PostgreSQL JDBC driver %s missing (apt-get install -y libpostgresql-jdbc-java)", pgJDBCJar)
+	}
+	b, err := os.ReadFile(filepath.FromSlash("jdbc/activemq.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startActiveMQXML(t, b, "wharf.pg.url="+pg.JDBCURL(db), "wharf.pg.user="+pgtest.Superuser,
+		"activemq.classpath="+pgJDBCJar)
+}
+
+// TestConformanceJDBCToActiveMQ: queue messages a wharf process stored
+// in the JDBC store (two shards, rows of both in ACTIVEMQ_MSGS) are
+// recovered by ActiveMQ 5.17 started on the same database after wharf
+// stopped: every one, field by field, in the order they were sent.
+func TestConformanceJDBCToActiveMQ(t *testing.T) {
+	skipWithoutActiveMQ(t)
+	pg := pgtest.Shared(t)
+	db := pg.NewDatabase(t)
+	w := startWharfYAML(t, fmt.Sprintf(jdbcWharfConfig, pg.Port, db, pgtest.Superuser))
+	const qa, qb = "jdbc.interop.a", "jdbc.interop.b"
+	c := dialOW(t, w.openwire, "")
+	s := must(c.Session(false))(t)
+	want := map[string][]*wire.Message{}
+	for _, q := range []string{qa, qb} {
+		p := must(s.Producer(wire.NewQueue(q)))(t)
+		for i := range 6 {
+			m := richMessage(q+"-"+strconv.Itoa(i), i)
+			m.Priority = 4 // ActiveMQ without prioritizedMessages: ID order
+			owSend(t, p, m)
+			want[q] = append(want[q], m)
+		}
+	}
+	c.Close()
+	w.stop()
+
+	amq := startActiveMQJDBC(t, pg, db)
+	ac := dialOW(t, amq.openwire, "")
+	as := must(ac.Session(false))(t)
+	for _, q := range []string{qa, qb} {
+		k := must(as.Consumer(wire.NewQueue(q), client.ConsumerOptions{}))(t)
+		checkMessages(t, "ActiveMQ recovering "+q, receiveN(t, k, q, len(want[q])), want[q])
+		expectMarkerNext(t, must(as.Producer(wire.NewQueue(q)))(t), k, q)
+	}
 }
