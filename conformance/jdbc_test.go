@@ -317,3 +317,59 @@ func TestConformanceJDBCToActiveMQ(t *testing.T) {
 		expectMarkerNext(t, must(as.Producer(wire.NewQueue(q)))(t), k, q)
 	}
 }
+
+// TestConformanceJDBCFromActiveMQ: what ActiveMQ 5.17 stored in its JDBC
+// store — queue messages and a durable topic subscription with a
+// backlog — is recovered by a two-shard wharf process started on the
+// same database after ActiveMQ stopped: the queue messages field by
+// field in send order, the subscription with its backlog, and nothing
+// else (a marker comes next on each).
+func TestConformanceJDBCFromActiveMQ(t *testing.T) {
+	skipWithoutActiveMQ(t)
+	pg := pgtest.Shared(t)
+	db := pg.NewDatabase(t)
+	amq := startActiveMQJDBC(t, pg, db)
+	const qa, qb, tp, clientID = "jdbc.fromamq.a", "jdbc.fromamq.b", "jdbc.fromamq.news", "jdbc-fromamq"
+	want := map[string][]*wire.Message{}
+	{
+		c := dialOW(t, amq.openwire, "")
+		s := must(c.Session(false))(t)
+		for _, q := range []string{qa, qb} {
+			p := must(s.Producer(wire.NewQueue(q)))(t)
+			for i := range 6 {
+				m := richMessage(q+"-"+strconv.Itoa(i), i)
+				m.Priority = 4
+				owSend(t, p, m)
+				want[q] = append(want[q], m)
+			}
+		}
+		dc := dialOW(t, amq.openwire, clientID)
+		ds := must(dc.Session(false))(t)
+		k := must(ds.Consumer(wire.NewTopic(tp), client.ConsumerOptions{DurableName: "sub"}))(t)
+		k.Close()
+		dc.Close()
+		p := must(s.Producer(wire.NewTopic(tp)))(t)
+		for i := range 4 {
+			m := richMessage(tp+"-"+strconv.Itoa(i), i)
+			m.Priority = 4
+			owSend(t, p, m)
+			want[tp] = append(want[tp], m)
+		}
+		c.Close()
+	}
+	amq.stop()
+
+	w := startWharfYAML(t, fmt.Sprintf(jdbcWharfConfig, pg.Port, db, pgtest.Superuser))
+	c := dialOW(t, w.openwire, "")
+	s := must(c.Session(false))(t)
+	for _, q := range []string{qa, qb} {
+		k := must(s.Consumer(wire.NewQueue(q), client.ConsumerOptions{}))(t)
+		checkMessages(t, "Wharf recovering "+q, receiveN(t, k, q, len(want[q])), want[q])
+		expectMarkerNext(t, must(s.Producer(wire.NewQueue(q)))(t), k, q)
+	}
+	dc := dialOW(t, w.openwire, clientID)
+	ds := must(dc.Session(false))(t)
+	k := must(ds.Consumer(wire.NewTopic(tp), client.ConsumerOptions{DurableName: "sub"}))(t)
+	checkMessages(t, "Wharf recovering the durable subscription", receiveN(t, k, tp, len(want[tp])), want[tp])
+	expectMarkerNext(t, must(s.Producer(wire.NewTopic(tp)))(t), k, tp)
+}

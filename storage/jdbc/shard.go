@@ -357,7 +357,8 @@ func (ss *shardStore) applyOp(b *batch, op *engine.StoreOp) error {
 				}
 			}
 			b.q(st.deleteDestMarks, sh, op.Dest.String())
-			b.q(st.removeAllSubs, op.Dest.String())
+			// ActiveMQ's rows of the subscriptions went with them
+			// (removeSub): only this shard's.
 		}
 		d := ss.dests[op.Dest]
 		if d == nil {

@@ -299,6 +299,9 @@ func (s *Store) OpenShardContext(ctx context.Context, index, count int) (engine.
 		return nil, err
 	}
 	ss := &shardStore{store: s, index: index, log: s.log.With("shard", index)}
+	if err := ss.adopt(ctx, count); err != nil {
+		return nil, fmt.Errorf("jdbc: shard %d on %s: %w", index, s.where(), err)
+	}
 	if err := ss.load(ctx); err != nil {
 		return nil, fmt.Errorf("jdbc: load shard %d from %s: %w", index, s.where(), err)
 	}
