@@ -284,15 +284,17 @@ func startActiveMQJDBC(t *testing.T, pg *pgtest.Cluster, db string) *amqProc {
 }
 
 // TestConformanceJDBCToActiveMQ: queue messages a wharf process stored
-// in the JDBC store (two shards, rows of both in ACTIVEMQ_MSGS) are
-// recovered by ActiveMQ 5.17 started on the same database after wharf
-// stopped: every one, field by field, in the order they were sent.
+// in the JDBC store (two shards, rows of both in ACTIVEMQ_MSGS), and the
+// backlogs of a durable subscription that acknowledged the first two of
+// five topic messages and of one that received none, are recovered by ActiveMQ 5.17 started on the
+// same database after wharf stopped: every one, field by field, in the
+// order they were sent, and nothing else.
 func TestConformanceJDBCToActiveMQ(t *testing.T) {
 	skipWithoutActiveMQ(t)
 	pg := pgtest.Shared(t)
 	db := pg.NewDatabase(t)
 	w := startWharfYAML(t, fmt.Sprintf(jdbcWharfConfig, pg.Port, db, pgtest.Superuser))
-	const qa, qb = "jdbc.interop.a", "jdbc.interop.b"
+	const qa, qb, tp, clientID = "jdbc.interop.a", "jdbc.interop.b", "jdbc.interop.news", "jdbc-toamq"
 	c := dialOW(t, w.openwire, "")
 	s := must(c.Session(false))(t)
 	want := map[string][]*wire.Message{}
@@ -305,6 +307,36 @@ func TestConformanceJDBCToActiveMQ(t *testing.T) {
 			want[q] = append(want[q], m)
 		}
 	}
+	// A durable subscription that received and acknowledged the first
+	// two of five topic messages: its backlog is the other three.
+	o := client.DefaultOptions()
+	o.ClientID, o.SyncAcks = clientID, true // Ack returns once the broker has it
+	ctx, cancel := context.WithTimeout(context.Background(), kdbWait)
+	dc, err := client.Dial(ctx, w.openwire, o)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := must(dc.Session(false))(t)
+	dk := must(ds.Consumer(wire.NewTopic(tp), client.ConsumerOptions{DurableName: "sub", Prefetch: client.PrefetchPull, AckMode: client.AckIndividual}))(t)
+	// A second subscription that receives nothing keeps every topic
+	// message stored: ActiveMQ must still know which ones "sub" had.
+	must(ds.Consumer(wire.NewTopic(tp), client.ConsumerOptions{DurableName: "other", Prefetch: client.PrefetchPull}))(t).Close()
+	tprod := must(s.Producer(wire.NewTopic(tp)))(t)
+	var sent []*wire.Message
+	for i := range 5 {
+		m := richMessage(tp+"-"+strconv.Itoa(i), i)
+		m.Priority = 4
+		owSend(t, tprod, m)
+		sent = append(sent, m)
+	}
+	for _, m := range receiveN(t, dk, "durable before the handover", 2) {
+		if err := dk.Ack(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dc.Close()
+	want[tp], want["other"] = sent[2:], sent
 	c.Close()
 	w.stop()
 
@@ -316,6 +348,13 @@ func TestConformanceJDBCToActiveMQ(t *testing.T) {
 		checkMessages(t, "ActiveMQ recovering "+q, receiveN(t, k, q, len(want[q])), want[q])
 		expectMarkerNext(t, must(as.Producer(wire.NewQueue(q)))(t), k, q)
 	}
+	adc := dialOW(t, amq.openwire, clientID)
+	ads := must(adc.Session(false))(t)
+	ak := must(ads.Consumer(wire.NewTopic(tp), client.ConsumerOptions{DurableName: "sub"}))(t)
+	ao := must(ads.Consumer(wire.NewTopic(tp), client.ConsumerOptions{DurableName: "other"}))(t)
+	checkMessages(t, "ActiveMQ recovering durable subscription sub", receiveN(t, ak, tp, len(want[tp])), want[tp])
+	checkMessages(t, "ActiveMQ recovering durable subscription other", receiveN(t, ao, tp, len(want["other"])), want["other"])
+	expectMarkerNext(t, must(as.Producer(wire.NewTopic(tp)))(t), ak, tp)
 }
 
 // TestConformanceJDBCFromActiveMQ: what ActiveMQ 5.17 stored in its JDBC

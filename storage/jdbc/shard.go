@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -35,6 +36,8 @@ type shardStore struct {
 	// stale: a failed batch's index reload failed too (the database was
 	// unreachable): the next Apply reads the index again first.
 	stale bool
+	// lastAcks is when syncAcks last ran.
+	lastAcks time.Time
 
 	dests map[message.Destination]*destState
 	subs  map[engine.SubKey]*engine.DurableSub
@@ -46,6 +49,7 @@ var (
 	_ engine.ShardStore    = (*shardStore)(nil)
 	_ engine.Syncer        = (*shardStore)(nil)
 	_ engine.MessageLoader = (*shardStore)(nil)
+	_ engine.Housekeeper   = (*shardStore)(nil)
 )
 
 type destState struct {
@@ -647,11 +651,67 @@ func (ss *shardStore) yield(d *destState, x *row, stubs bool, fn func(engine.Rec
 	return fn(ri)
 }
 
-// Close ends the shard; the pool stays the store's.
+// Close brings ActiveMQ's LAST_ACKED_ID up to date (syncAcks) and ends
+// the shard; the pool stays the store's.
 func (ss *shardStore) Close() error {
+	if ss.closed.Load() {
+		return nil
+	}
+	err := ss.syncAcks()
 	if ss.closed.Swap(true) {
 		return nil
 	}
 	ss.store.forget(ss)
+	if err != nil {
+		return fmt.Errorf("jdbc: close shard %d: %w", ss.index, err)
+	}
+	return nil
+}
+
+// Housekeep runs syncAcks every CleanupPeriod (engine.Housekeeper; on
+// the writer goroutine, between batches).
+func (ss *shardStore) Housekeep() error {
+	p := ss.store.opts.CleanupPeriod
+	if ss.closed.Load() || p <= 0 {
+		return nil
+	}
+	now := time.Now()
+	if ss.lastAcks.IsZero() {
+		ss.lastAcks = now
+	}
+	if now.Sub(ss.lastAcks) < p {
+		return nil
+	}
+	ss.lastAcks = now
+	return ss.syncAcks()
+}
+
+// syncAcks sets LAST_ACKED_ID of ActiveMQ's rows of the shard's durable
+// subscriptions (every priority's) to just below the oldest message the
+// subscription still waits for, or to the last id handed out when it
+// waits for none: what ActiveMQ, taking over the database, then
+// delivers to it is what it still needs (and, when it acknowledged a
+// later message before an earlier one, the later one again: never
+// less). Wharf itself never reads LAST_ACKED_ID but when adopting
+// ActiveMQ's rows.
+func (ss *shardStore) syncAcks() error {
+	if len(ss.subs) == 0 {
+		return nil
+	}
+	t := ss.store.t
+	var b batch
+	if lk := ss.store.lock; lk != nil {
+		if lk.lost.Load() {
+			return nil
+		}
+		lk.fence(&b)
+	}
+	b.q("UPDATE "+t.acks+" a SET LAST_ACKED_ID = COALESCE((SELECT MIN(x.ID) - 1 FROM "+t.waits+" x JOIN "+t.wmsgs+" w ON w.ID = x.ID"+
+		" WHERE w.CONTAINER = a.CONTAINER AND x.CLIENT_ID = a.CLIENT_ID AND x.SUB_NAME = a.SUB_NAME), $2)"+
+		" FROM "+t.subs+" s WHERE s.SHARD = $1 AND a.CONTAINER = s.SUB_DEST AND a.CLIENT_ID = s.CLIENT_ID AND a.SUB_NAME = s.SUB_NAME",
+		ss.index, ss.store.lastID.Load())
+	if err := ss.store.pool.SendBatch(context.Background(), &b.b).Close(); err != nil {
+		return fmt.Errorf("jdbc: update ActiveMQ's LAST_ACKED_ID in %s: %w", ss.store.where(), err)
+	}
 	return nil
 }

@@ -51,6 +51,11 @@ type Options struct {
 	// PageSize is how many messages one recovery query fetches; 0 means
 	// 500.
 	PageSize int
+	// CleanupPeriod is how often, at most, a shard brings ActiveMQ's
+	// LAST_ACKED_ID of its durable subscriptions up to date
+	// (cleanupPeriod); it is also done when the store closes. 0 means
+	// only then.
+	CleanupPeriod time.Duration
 
 	// Locker is the lock the store takes on ACTIVEMQ_LOCK before it
 	// reads anything (useLock): LockNone, LockDatabase or LockLease. A

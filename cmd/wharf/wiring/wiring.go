@@ -310,13 +310,14 @@ func jdbcStore(ctx context.Context, c *config.Config, log *slog.Logger) (engine.
 	j := c.Persistence.JDBC
 	log = log.With("store", "jdbc")
 	o := jdbc.Options{
-		URL:          j.URL(),
-		MaxConns:     j.MaxConnections,
-		MinConns:     j.MinConnections,
-		TablePrefix:  j.TablePrefix,
-		CreateTables: j.CreateTablesOnStartup,
-		Isolation:    j.TransactionIsolation,
-		Logger:       log,
+		URL:           j.URL(),
+		MaxConns:      j.MaxConnections,
+		MinConns:      j.MinConnections,
+		TablePrefix:   j.TablePrefix,
+		CreateTables:  j.CreateTablesOnStartup,
+		Isolation:     j.TransactionIsolation,
+		CleanupPeriod: j.CleanupPeriod,
+		Logger:        log,
 	}
 	if j.UseLock {
 		o.Locker = jdbc.LockDatabase
