@@ -412,3 +412,58 @@ func TestConformanceJDBCFromActiveMQ(t *testing.T) {
 	checkMessages(t, "Wharf recovering the durable subscription", receiveN(t, k, tp, len(want[tp])), want[tp])
 	expectMarkerNext(t, must(s.Producer(wire.NewTopic(tp)))(t), k, tp)
 }
+
+// TestConformanceJDBCLeaseActiveMQMaster: a master/slave pair of one
+// ActiveMQ 5.17 and one wharf on the same database, both with the lease
+// locker. ActiveMQ is master; wharf waits, logging ActiveMQ's lease;
+// ActiveMQ is killed (SIGKILL: its lease runs out) and wharf becomes
+// master with every message ActiveMQ acknowledged.
+func TestConformanceJDBCLeaseActiveMQMaster(t *testing.T) {
+	skipWithoutActiveMQ(t)
+	if _, err := os.Stat(pgJDBCJar); err != nil {
+		t.Skipf("PostgreSQL JDBC driver %s missing (apt-get install -y libpostgresql-jdbc-java)", pgJDBCJar)
+	}
+	pg := pgtest.Shared(t)
+	db := pg.NewDatabase(t)
+	x, err := os.ReadFile(filepath.FromSlash("jdbc/activemq.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease := strings.Replace(string(x), `<jdbcPersistenceAdapter dataSource="#postgres" createTablesOnStartup="true"/>`,
+		`<jdbcPersistenceAdapter dataSource="#postgres" createTablesOnStartup="true" lockKeepAlivePeriod="500">
+        <locker><lease-database-locker lockAcquireSleepInterval="2000"/></locker>
+      </jdbcPersistenceAdapter>`, 1)
+	if lease == string(x) {
+		t.Fatal("jdbc/activemq.xml has no jdbcPersistenceAdapter to give a locker")
+	}
+	amq := startActiveMQXML(t, []byte(lease), "wharf.pg.url="+pg.JDBCURL(db), "wharf.pg.user="+pgtest.Superuser, "activemq.classpath="+pgJDBCJar)
+	cfg := filepath.Join(t.TempDir(), "wharf.yaml")
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, jdbcLeaseConfig, pg.Port, db, pgtest.Superuser, "wharf-b"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	slaveProc := startProc(t, "slave wharf", exec.Command(wharfBinary(t), "run", "--config", cfg, "--log-format", "json", "--http=false"))
+	// ActiveMQ's lease holder is its broker name.
+	slaveProc.waitLine(regexp.MustCompile(`"msg":"lease held by another broker, waiting".*"owner":"jdbc-interop"`), procStartTimeout)
+
+	const q = "jdbc.lease.pair"
+	c := dialOW(t, amq.openwire, "")
+	s := must(c.Session(false))(t)
+	p := must(s.Producer(wire.NewQueue(q)))(t)
+	var want []*wire.Message
+	for i := range 8 {
+		m := richMessage(q+"-"+strconv.Itoa(i), i)
+		m.Priority = 4
+		owSend(t, p, m)
+		want = append(want, m)
+	}
+	if lines, _ := slaveProc.log.snapshot(); slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, `"msg":"broker started"`) }) {
+		t.Fatalf("wharf started while ActiveMQ holds the lease")
+	}
+	amq.kill()
+	w := wharfStarted(t, slaveProc)
+	wc := dialOW(t, w.openwire, "")
+	ws := must(wc.Session(false))(t)
+	k := must(ws.Consumer(wire.NewQueue(q), client.ConsumerOptions{}))(t)
+	checkMessages(t, "wharf taking over from ActiveMQ", receiveN(t, k, q, len(want)), want)
+	expectMarkerNext(t, must(ws.Producer(wire.NewQueue(q)))(t), k, q)
+}
