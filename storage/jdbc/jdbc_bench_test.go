@@ -52,4 +52,3 @@ func BenchmarkStoreApply(b *testing.B) {
 		})
 	}
 }
-
