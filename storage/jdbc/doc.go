@@ -49,6 +49,21 @@
 // messages are not in memory; a remove names one by (shard, container,
 // seq) through WHARF_MSGS's unique index.
 //
+// Lock. With Options.Locker the store takes ActiveMQ's lock before it
+// reads anything (lock.go): LockDatabase as DefaultDatabaseLocker (SELECT
+// ... FOR UPDATE of the ACTIVEMQ_LOCK row in a transaction a connection
+// of its own keeps open), LockLease as LeaseDatabaseLocker (the row's
+// BROKER_NAME and TIME: holder and end of the lease, renewed every
+// LockKeepAlivePeriod). A broker whose lock is taken waits in Open. Every
+// batch starts with a statement that fails it (division by zero) unless
+// the lock is still this broker's; after that, or a renewal that finds
+// another holder, every Apply fails with ErrLockLost.
+//
+// ActiveMQ. Rows ActiveMQ wrote are adopted when a shard opens
+// (adopt.go); the shard keeps ActiveMQ's LAST_ACKED_ID of its
+// subscriptions up to date at close and every CleanupPeriod (syncAcks),
+// so that either broker can take the database over from the other.
+//
 // Recovery reads each destination's messages in sequence order (add
 // order) a page at a time (PageSize rows, keyset paging on the
 // sequence), and RecoverStubs (engine.MessageLoader) reads no MSG at all:
