@@ -42,6 +42,8 @@
 // engine gathers the batches that arrive while one commits). A batch
 // that fails (a duplicate add, a lost connection) is rolled back whole
 // by the database and the shard's index is read back from it.
+// ApplyNoSync (engine.NoSyncApplier) turns synchronous_commit off for
+// its own transaction (set_config's local setting, first in the batch).
 //
 // Index. What a shard needs in memory to apply operations: its
 // destinations, subscription records, delivery marks, prepared XIDs and,

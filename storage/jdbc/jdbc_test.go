@@ -220,3 +220,33 @@ func TestJDBCRecoverPages(t *testing.T) {
 		t.Fatalf("ids after a restart: got max %d of %d, want 101 of 100", maxID, ids)
 	}
 }
+
+// ApplyNoSync commits without waiting for the WAL flush, for its own
+// transaction only: its batch and a synced batch after it are both there
+// after a restart of the store, and the connection's setting is back to
+// synchronous afterwards.
+func TestJDBCApplyNoSync(t *testing.T) {
+	o := newDB(t)
+	o.MaxConns = 1 // the setting would show on the one connection
+	s, ss := openOneShard(t, o)
+	q := message.QueueDest("nosync")
+	if err := ss.Apply(addOps(q, 1, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ss.(engine.NoSyncApplier).ApplyNoSync([]engine.StoreOp{{Kind: engine.OpRemove, Dest: q, Seq: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := jdbc.PoolSetting(s, "synchronous_commit"); err != nil || v != "on" {
+		t.Fatalf("synchronous_commit after ApplyNoSync: got %q, %v; want on", v, err)
+	}
+	if err := ss.Apply([]engine.StoreOp{{Kind: engine.OpRemove, Dest: q, Seq: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	ss.Close()
+	s.Close()
+	s, ss = openOneShard(t, o)
+	defer s.Close()
+	if got := recoveredSeqs(t, ss); !slices.Equal(got, []uint64{3}) {
+		t.Fatalf("recovered %v, want [3]", got)
+	}
+}

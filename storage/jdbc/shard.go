@@ -48,6 +48,7 @@ type shardStore struct {
 var (
 	_ engine.ShardStore    = (*shardStore)(nil)
 	_ engine.Syncer        = (*shardStore)(nil)
+	_ engine.NoSyncApplier = (*shardStore)(nil)
 	_ engine.MessageLoader = (*shardStore)(nil)
 	_ engine.Housekeeper   = (*shardStore)(nil)
 )
@@ -177,6 +178,9 @@ func (ss *shardStore) Syncs() bool { return true }
 // transaction.
 type batch struct {
 	b pgx.Batch
+	// setup counts the statements queued before the operations' own
+	// (the setting, the fence).
+	setup int
 }
 
 func (b *batch) q(sql string, args ...any) { b.b.Queue(sql, args...) }
@@ -184,7 +188,19 @@ func (b *batch) q(sql string, args ...any) { b.b.Queue(sql, args...) }
 // Apply writes ops as one database transaction: one pgx batch, sent in
 // one round trip and run by PostgreSQL as one implicit transaction (all
 // or nothing), with prepared statements.
-func (ss *shardStore) Apply(ops []engine.StoreOp) error {
+func (ss *shardStore) Apply(ops []engine.StoreOp) error { return ss.apply(ops, true) }
+
+// ApplyNoSync is Apply whose transaction does not wait for the WAL
+// flush (synchronous_commit off for it alone, set_config's local
+// setting): the engine's batches that no completion waits for (acks
+// nobody asked to have confirmed; engine.NoSyncApplier). Committed, it
+// is seen by every later transaction and survives a crash of the
+// broker; a crash of the database server within a moment of it (its WAL
+// writer flushes within 3 × wal_writer_delay) can lose it, not a later
+// synchronous commit's batch, whose flush writes the WAL before it too.
+func (ss *shardStore) ApplyNoSync(ops []engine.StoreOp) error { return ss.apply(ops, false) }
+
+func (ss *shardStore) apply(ops []engine.StoreOp, sync bool) error {
 	if ss.closed.Load() {
 		return ErrClosed
 	}
@@ -213,6 +229,9 @@ func (ss *shardStore) Apply(ops []engine.StoreOp) error {
 		return err
 	}
 	var b batch
+	if !sync {
+		b.q("SELECT set_config('synchronous_commit', 'off', true)")
+	}
 	lk := ss.store.lock
 	if lk != nil {
 		if lk.lost.Load() {
@@ -220,13 +239,14 @@ func (ss *shardStore) Apply(ops []engine.StoreOp) error {
 		}
 		lk.fence(&b)
 	}
+	b.setup = b.b.Len()
 	for i := range ops {
 		if err := ss.applyOp(&b, &ops[i]); err != nil {
 			return fail(fmt.Errorf("op %d %s: %w", i, &ops[i], err))
 		}
 	}
-	if b.b.Len() == 0 || lk != nil && b.b.Len() == 1 {
-		return nil
+	if b.b.Len() == b.setup {
+		return nil // nothing but the fence and the setting
 	}
 	if err := ss.store.pool.SendBatch(ctx, &b.b).Close(); err != nil {
 		var pe *pgconn.PgError
