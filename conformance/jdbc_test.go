@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -466,4 +468,34 @@ func TestConformanceJDBCLeaseActiveMQMaster(t *testing.T) {
 	k := must(ws.Consumer(wire.NewQueue(q), client.ConsumerOptions{}))(t)
 	checkMessages(t, "wharf taking over from ActiveMQ", receiveN(t, k, q, len(want)), want)
 	expectMarkerNext(t, must(ws.Producer(wire.NewQueue(q)))(t), k, q)
+}
+
+// TestConformanceJDBCLeaseLostStopsBroker: a wharf master whose lease
+// another broker takes (written into ACTIVEMQ_LOCK as that broker's
+// takeover would write it) stops at its next renewal, as ActiveMQ stops
+// a broker whose lock keep-alive fails: it logs why and exits with
+// status 1 (for a supervisor to start it again, as a slave).
+func TestConformanceJDBCLeaseLostStopsBroker(t *testing.T) {
+	pg := pgtest.Shared(t)
+	db := pg.NewDatabase(t)
+	cfg := filepath.Join(t.TempDir(), "wharf.yaml")
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, jdbcLeaseConfig, pg.Port, db, pgtest.Superuser, "wharf-a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := startWharfArgs(t, "--config", cfg)
+	if err := pg.Exec(db, fmt.Sprintf("UPDATE ACTIVEMQ_LOCK SET BROKER_NAME='intruder', TIME=%d WHERE ID = 1", time.Now().Add(time.Hour).UnixMilli())); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.exited:
+	case <-time.After(procStartTimeout):
+		t.Fatalf("wharf still runs %v after its lease was taken; log:\n%s", procStartTimeout, w.log.tail(20))
+	}
+	var exit *exec.ExitError
+	if !errors.As(w.err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("wharf's exit: got %v, want status 1", w.err)
+	}
+	if rec := w.logged("stopping"); len(rec) != 1 || !strings.Contains(fmt.Sprint(rec[0]["reason"]), "lost the database lock") {
+		t.Fatalf("wharf's log: got %v, want one \"stopping\" naming the lost lock; log:\n%s", rec, w.log.tail(20))
+	}
 }

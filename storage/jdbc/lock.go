@@ -49,9 +49,10 @@ type locker struct {
 	conn *pgx.Conn
 	pid  uint32
 
-	lost atomic.Bool
-	stop chan struct{}
-	done sync.WaitGroup
+	lost   atomic.Bool
+	lostCh chan struct{} // closed when lost is set
+	stop   chan struct{}
+	done   sync.WaitGroup
 }
 
 func (s *Store) lockOptions() (sleep, keep time.Duration) {
@@ -73,7 +74,8 @@ func (s *Store) lockOptions() (sleep, keep time.Duration) {
 // LockAcquireSleepInterval) while another broker holds it, until ctx is
 // done.
 func (s *Store) acquire(ctx context.Context) (*locker, error) {
-	l := &locker{s: s, kind: s.opts.Locker, log: s.log, clock: s.opts.Clock, holder: s.opts.LeaseHolderID, stop: make(chan struct{})}
+	l := &locker{s: s, kind: s.opts.Locker, log: s.log, clock: s.opts.Clock, holder: s.opts.LeaseHolderID,
+		stop: make(chan struct{}), lostCh: make(chan struct{})}
 	if l.clock == nil {
 		l.clock = time.Now
 	}
@@ -256,8 +258,20 @@ func (l *locker) keepAlive(period time.Duration) {
 // markLost records that the lock is gone: every later Apply fails.
 func (l *locker) markLost(err error) {
 	if !l.lost.Swap(true) {
-		l.log.Error("lost the database lock: this broker stores nothing more (every persistent send and ack fails) until it is restarted", "locker", l.kind, "err", err)
+		l.log.Error("lost the database lock: this broker stores nothing more (every persistent send and ack fails)", "locker", l.kind, "err", err)
+		close(l.lostCh)
 	}
+}
+
+// LockLost is closed once the store has lost its database lock (another
+// broker took the lease, the lock connection died): it writes nothing
+// more, and the broker should stop, as ActiveMQ stops a broker whose
+// lock keep-alive fails. Without a lock it is never closed.
+func (s *Store) LockLost() <-chan struct{} {
+	if s.lock == nil {
+		return nil
+	}
+	return s.lock.lostCh
 }
 
 // fence queues, first in a batch, the statement that fails it unless
