@@ -215,12 +215,15 @@ func runMQTTCrash(t *testing.T, seedEnv string, startWharf func() *wharfProc) {
 		go func() { errs <- mqttCrashPublish(ctx, w.mqtt, cycle, l) }()
 		// The kill comes at a random moment once the publisher is going,
 		// late enough that most acknowledgements are long on disk by then.
-		runFor := time.NewTimer(time.Duration(1200+rng.IntN(1800)) * time.Millisecond)
+		// (A nil channel once done: the loop waits for both, in either
+		// order.)
+		timer := time.NewTimer(time.Duration(1200+rng.IntN(1800)) * time.Millisecond)
+		runFor := timer.C
 		for reached != nil || runFor != nil {
 			select {
 			case <-reached:
 				reached = nil
-			case <-runFor.C:
+			case <-runFor:
 				runFor = nil
 			case err := <-errs:
 				cancel()

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"wharf/internal/pgtest"
 
 	"wharf/internal/activemq"
 	"wharf/protocols/openwire/client"
@@ -47,11 +48,18 @@ var wharfBin struct {
 	err  error
 }
 
-// TestMain removes the wharf binary that wharfBinary built for this run.
+// TestMain removes the wharf binary that wharfBinary built for this run
+// and stops the PostgreSQL cluster the JDBC tests started.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if wharfBin.dir != "" {
 		os.RemoveAll(wharfBin.dir)
+	}
+	if err := pgtest.StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if code == 0 {
+			code = 1
+		}
 	}
 	os.Exit(code)
 }
@@ -285,6 +293,13 @@ func startWharfArgs(t *testing.T, args ...string) *wharfProc {
 	t.Helper()
 	bin := wharfBinary(t)
 	p := startProc(t, "wharf", exec.Command(bin, append([]string{"run", "--log-format", "json", "--http=false"}, args...)...))
+	return wharfStarted(t, p)
+}
+
+// wharfStarted waits until the wharf process p has started and returns
+// it with the addresses of its listeners.
+func wharfStarted(t *testing.T, p *proc) *wharfProc {
+	t.Helper()
 	p.waitLine(regexp.MustCompile(`"msg":"broker started"`), procStartTimeout)
 	w := &wharfProc{proc: p}
 	lines, _ := p.log.snapshot()

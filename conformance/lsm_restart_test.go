@@ -21,6 +21,12 @@ func TestConformanceRestartLSM(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(b.Config().DataDirectory, "lsm")); err != nil {
 		t.Fatalf("LSM store directory: %v, want it under the data directory", err)
 	}
+	checkRestartSTOMP(t, b)
+}
+
+// checkRestartSTOMP is the restart check of TestConformanceRestartLSM
+// on broker b, whatever its store.
+func checkRestartSTOMP(t *testing.T, b *brokertest.Broker) {
 	q, tp := queue(t, ""), topic(t, "")
 	clientID := uniq(t)
 	durable := func() *rawConn {

@@ -353,8 +353,15 @@ func (e *Engine) Tick() {
 
 // shardFor pins a destination to a shard by a hash of its kind and name.
 func (e *Engine) shardFor(d message.Destination) *shard {
-	if len(e.shards) == 1 {
-		return e.shards[0]
+	return e.shards[ShardIndex(d, len(e.shards))]
+}
+
+// ShardIndex is the shard of count that holds destination d: a hash of
+// its kind and name. A store that holds destinations it did not get
+// from the engine (rows another broker wrote) places them with it.
+func ShardIndex(d message.Destination, count int) int {
+	if count <= 1 {
+		return 0
 	}
 	// FNV-1a, not a seeded hash: the placement must be the same after a
 	// restart, because each shard recovers its own store.
@@ -363,7 +370,7 @@ func (e *Engine) shardFor(d message.Destination) *shard {
 	for i := 0; i < len(d.Name); i++ {
 		h = (h ^ uint64(d.Name[i])) * 1099511628211
 	}
-	return e.shards[h%uint64(len(e.shards))]
+	return int(h % uint64(count))
 }
 
 // DestinationStats are a destination's counters, as ActiveMQ's

@@ -297,9 +297,28 @@ func runBroker(args []string, stdout, stderr io.Writer) error {
 		}
 		return err
 	}
+	// A store that can lose its lock to another broker (the JDBC
+	// store's ACTIVEMQ_LOCK) stops this one when it does, as ActiveMQ
+	// stops a broker whose lock keep-alive fails; the exit status is 1,
+	// so that a supervisor starts it again, as a slave.
+	lockLost := errors.New("lost the database lock: another broker is master")
+	if ll, ok := b.Store().(interface{ LockLost() <-chan struct{} }); ok && ll.LockLost() != nil {
+		go func() {
+			select {
+			case <-ll.LockLost():
+				log.Error("stopping", "reason", lockLost.Error())
+				stop(lockLost)
+			case <-done:
+			}
+		}()
+	}
 	if srv == nil {
 		<-ctx.Done()
-		return b.Close()
+		err := b.Close()
+		if context.Cause(ctx) == lockLost {
+			return errors.Join(lockLost, err)
+		}
+		return err
 	}
 	select {
 	case <-ctx.Done():
@@ -313,7 +332,11 @@ func runBroker(args []string, stdout, stderr io.Writer) error {
 	// stop sending clients; the web server last, so that /healthz
 	// answers during the stop.
 	srv.NotReady()
-	return errors.Join(b.Close(), srv.Close())
+	err = errors.Join(b.Close(), srv.Close())
+	if context.Cause(ctx) == lockLost {
+		err = errors.Join(lockLost, err)
+	}
+	return err
 }
 
 // slowAccessDefine is the system property with which ActiveMQ turns on its

@@ -298,6 +298,8 @@ func persistenceAdapter(cfg *config.Config, kind string) string {
 		return "MultiKahaDBPersistenceAdapter[" + absPath(cfg.Persistence.MKahaDB.Directory) + "]"
 	case config.KindLSM:
 		return "WharfLSMPersistenceAdapter[" + absPath(cfg.Persistence.LSM.Directory) + "]"
+	case config.KindJDBC:
+		return "JDBCPersistenceAdapter(" + cfg.Persistence.JDBC.Redacted() + ")"
 	case config.KindMemory:
 		return "MemoryPersistenceAdapter"
 	}

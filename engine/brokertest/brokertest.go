@@ -61,6 +61,22 @@ func WithLSM() Option {
 	}
 }
 
+// WithJDBC runs the broker on ActiveMQ's JDBC store (storage/jdbc) on
+// the PostgreSQL database db at host:port as user (trust
+// authentication: no password), creating its tables; Restart then
+// closes the store and reopens it on the same database, as WithKahaDB
+// does.
+func WithJDBC(host string, port int, db, user string) Option {
+	return func(c *config.Config, _ *broker.Options) {
+		c.Persistent = true
+		c.Persistence.Kind = config.KindJDBC
+		j := &c.Persistence.JDBC
+		j.Host, j.Port, j.Database, j.User = host, port, db, user
+		j.CreateTablesOnStartup = true
+		j.UseLock = false
+	}
+}
+
 // Start starts a broker with every connector f serves among the default
 // ones, on loopback port 0, and returns once they accept connections.
 func Start(t testing.TB, f broker.Factories, opts ...Option) *Broker {

@@ -217,6 +217,8 @@ const (
 	// KindLSM is Wharf's own badger store (<wharfLSM>, YAML lsm);
 	// ActiveMQ has no such adapter.
 	KindLSM = "wharfLSM"
+	// KindJDBC is <jdbcPersistenceAdapter> on PostgreSQL (YAML jdbc).
+	KindJDBC = "jdbc"
 )
 
 // Persistence selects and configures the message store.
@@ -226,6 +228,7 @@ type Persistence struct {
 	KahaDB  KahaDB  // meaningful when Kind is KindKahaDB
 	MKahaDB MKahaDB // meaningful when Kind is KindMKahaDB
 	LSM     LSM     // meaningful when Kind is KindLSM
+	JDBC    JDBC    // meaningful when Kind is KindJDBC
 }
 
 // LSM is <wharfLSM>: Wharf's LSM store (storage/lsm, badger), one badger
@@ -553,6 +556,7 @@ func Default() Config {
 			Kind:   KindKahaDB, // BrokerService.createPersistenceAdapter: KahaDB
 			KahaDB: defaultKahaDB(),
 			LSM:    defaultLSM(),
+			JDBC:   defaultJDBC(),
 		},
 		SystemUsage: defaultSystemUsage(),
 		HTTP:        defaultHTTP(),

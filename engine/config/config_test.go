@@ -195,7 +195,15 @@ func TestConfigSeedSnippets(t *testing.T) {
 				t.Errorf("policy = %+v", p)
 			}
 		}},
-		{file: "seed000-jdbc.xml", line: 7, col: 3, err: "<jdbcPersistenceAdapter> is not supported by Wharf yet"},
+		{file: "seed000-jdbc.xml", check: func(t *testing.T, c *Config) {
+			// Seed 000's own snippet: the PGSimpleDataSource bean and the
+			// adapter naming it.
+			j := c.Persistence.JDBC
+			if c.Persistence.Kind != KindJDBC || j.Host != "db" || j.Port != 5432 || j.Database != "activemq" || j.User != "activemq" ||
+				j.Password != "secret" || !j.CreateTablesOnStartup || j.DataSource != "postgres" {
+				t.Errorf("jdbc = %q %+v", c.Persistence.Kind, j)
+			}
+		}},
 		{file: "seed000-mkahadb.xml", check: func(t *testing.T, c *Config) {
 			// No filters: one catch-all KahaDB with the defaults.
 			m := c.Persistence.MKahaDB
@@ -212,7 +220,7 @@ func TestConfigSeedSnippets(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.file+tc.err, func(t *testing.T) {
-			c, err := LoadFile(filepath.Join("testdata", tc.file), map[string]string{"activemq.data": "./data"})
+			c, err := LoadFile(filepath.Join("testdata", tc.file), map[string]string{"activemq.data": "./data", "db.password": "secret"})
 			if tc.err != "" {
 				wantProblem(t, err, tc.line, tc.col, tc.err)
 				return

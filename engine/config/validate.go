@@ -376,6 +376,8 @@ func (l *loader) validateStore() {
 		l.validateKahaDB("persistence.kahadb.", &p.KahaDB)
 	case KindMKahaDB:
 		l.validateMKahaDB(&p.MKahaDB)
+	case KindJDBC:
+		l.validateJDBC(&p.JDBC)
 	case KindLSM:
 		const lp = "persistence.lsm."
 		s := &p.LSM

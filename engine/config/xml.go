@@ -170,6 +170,9 @@ func attrOffset(tag []byte, local string) int {
 type xmlParser struct {
 	l         *loader
 	brokerSet bool
+	// dataSources are the JDBC data source beans by id, for
+	// <jdbcPersistenceAdapter dataSource="#id">.
+	dataSources map[string]*xmlElem
 }
 
 // unsupported reports an element Wharf does not implement.
@@ -538,7 +541,7 @@ func (p *xmlParser) shutdownHooks(e *xmlElem) {
 }
 
 func (p *xmlParser) persistenceAdapter(e *xmlElem) {
-	k := p.only(e, "persistence", "kahaDB", "mKahaDB", "wharfLSM", "memoryPersistenceAdapter")
+	k := p.only(e, "persistence", "kahaDB", "mKahaDB", "wharfLSM", "jdbcPersistenceAdapter", "memoryPersistenceAdapter")
 	if k == nil {
 		return
 	}
@@ -554,6 +557,8 @@ func (p *xmlParser) persistenceAdapter(e *xmlElem) {
 		p.attrs(k, "persistence.memory", nil)
 	case "mKahaDB":
 		p.mKahaDB(k)
+	case "jdbcPersistenceAdapter":
+		p.jdbcAdapter(k)
 	case "wharfLSM":
 		// Wharf's own store: ActiveMQ has no such element.
 		for _, kk := range k.kids {

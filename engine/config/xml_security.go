@@ -50,9 +50,14 @@ func (p *xmlParser) beans(kids []*xmlElem) {
 			encryptors = append(encryptors, k)
 		case class == placeholderConfigurer, class == placeholderConfigurer2, jasyptConfigurers[class]:
 			configurers = append(configurers, k)
+		case dataSourceClasses[class]:
+			if p.dataSources == nil {
+				p.dataSources = map[string]*xmlElem{}
+			}
+			p.dataSources[attrValue(k, "id")] = k
 		default:
-			p.l.problemAt("", k.line, k.col, fmt.Sprintf("<bean class=%q> is not supported by Wharf yet (only %s, and Jasypt's %s, %s and EncryptablePropertyPlaceholderConfigurer for ENC() values)",
-				class, placeholderConfigurer, jasyptEnvConfig, jasyptEncryptor))
+			p.l.problemAt("", k.line, k.col, fmt.Sprintf("<bean class=%q> is not supported by Wharf yet (only %s, the JDBC data sources %s and %s, and Jasypt's %s, %s and EncryptablePropertyPlaceholderConfigurer for ENC() values)",
+				class, placeholderConfigurer, pgSimpleDataSource, dbcp2DataSource, jasyptEnvConfig, jasyptEncryptor))
 		}
 	}
 	for _, k := range encryptors {

@@ -231,6 +231,7 @@ func (p *yamlParser) top(n *yaml.Node) {
 					c.Persistence.Kind = KindKahaDB
 					p.mapping(n, path, p.kahaDBKeys(&c.Persistence.KahaDB, &l.sync, func() { l.kahaDirSet = true }))
 				},
+				"jdbc": p.jdbc,
 				"lsm": func(n *yaml.Node, path string) {
 					// Wharf's own store (<wharfLSM>): ActiveMQ has none.
 					c.Persistence.Kind = KindLSM

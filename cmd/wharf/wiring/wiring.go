@@ -26,6 +26,7 @@ import (
 	"wharf/protocols/transport/ws"
 	"wharf/security"
 	"wharf/security/enc"
+	"wharf/storage/jdbc"
 	"wharf/storage/kahadb"
 	"wharf/storage/kahadb/journal"
 	"wharf/storage/lsm"
@@ -78,6 +79,7 @@ func factories(obs journal.Observer) broker.Factories {
 			config.KindKahaDB:  kahaDBStore(obs),
 			config.KindMKahaDB: mKahaDBStore(obs),
 			config.KindLSM:     lsmStore,
+			config.KindJDBC:    jdbcStore,
 		},
 		Temp:     tempStore,
 		Security: securityPlugin,
@@ -299,6 +301,42 @@ func lsmStore(_ context.Context, c *config.Config, log *slog.Logger) (engine.Sto
 		MinFreeDisk:      s.MinFreeDisk,
 		Logger:           log.With("store", "lsm"),
 	})
+}
+
+// jdbcStore opens ActiveMQ's JDBC store on PostgreSQL
+// (<jdbcPersistenceAdapter>, storage/jdbc), taking its lock first with
+// useLock (a slave waits there until it is master).
+func jdbcStore(ctx context.Context, c *config.Config, log *slog.Logger) (engine.Store, error) {
+	j := c.Persistence.JDBC
+	log = log.With("store", "jdbc")
+	o := jdbc.Options{
+		URL:           j.URL(),
+		MaxConns:      j.MaxConnections,
+		MinConns:      j.MinConnections,
+		TablePrefix:   j.TablePrefix,
+		CreateTables:  j.CreateTablesOnStartup,
+		Isolation:     j.TransactionIsolation,
+		CleanupPeriod: j.CleanupPeriod,
+		Logger:        log,
+	}
+	if j.UseLock {
+		o.Locker = jdbc.LockDatabase
+		if j.Locker == config.LockerLease {
+			o.Locker = jdbc.LockLease
+		}
+		o.LockAcquireSleepInterval = j.LockAcquireSleepInterval
+		o.LockKeepAlivePeriod = j.LockKeepAlivePeriod
+		o.LeaseHolderID = j.LeaseHolderID
+		if o.LeaseHolderID == "" {
+			o.LeaseHolderID = c.BrokerName // LeaseDatabaseLocker's default
+		}
+		o.MaxAllowableDiffFromDBTime = j.MaxAllowableDiffFromDBTime
+	}
+	s, err := jdbc.OpenContext(ctx, o)
+	if err != nil {
+		return nil, fmt.Errorf("jdbcPersistenceAdapter on %s: %w", j.Redacted(), err)
+	}
+	return s, nil
 }
 
 // kahaDBStore opens the KahaDB-compatible store. A directory that is a
