@@ -587,7 +587,7 @@ func decodeOriginal(b []byte) any {
 	// the connection's limits; the frame limit only needs to admit them.
 	lim := wire.DefaultLimits()
 	lim.MaxFrameSize = max(lim.MaxFrameSize, int64(len(b)))
-	ds, err := wire.Unmarshal(b, wire.StoreFormat(), lim)
+	ds, err := wire.UnmarshalShared(b, wire.StoreFormat(), lim)
 	if err != nil {
 		return (*original)(nil)
 	}
