@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"wharf/engine/message"
@@ -66,10 +67,28 @@ func ToEngine(w *wire.Message) (*message.Message, error) {
 	}
 	// A marshal failure (an advisory payload of a v12-only type) only costs
 	// the original form: the message is then re-encoded from its fields.
-	if b, err := wire.Marshal(w, wire.StoreFormat()); err == nil {
+	if b, err := marshalStore(w); err == nil {
 		m.Original = message.NewEncoded(convProtocol, b)
 	}
 	return m, nil
+}
+
+// storeEncoders are StoreFormat encoders (no marshal cache, so any may
+// encode any message), reused across messages.
+var storeEncoders = sync.Pool{New: func() any { return wire.NewEncoder(wire.StoreFormat()) }}
+
+// marshalStore is wire.Marshal(w, wire.StoreFormat()) with a pooled
+// encoder, into a buffer sized once from the frame w arrived in (or its
+// body and properties): the loose form is larger than the tight one by
+// its ids and flags, a few hundred bytes (one more allocation when not).
+func marshalStore(w *wire.Message) ([]byte, error) {
+	e := storeEncoders.Get().(*wire.Encoder)
+	defer storeEncoders.Put(e)
+	n := len(w.Raw)
+	if n == 0 {
+		n = len(w.Content) + len(w.MarshalledProperties)
+	}
+	return e.Append(make([]byte, 0, n+256), w)
 }
 
 // ToEngineStored is ToEngine for a message read back from a store that
