@@ -225,8 +225,23 @@ func run(ctx context.Context, o options, stdout, log io.Writer) (err error) {
 
 	warmUp(ctx, brokers, o.scale, log)
 
+	var jmsCP, jmsErr string
+	for _, sc := range scs {
+		if sc.jms == nil {
+			continue
+		}
+		fmt.Fprintln(log, "compiling the JMS client benchmark (bench/jms)")
+		if cp, err := buildJMS(ctx, repo, filepath.Join(tmp, "jms")); err != nil {
+			jmsErr = err.Error()
+			fmt.Fprintln(log, jmsErr)
+		} else {
+			jmsCP = cp
+		}
+		break
+	}
+
 	r := &runner{
-		brokers: brokers, rounds: o.rounds, scale: o.scale, log: log,
+		brokers: brokers, rounds: o.rounds, scale: o.scale, log: log, jmsCP: jmsCP, jmsErr: jmsErr,
 		deadline: start.Add(o.budget),
 		fresh: func(ctx context.Context, name string, round int) (*broker, error) {
 			dir := filepath.Join(tmp, fmt.Sprintf("%s-fresh-%d", name, round))
