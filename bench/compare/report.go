@@ -100,7 +100,7 @@ func summarize(sc scenario, order []string, pairs [][2]string, note string, samp
 		if sr.MedianP99us != nil {
 			var p99 []float64
 			for _, s := range samples {
-				if s.Broker == b && s.valid() {
+				if s.Broker == b && s.valid() && s.P99us > 0 { // the JMS client measures none
 					p99 = append(p99, s.P99us)
 				}
 			}
