@@ -8,9 +8,11 @@ import "syscall"
 // program dies without stopping it. The session also gives it an
 // autogroup of its own (sched_autogroup_enabled, Linux's default), so that
 // on a busy machine the scheduler shares the CPU between the broker and
-// the load generator by process rather than by thread: in one group, a
-// JVM broker with forty threads would out-schedule a Go broker running
-// two, and the figures would measure thread counts.
+// the load generator by process rather than by thread: in one group a JVM
+// broker with forty threads competes for the cores with more runnable
+// threads than a Go broker running two. (A precaution: on the shared
+// 2-core machine of bench/results/2026-12-02-openwire-driver.md its
+// effect was below the noise of single rounds.)
 func childAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }
