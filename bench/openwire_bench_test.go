@@ -50,3 +50,58 @@ func BenchmarkOpenWireSyncSend(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 }
+
+// BenchmarkOpenWireQueueAsync is the non-persistent queue of
+// `make bench-compare` in one process: a producer sending asynchronously
+// (as the JMS client sends non-persistent messages) and an auto-acknowledging
+// consumer (one STANDARD ack per message, prefetch 1000), each on its own
+// connection, 1 KiB bytes messages. One op is a message sent and received;
+// allocs/op counts the client's and (in-process) the broker's allocations.
+func BenchmarkOpenWireQueueAsync(b *testing.B) {
+	ctx := context.Background()
+	addr := openwireTarget(b)
+	dial := func() *client.Session {
+		c, err := client.Dial(ctx, addr, client.DefaultOptions())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		s, err := c.Session(false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}
+	q := wire.NewQueue("bench.async." + b.Name())
+	k, err := dial().Consumer(q, client.ConsumerOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := dial().Producer(q)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := make([]byte, 1024)
+	b.ReportAllocs()
+	b.ResetTimer()
+	got := make(chan error, 1)
+	go func() {
+		for i := 0; i < b.N; i++ {
+			if _, err := k.Receive(ctx); err != nil {
+				got <- err
+				return
+			}
+		}
+		got <- nil
+	}()
+	for i := 0; i < b.N; i++ {
+		if err := p.Send(ctx, client.NewBytesMessage(body), false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := <-got; err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+}

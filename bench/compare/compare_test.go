@@ -385,9 +385,16 @@ func TestCompareFsyncRate(t *testing.T) {
 }
 
 // TestCompareScenariosBounded: every scenario of the real comparison
-// stops by count and by time, and validates.
+// stops by count and by time, and validates; a JMS-client scenario has a
+// count (JmsBench stops at it, or after jmsTimeout).
 func TestCompareScenariosBounded(t *testing.T) {
 	for _, sc := range scenarios() {
+		if sc.jms != nil {
+			if sc.jms.count <= 0 || sc.jms.size < 1 || (sc.jms.topic && sc.jms.subs < 1) || sc.conn != connOpenWire {
+				t.Errorf("%s: JMS run %+v over %s; want a count, a size, subscribers for a topic, OpenWire", sc.ID, *sc.jms, sc.conn)
+			}
+			continue
+		}
 		cfg := sc.config("tcp://127.0.0.1:1", 0, 1)
 		if sc.conn == connMQTT {
 			cfg.URL = "mqtt://127.0.0.1:1"
@@ -398,5 +405,37 @@ func TestCompareScenariosBounded(t *testing.T) {
 		if cfg.Scenario != bench.ScenarioConnections && (cfg.Count == 0 || cfg.Duration <= 0 || cfg.Duration > 10*time.Second) {
 			t.Errorf("%s: count %d, duration %s; want both, the duration at most 10s", sc.ID, cfg.Count, cfg.Duration)
 		}
+	}
+}
+
+// TestCompareJMSResultLine: JmsBench's result line gives the rate and the
+// seconds; its failure line gives nothing.
+func TestCompareJMSResultLine(t *testing.T) {
+	m := jmsResult.FindStringSubmatch("RESULT topic nonpersistent 20000 x 1024 B, 10 receiver(s): 41234 msgs/s received (4.85 s)")
+	if m == nil || m[1] != "41234" || m[2] != "4.85" {
+		t.Fatalf("result line parsed as %q", m)
+	}
+	if m := jmsResult.FindStringSubmatch("FAILED received 10 of 20"); m != nil {
+		t.Fatalf("failure line parsed as %q", m)
+	}
+}
+
+// TestCompareCPUSeconds reads this process's CPU time, which only grows.
+func TestCompareCPUSeconds(t *testing.T) {
+	a, err := cpuSeconds(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(30 * time.Millisecond); time.Now().Before(end); {
+	}
+	b, err := cpuSeconds(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a < 0 || b < a {
+		t.Fatalf("CPU seconds %v then %v", a, b)
+	}
+	if _, err := cpuSeconds(-1); err == nil {
+		t.Fatal("cpuSeconds(-1) succeeded")
 	}
 }

@@ -189,6 +189,8 @@ var requirements = []requirement{
 	// The FuseSource MQTT codec ActiveMQ's MQTT transport needs.
 	{"libmqtt-client-java", fileExists("/usr/share/java/mqtt-client.jar")},
 	{"mosquitto", func() bool { _, err := mosquitto.Binary(); return err == nil }},
+	// javac, for the JMS-client rows (bench/jms/JmsBench.java).
+	{"default-jdk-headless", func() bool { _, err := exec.LookPath("javac"); return err == nil }},
 }
 
 // installTimeout bounds apt-get.

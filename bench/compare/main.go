@@ -4,12 +4,16 @@
 // the medians and the ratio Wharf/reference with its spread.
 //
 // It installs what is missing (as root, with apt-get: Debian's ActiveMQ
-// 5.17 with the MQTT codec it needs, a JRE, Mosquitto), builds Wharf from
+// 5.17 with the MQTT codec it needs, a JRE and a JDK for the JMS-client
+// rows, Mosquitto), builds Wharf from
 // this tree, and starts every broker itself on loopback ports with its data
 // in a temporary directory: Wharf and ActiveMQ with the same activemq.xml
 // (this directory's, KahaDB with a disk sync per persistent send),
-// Mosquitto with unbounded per-client queues. Every run is bounded in
-// count and time, a time budget bounds the whole (15 minutes on a 2-core
+// Mosquitto with unbounded per-client queues; each broker in a session of
+// its own. Three OpenWire scenarios run with ActiveMQ's own JMS client as
+// well as with wharf bench's Go driver (bench/jms/JmsBench.java, compiled
+// at the start). Every run is bounded in count and time (a JMS run by its
+// count and a 3-minute timeout), a time budget bounds the whole (15 minutes on a 2-core
 // machine), and every broker it started is stopped when it ends, on
 // Ctrl-C too (Linux also kills them should this program die first).
 //
@@ -225,8 +229,23 @@ func run(ctx context.Context, o options, stdout, log io.Writer) (err error) {
 
 	warmUp(ctx, brokers, o.scale, log)
 
+	var jmsCP, jmsErr string
+	for _, sc := range scs {
+		if sc.jms == nil {
+			continue
+		}
+		fmt.Fprintln(log, "compiling the JMS client benchmark (bench/jms)")
+		if cp, err := buildJMS(ctx, repo, filepath.Join(tmp, "jms")); err != nil {
+			jmsErr = err.Error()
+			fmt.Fprintln(log, jmsErr)
+		} else {
+			jmsCP = cp
+		}
+		break
+	}
+
 	r := &runner{
-		brokers: brokers, rounds: o.rounds, scale: o.scale, log: log,
+		brokers: brokers, rounds: o.rounds, scale: o.scale, log: log, jmsCP: jmsCP, jmsErr: jmsErr,
 		deadline: start.Add(o.budget),
 		fresh: func(ctx context.Context, name string, round int) (*broker, error) {
 			dir := filepath.Join(tmp, fmt.Sprintf("%s-fresh-%d", name, round))

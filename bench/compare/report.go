@@ -35,9 +35,12 @@ type ScenarioReport struct {
 	Unit           string `json:"unit"`
 	HigherIsBetter bool   `json:"higher_is_better"`
 	// Brokers are the brokers that ran it, in the order they ran.
-	Brokers     []string           `json:"brokers"`
-	Medians     map[string]maybe   `json:"medians"`
-	MedianP99us map[string]maybe   `json:"median_p99_us,omitempty"`
+	Brokers     []string         `json:"brokers"`
+	Medians     map[string]maybe `json:"medians"`
+	MedianP99us map[string]maybe `json:"median_p99_us,omitempty"`
+	// MedianCPUus is the broker's CPU time per delivery, in µs: what a
+	// client that is itself the bottleneck cannot hide.
+	MedianCPUus map[string]maybe   `json:"median_cpu_us_per_msg,omitempty"`
 	Comparisons []ComparisonReport `json:"comparisons"`
 	Notes       []string           `json:"notes,omitempty"`
 	Samples     []Sample           `json:"samples"`
@@ -90,17 +93,25 @@ func summarize(sc scenario, order []string, pairs [][2]string, note string, samp
 	}
 	if sc.metric.higherIsBetter {
 		sr.MedianP99us = map[string]maybe{}
+		sr.MedianCPUus = map[string]maybe{}
 	}
 	for _, b := range order {
 		sr.Medians[b] = maybe(medianOf(samples, b))
 		if sr.MedianP99us != nil {
 			var p99 []float64
 			for _, s := range samples {
-				if s.Broker == b && s.valid() {
+				if s.Broker == b && s.valid() && s.P99us > 0 { // the JMS client measures none
 					p99 = append(p99, s.P99us)
 				}
 			}
 			sr.MedianP99us[b] = maybe(median(p99))
+			var cpu []float64
+			for _, s := range samples {
+				if s.Broker == b && s.valid() && s.Received > 0 && s.CPUSeconds > 0 {
+					cpu = append(cpu, s.CPUSeconds*1e6/float64(s.Received))
+				}
+			}
+			sr.MedianCPUus[b] = maybe(median(cpu))
 		}
 		sr.Notes = append(sr.Notes, problems(samples, b)...)
 	}
@@ -181,7 +192,7 @@ func (r *Report) writeTable(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "scenario\tunit\tA median\tB median\tA/B\tmin–max\tp99 A / B\tnotes\n")
+	fmt.Fprintf(tw, "scenario\tunit\tA median\tB median\tA/B\tmin–max\tp99 A / B\tCPU/msg A / B\tnotes\n")
 	for _, s := range r.Scenarios {
 		dir := "↑"
 		if !s.HigherIsBetter {
@@ -189,7 +200,7 @@ func (r *Report) writeTable(w io.Writer) {
 		}
 		notes := strings.Join(s.Notes, "; ")
 		if len(s.Comparisons) == 0 {
-			fmt.Fprintf(tw, "%s\t%s %s\t\t\t\t\t\t%s\n", s.Title, s.Unit, dir, notes)
+			fmt.Fprintf(tw, "%s\t%s %s\t\t\t\t\t\t\t%s\n", s.Title, s.Unit, dir, notes)
 		}
 		for _, c := range s.Comparisons {
 			a, b := s.Medians[c.Subject], s.Medians[c.Reference]
@@ -197,14 +208,27 @@ func (r *Report) writeTable(w io.Writer) {
 			if s.MedianP99us != nil {
 				p99 = fmtMicros(float64(s.MedianP99us[c.Subject])) + " / " + fmtMicros(float64(s.MedianP99us[c.Reference]))
 			}
-			fmt.Fprintf(tw, "%s\t%s %s\t%s %s\t%s %s\t%s\t%s\t%s\t%s\n", s.Title, s.Unit, dir,
+			cpu := ""
+			if s.MedianCPUus != nil {
+				cpu = fmtCPU(float64(s.MedianCPUus[c.Subject])) + " / " + fmtCPU(float64(s.MedianCPUus[c.Reference]))
+			}
+			fmt.Fprintf(tw, "%s\t%s %s\t%s %s\t%s %s\t%s\t%s\t%s\t%s\t%s\n", s.Title, s.Unit, dir,
 				displayName(c.Subject), fmtValue(float64(a), s.Unit), displayName(c.Reference), fmtValue(float64(b), s.Unit),
-				fmtRatio(float64(c.Ratio)), fmtRange(float64(c.Min), float64(c.Max)), p99, notes)
+				fmtRatio(float64(c.Ratio)), fmtRange(float64(c.Min), float64(c.Max)), p99, cpu, notes)
 			notes = "" // once per scenario
 		}
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\n↑ higher is better, ↓ lower is better; A/B > 1 means A has more of the unit. msg/s counts deliveries (10 per message in a fan-out 1→10).")
+	fmt.Fprintln(w, "CPU/msg is the broker's user+system CPU time per delivery (median over the rounds); the load generator runs on the same cores.")
+}
+
+// fmtCPU is a CPU time per delivery in µs; "–" when not measured.
+func fmtCPU(us float64) string {
+	if math.IsNaN(us) {
+		return "–"
+	}
+	return fmt.Sprintf("%.1fµs", us)
 }
 
 func fmtRatio(v float64) string {

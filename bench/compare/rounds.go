@@ -54,6 +54,9 @@ type runner struct {
 	log      io.Writer
 	// ran records "scenario broker" for each run in order, for tests.
 	ran []string
+	// jmsCP is the classpath of the compiled JMS client benchmark, empty
+	// when it could not be built (jmsErr says why).
+	jmsCP, jmsErr string
 }
 
 // lineup is who runs sc, in order, and which pairs are compared: Wharf
@@ -149,6 +152,9 @@ func (r *runner) measure(ctx context.Context, sc scenario, name string, round in
 	if b == nil || !b.alive() {
 		s.Error = name + " is not running"
 		return s
+	}
+	if sc.jms != nil {
+		return r.measureJMS(ctx, *sc.jms, b, s)
 	}
 	cfg := sc.config(b.urls[sc.conn], b.pid, r.scale)
 	res, err := bench.Run(ctx, cfg, bench.RunOptions{})

@@ -53,6 +53,9 @@ type scenario struct {
 	// heap, Go's retained spans) would hide the connections' cost.
 	fresh bool
 	set   func(*bench.Config)
+	// jms, when set, runs the scenario with ActiveMQ's JMS client
+	// (bench/jms) instead of wharf bench; set is then unused.
+	jms *jmsRun
 }
 
 // Counts and bounds of the runs. Each run stops at its count or its
@@ -69,6 +72,13 @@ const (
 	idleHold         = 2 * time.Second
 	idleConnTimeout  = 15 * time.Second
 	fanOutSubscribed = 10
+	// The JMS client's runs have no duration bound (JmsBench stops at its
+	// count), so their counts are smaller: a JVM's client costs several
+	// times the Go driver's CPU per message, and a persistent send waits
+	// for a disk sync.
+	jmsCount           = 25000
+	jmsPersistentCount = 2000
+	jmsFanOutCount     = 10000
 )
 
 // scenarios are the comparison's lines, in the order they run each round.
@@ -98,6 +108,12 @@ func scenarios() []scenario {
 		{ID: "queue-100b-openwire", Title: "non-persistent queue 100 B, OpenWire", conn: connOpenWire, refs: amq, metric: throughput, set: queue(100)},
 		{ID: "queue-1k-openwire", Title: "non-persistent queue 1 KiB, OpenWire", conn: connOpenWire, refs: amq, metric: throughput, set: queue(1024)},
 		{ID: "topic-fanout-10-openwire", Title: "topic fan-out 1→10, 1 KiB, OpenWire", conn: connOpenWire, refs: amq, metric: throughput, set: fanOut(0)},
+		{ID: "jms-queue-1k", Title: "non-persistent queue 1 KiB, JMS client", conn: connOpenWire, refs: amq, metric: throughput,
+			jms: &jmsRun{size: 1024, count: jmsCount}},
+		{ID: "jms-persistent-queue-1k", Title: "persistent queue 1 KiB, 1 pair, JMS client", conn: connOpenWire, refs: amq, metric: throughput,
+			jms: &jmsRun{persistent: true, size: 1024, count: jmsPersistentCount}},
+		{ID: "jms-topic-fanout-10", Title: "topic fan-out 1→10, 1 KiB, JMS client", conn: connOpenWire, refs: amq, metric: throughput,
+			jms: &jmsRun{topic: true, size: 1024, count: jmsFanOutCount, subs: fanOutSubscribed}},
 		{ID: "mqtt-qos0-fanout-10", Title: "MQTT QoS 0 fan-out 1→10, 1 KiB", conn: connMQTT, refs: mqttRefs, metric: throughput, set: fanOut(0)},
 		{ID: "mqtt-qos1-fanout-10", Title: "MQTT QoS 1 fan-out 1→10, 1 KiB", conn: connMQTT, refs: mqttRefs, metric: throughput, set: fanOut(1)},
 		{ID: "idle-connections-10k-openwire", Title: "idle connections, 10,000 OpenWire", conn: connNIO, refs: amq, metric: memoryPerConnection, fresh: true,

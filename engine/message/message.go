@@ -1,5 +1,7 @@
 package message
 
+import "sync"
+
 // BodyType is the JMS message type, fixed by the body.
 type BodyType uint8
 
@@ -30,6 +32,34 @@ const DefaultPriority = 4
 type Encoded struct {
 	Protocol string // "openwire", "amqp"...; empty when none is kept
 	Bytes    []byte
+	// memo, set by NewEncoded, remembers the protocol's decoded form of
+	// Bytes (Decoded); copies of the Encoded share it.
+	memo *decodedMemo
+}
+
+type decodedMemo struct {
+	once sync.Once
+	v    any
+}
+
+// NewEncoded is Bytes b in protocol's encoding, with room to remember
+// their decoded form (Decoded).
+func NewEncoded(protocol string, b []byte) Encoded {
+	return Encoded{Protocol: protocol, Bytes: b, memo: &decodedMemo{}}
+}
+
+// Decoded returns decode(e.Bytes). An Encoded made by NewEncoded (and its
+// copies) calls decode once, on first use, and returns that value from
+// then on, to any goroutine: a fan-out decodes its message once, not once
+// per delivery. The value is shared, so the caller must treat it as
+// read-only (copy it to change it); it lives as long as the message. A
+// zero-memo Encoded decodes on every call.
+func (e Encoded) Decoded(decode func([]byte) any) any {
+	if e.memo == nil {
+		return decode(e.Bytes)
+	}
+	e.memo.once.Do(func() { e.memo.v = decode(e.Bytes) })
+	return e.memo.v
 }
 
 // Message is a JMS message as ActiveMQ models it. See the package comment for

@@ -125,7 +125,10 @@ func (c *consumer) Deliver(d engine.Delivery) {
 		// is not always the engine's spelling of it.
 		msgID := d.Msg.ID
 		if w.MessageId != nil {
-			msgID = w.MessageId.String()
+			var buf [128]byte
+			if id := w.MessageId.AppendString(buf[:0]); string(id) != msgID {
+				msgID = string(id)
+			}
 		}
 		c.mu.Lock()
 		c.dispatched = append(c.dispatched, dispatched{msgID: msgID, id: d.ID})
@@ -149,31 +152,34 @@ func (s *session) onAck(a *wire.MessageAck) (deferred bool, err error) {
 	if a.ConsumerId == nil || a.LastMessageId == nil {
 		return false, fmt.Errorf("MessageAck without a consumer or last message id")
 	}
-	c := s.consumers[a.ConsumerId.String()]
+	// The ids are spelled into stack buffers: the lookups and comparisons
+	// of string(bytes) below allocate nothing.
+	var idBuf, firstBuf, lastBuf [128]byte
+	c := s.consumers[string(a.ConsumerId.AppendString(idBuf[:0]))]
 	if c == nil {
 		return false, nil // the consumer is gone; its messages went back already
 	}
-	first := ""
+	var first []byte
 	if a.FirstMessageId != nil {
-		first = a.FirstMessageId.String()
+		first = a.FirstMessageId.AppendString(firstBuf[:0])
 	}
-	last := a.LastMessageId.String()
+	last := a.LastMessageId.AppendString(lastBuf[:0])
 	tx := txKey(a.TransactionId)
 
 	c.mu.Lock()
 	lo, hi := -1, -1
 	for i, p := range c.dispatched {
-		if lo < 0 && (first == "" || p.msgID == first) {
+		if lo < 0 && (first == nil || p.msgID == string(first)) {
 			lo = i
 		}
-		if p.msgID == last {
+		if p.msgID == string(last) {
 			hi = i
 			break
 		}
 	}
 	if hi < 0 {
 		c.mu.Unlock()
-		s.log.Debug("ack matches no dispatched message", "ack_type", a.AckType, "last", last)
+		s.log.Debug("ack matches no dispatched message", "ack_type", a.AckType, "last", string(last))
 		return false, fmt.Errorf("Could not correlate acknowledgment with dispatched message: %s", last)
 	}
 	if a.AckType == wire.AckIndividual || lo < 0 {

@@ -17,10 +17,14 @@ import (
 )
 
 const (
-	// maxSpareBytes is the largest flushed batch buffer kept for reuse, in
-	// bytes; bigger ones (after a burst) are left to the GC so an idle
-	// connection does not pin a burst's worth of memory.
-	maxSpareBytes = 1 << 20
+	// chunkBytes is the size of the chunks the outbound queue is made of:
+	// a write is copied once, into the last chunk, and a burst grows the
+	// queue by chunks instead of copying it into a bigger buffer each time
+	// it doubles. Flushed chunks go back to a pool shared by every
+	// connection, so an idle connection pins none.
+	chunkBytes = 64 << 10
+	// maxIovec is how many chunks go to one writev (Linux's IOV_MAX).
+	maxIovec = 1024
 	// drainTimeout bounds how long Close waits for gnet's outbound buffer to
 	// reach the kernel before closing anyway (ErrDrainTimeout). A peer that
 	// stops reading must not keep a closing connection forever.
@@ -86,6 +90,8 @@ type conn struct {
 	// handed counts every byte given to gnet's Write; handed minus
 	// gnet's OutboundBuffered is what has gone to the kernel.
 	handed int64
+	// iov is writeChunks' argument to Writev, reused. Loop only.
+	iov [][]byte
 	// waiting holds the WriteNotify callbacks whose bytes were given to
 	// gnet, in write order, from wHead on; see settle.
 	waiting []waiter
@@ -116,9 +122,10 @@ type conn struct {
 	// channel would cost a copy per write and give no batching. It is held
 	// only to append, swap or flip flags: never across I/O or a callback.
 	mu             sync.Mutex
-	pending        []byte        // bytes queued by Write, not yet given to gnet
+	pending        [][]byte      // bytes queued by Write, not yet given to gnet: chunks in order
+	pendingLen     int           // bytes in pending
 	dones          []func(error) // WriteNotify callbacks for pending, in order (after those in waiting)
-	spare          []byte        // the previous batch's buffer, reused
+	spare          [][]byte      // the previous batch's chunk list, reused
 	spareDones     []func(error)
 	flushScheduled bool  // a flush task is posted to the loop and has not started
 	readScheduled  bool  // readTask is posted to the loop and has not started
@@ -191,14 +198,15 @@ func (c *conn) write(b []byte, done func(error)) error {
 		c.mu.Unlock()
 		return err
 	}
-	if used := len(c.pending) + len(b); used > c.l.maxOutbound {
+	if used := c.pendingLen + len(b); used > c.l.maxOutbound {
 		c.cutLocked(ErrOutboundFull)
 		_ = c.gc.Close() // posts the close to the loop; under mu, see post
 		c.mu.Unlock()
 		c.logOutboundFull(used)
 		return ErrOutboundFull
 	}
-	c.pending = append(c.pending, b...)
+	c.pending = appendChunked(c.pending, b)
+	c.pendingLen += len(b)
 	if done != nil {
 		c.dones = append(c.dones, done)
 	}
@@ -261,7 +269,58 @@ func (c *conn) cutLocked(cause error) {
 	if c.cause == nil || errors.Is(cause, ErrOutboundFull) || errors.Is(cause, ErrHandlerPanic) {
 		c.cause = cause
 	}
-	c.pending, c.spare = nil, nil
+	putChunks(c.pending)
+	c.pending, c.pendingLen, c.spare = nil, 0, nil
+}
+
+// chunks are the pooled chunkBytes buffers of outbound queues.
+var chunks = sync.Pool{New: func() any { return new([chunkBytes]byte) }}
+
+// appendChunked appends b to the chunk list q: into the last chunk when it
+// fits, else into a new one (a pooled chunk, or one of b's size when b is
+// larger).
+func appendChunked(q [][]byte, b []byte) [][]byte {
+	if n := len(q); n > 0 {
+		if last := q[n-1]; cap(last)-len(last) >= len(b) {
+			q[n-1] = append(last, b...)
+			return q
+		}
+	}
+	var c []byte
+	if len(b) <= chunkBytes {
+		c = chunks.Get().(*[chunkBytes]byte)[:0]
+	} else {
+		c = make([]byte, 0, len(b))
+	}
+	return append(q, append(c, b...))
+}
+
+// putChunks returns q's pooled chunks to the pool; q must not be used after.
+func putChunks(q [][]byte) {
+	for i, c := range q {
+		if cap(c) == chunkBytes {
+			chunks.Put((*[chunkBytes]byte)(c[:chunkBytes]))
+		}
+		q[i] = nil
+	}
+}
+
+// writeChunks hands q to gnet, maxIovec chunks per writev; gnet copies what
+// the kernel does not take into its own buffer. q's entries are left as
+// they were (gnet reslices the ones it is given), so the caller may return
+// them to the pool.
+func (c *conn) writeChunks(q [][]byte) error {
+	for len(q) > 0 {
+		n := min(len(q), maxIovec)
+		c.iov = append(c.iov[:0], q[:n]...)
+		_, err := c.gc.Writev(c.iov)
+		clear(c.iov)
+		if err != nil {
+			return err
+		}
+		q = q[n:]
+	}
+	return nil
 }
 
 // flush hands the queue to gnet, enforces the outbound cap, runs the
@@ -277,8 +336,8 @@ func (c *conn) flush(fromTask bool) {
 		c.mu.Unlock()
 		return
 	}
-	batch, dones := c.pending, c.dones
-	c.pending, c.spare = c.spare, nil
+	batch, batchLen, dones := c.pending, c.pendingLen, c.dones
+	c.pending, c.pendingLen, c.spare = c.spare, 0, nil
 	c.dones, c.spareDones = c.spareDones, nil
 	closing := c.closing
 	c.mu.Unlock()
@@ -287,7 +346,7 @@ func (c *conn) flush(fromTask bool) {
 	// buffer. They join the waiting list before the Write so that, should
 	// gnet close the connection from inside it, onClose settles them in
 	// order with the rest.
-	end := c.handed + int64(len(batch))
+	end := c.handed + int64(batchLen)
 	if len(dones) > 0 {
 		if c.wHead == len(c.waiting) {
 			c.pollDelay = 0 // a new wait: poll soon
@@ -299,15 +358,16 @@ func (c *conn) flush(fromTask bool) {
 	}
 	var err error
 	before := c.gc.OutboundBuffered()
-	if len(batch) > 0 {
+	if batchLen > 0 {
 		// gnet writes what the kernel takes and copies the rest into its
 		// own outbound buffer, which it flushes on writable events, in order.
-		// On a write error it closes the connection from inside Write
+		// On a write error it closes the connection from inside Writev
 		// (OnClose has then run and c.gone is set).
-		if _, err = c.gc.Write(batch); err == nil {
+		if err = c.writeChunks(batch); err == nil {
 			c.handed = end
 		}
 	}
+	putChunks(batch)
 	c.flushPaused(before)
 	cut, used, buffered := false, 0, 0
 	if !c.gone {
@@ -315,7 +375,7 @@ func (c *conn) flush(fromTask bool) {
 		c.mu.Lock()
 		// gnet's buffer is only readable on the loop, so the exact cap check
 		// is here; Write checks only the queue it can see.
-		used = buffered + len(c.pending)
+		used = buffered + c.pendingLen
 		if err == nil && used > c.l.maxOutbound && !c.closed {
 			err = ErrOutboundFull
 		}
@@ -336,7 +396,7 @@ func (c *conn) flush(fromTask bool) {
 	}
 
 	c.mu.Lock()
-	if !c.closed && c.spare == nil && cap(batch) <= maxSpareBytes {
+	if !c.closed && c.spare == nil && cap(batch) <= maxIovec {
 		c.spare = batch[:0]
 	}
 	if c.spareDones == nil && dones != nil {
@@ -589,7 +649,7 @@ func (c *conn) onClose(gerr error) {
 	}
 	cause := c.cause
 	pending, dones := c.pending, c.dones
-	c.pending, c.dones, c.spare, c.spareDones = nil, nil, nil, nil
+	c.pending, c.pendingLen, c.dones, c.spare, c.spareDones = nil, 0, nil, nil, nil
 	c.mu.Unlock()
 	// gnet calls OnClose before it releases the buffer (and before its last
 	// attempt to send it), so OutboundBuffered is still meaningful here.
@@ -609,7 +669,7 @@ func (c *conn) onClose(gerr error) {
 			if len(pending) > 0 {
 				// Shutdown: hand what is queued to gnet, which makes one
 				// non-blocking attempt to send it after this callback.
-				_, _ = c.gc.Write(pending)
+				_ = c.writeChunks(pending)
 			}
 		}
 	}

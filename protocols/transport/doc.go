@@ -30,11 +30,13 @@
 //
 // # Write path and ordering
 //
-// Write copies b into the connection's outbound queue (a byte slice guarded
-// by a mutex: the one lock of the package, see conn.mu) and, if no flush is
-// pending, posts a flush task to the owning loop with gnet's
+// Write copies b into the connection's outbound queue (a list of pooled
+// 64 KiB chunks guarded by a mutex: the one lock of the package, see
+// conn.mu; a burst adds chunks and never copies what is queued) and, if no
+// flush is pending, posts a flush task to the owning loop with gnet's
 // EventLoop.Execute. The loop takes the whole queue at once and hands it to
-// gnet's Conn.Write in one call; gnet writes what the kernel accepts and
+// gnet's Conn.Writev (one writev for up to 1,024 chunks), then returns the
+// chunks to the pool; gnet writes what the kernel accepts and
 // copies the rest into its own outbound buffer, flushed in order on writable
 // events. Because every write goes through the one queue, writes are sent in
 // one total order that respects each goroutine's program order; writes from
@@ -44,7 +46,7 @@
 //
 // WriteNotify callbacks wait for their bytes to leave gnet's outbound
 // buffer, not just to be given to gnet: the loop counts the bytes it hands
-// to gnet's Write, and the bytes sent are that count minus
+// to gnet, and the bytes sent are that count minus
 // OutboundBuffered. When a flush leaves bytes in gnet's buffer, the
 // flushed batch's callbacks join a per-connection waiting list (in write
 // order, each with the byte offset its bytes end at); every later flush

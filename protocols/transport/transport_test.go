@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"runtime"
 	"strconv"
@@ -676,5 +677,46 @@ func TestTransportHandlerPanicClosesOnlyItsConn(t *testing.T) {
 	}
 	if closed.count() != 1 {
 		t.Fatalf("OnClose calls: got %d, want 1 (conn %d must stay open)", closed.count(), goodID)
+	}
+}
+
+// TestWriteChunkedOrder: writes of every size, from a few bytes to several
+// outbound chunks, from a goroutine other than the loop, reach the peer
+// whole and in order.
+func TestWriteChunkedOrder(t *testing.T) {
+	conns := make(chan Conn, 1)
+	l := listen(t, func(c Conn) Handler {
+		conns <- c
+		return &funcHandler{onData: func([]byte) error { return nil }}
+	}, quietOptions())
+	nc := dial(t, l)
+	c := <-conns
+	rng := rand.New(rand.NewPCG(1, 2))
+	var want []byte
+	for i := range 2000 {
+		n := 1 + rng.IntN(3000)
+		if i%100 == 0 {
+			n = chunkBytes + 1 + rng.IntN(2*chunkBytes) // larger than a chunk
+		}
+		b := make([]byte, n)
+		for j := range b {
+			b[j] = byte(i + j)
+		}
+		want = append(want, b...)
+		if err := c.Write(b); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	got := make([]byte, len(want))
+	nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.ReadFull(nc, got); err != nil {
+		t.Fatalf("read %d bytes: %v", len(want), err)
+	}
+	if !bytes.Equal(got, want) {
+		i := 0
+		for i < len(got) && got[i] == want[i] {
+			i++
+		}
+		t.Fatalf("stream differs from byte %d of %d", i, len(want))
 	}
 }

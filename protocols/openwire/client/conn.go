@@ -36,16 +36,26 @@ type Conn struct {
 	nextTxID       atomic.Int64
 	nextTempID     atomic.Int64
 
-	// wmu serialises writers: it guards enc and wbuf (the encoder owns the
-	// outbound marshal cache, so frames must be encoded in the order they
-	// are written) and every transacted Session's tx, so that a BEGIN is on
-	// the wire before any frame naming its transaction. A lock rather than
-	// a writer goroutine because callers block on their own writes (flow
-	// control reaches them as TCP back-pressure, as in the Java client).
-	// It is never held while taking another lock.
-	wmu  sync.Mutex
-	enc  *wire.Encoder
-	wbuf []byte
+	// wmu serialises writers: it guards enc, pend, spare and flushed (the
+	// encoder owns the outbound marshal cache, so frames must be encoded
+	// in the order they are written) and every transacted Session's tx, so
+	// that a BEGIN is on the wire before any frame naming its transaction.
+	// Callers encode their frames into pend; the flusher goroutine writes
+	// what collected there, so frames that pile up while a write is in the
+	// kernel go out together in the next one (the same frames, in the same
+	// order, as one write each would send). Callers block while pend holds
+	// maxPending bytes or more: flow control still reaches them as TCP
+	// back-pressure, as in the Java client. wmu is never held while taking
+	// another lock.
+	wmu       sync.Mutex
+	wcond     *sync.Cond // on wmu: pend was taken, a write ended, or the flusher quit
+	enc       *wire.Encoder
+	pend      []byte // encoded frames not yet handed to the socket
+	spare     []byte // the flusher's previous buffer, for reuse
+	writing   bool   // the flusher is writing a buffer it took from pend
+	flushed   bool   // the flusher quit: nothing more will be written
+	kick      chan struct{}
+	flushDone chan struct{} // closed when the flusher quits
 
 	// mu guards the maps below and closing. The reader goroutine and every
 	// API caller touch them; the critical sections are map operations only.
@@ -118,7 +128,10 @@ func Dial(ctx context.Context, addr string, o Options) (*Conn, error) {
 		gotBrokerInfo: make(chan struct{}),
 		done:          make(chan struct{}),
 		readerDone:    make(chan struct{}),
+		kick:          make(chan struct{}, 1),
+		flushDone:     make(chan struct{}),
 	}
+	c.wcond = sync.NewCond(&c.wmu)
 	if c.clientID == "" {
 		c.clientID = newID(clientIDs)
 	}
@@ -127,6 +140,7 @@ func Dial(ctx context.Context, addr string, o Options) (*Conn, error) {
 		c.fail(err)
 		if c.readerUp {
 			<-c.readerDone
+			<-c.flushDone
 		}
 		return nil, fmt.Errorf("openwire client: connect %s: %w", addr, err)
 	}
@@ -191,6 +205,7 @@ func (c *Conn) open(ctx context.Context, addr string) error {
 	c.lastRead.Store(time.Now().UnixNano())
 	c.readerUp = true
 	go c.readLoop(dec)
+	go c.flushLoop()
 	if f.MaxInactivityDuration > 0 {
 		go c.monitor(f.MaxInactivityDuration, f.MaxInactivityDurationInitalDelay)
 	}
@@ -333,7 +348,16 @@ func (c *Conn) checkOpen() error {
 // them only for correlation.
 func (c *Conn) nextID() int32 { return c.nextCommandID.Add(1) }
 
-// locked runs fn holding the writer lock; fn writes with writeLocked.
+// maxPending is how many encoded bytes may wait for the flusher before
+// writers block until it takes them.
+const maxPending = 256 << 10
+
+// maxSpare bounds the buffer the flusher keeps for reuse.
+const maxSpare = 1 << 20
+
+// locked runs fn holding the writer lock; fn writes with writeLocked. It
+// returns once what fn wrote is queued for the socket, after waiting while
+// the queue is full.
 func (c *Conn) locked(fn func() error) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -342,29 +366,102 @@ func (c *Conn) locked(fn func() error) error {
 		return c.err
 	default:
 	}
-	return fn()
+	err := fn()
+	for len(c.pend) >= maxPending && !c.flushed {
+		c.wcond.Wait()
+	}
+	return err
 }
 
-// writeLocked encodes and writes one frame; c.wmu must be held. An encode
-// error leaves the connection usable; a write error ends it.
+// writeLocked encodes one frame and queues it for the flusher; c.wmu must
+// be held. An encode error leaves the connection usable; a write error
+// ends it, and the callers waiting for a response see it.
 func (c *Conn) writeLocked(ds wire.DataStructure) error {
-	buf, err := c.enc.Append(c.wbuf[:0], ds)
+	if c.flushed {
+		return c.doneErr()
+	}
+	n := len(c.pend)
+	buf, err := c.enc.Append(c.pend, ds)
 	if err != nil {
+		if cap(buf) > cap(c.pend) {
+			c.pend = buf[:n]
+		}
 		return fmt.Errorf("openwire client: %w", err)
 	}
-	if cap(buf) <= 1<<20 {
-		c.wbuf = buf
-	} else {
-		c.wbuf = nil
-	}
+	c.pend = buf
 	if c.opts.Trace != nil {
 		c.opts.Trace(true, ds)
 	}
-	if _, err := c.nc.Write(buf); err != nil {
-		c.fail(fmt.Errorf("%w: write %s: %v", ErrConnectionLost, wire.TypeName(ds.DataStructureType()), err))
+	c.wroteSince.Store(true)
+	if n == 0 && !c.writing {
+		select {
+		case c.kick <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// flushLoop is the connection's only socket writer: it writes whatever
+// collected in pend, one write per batch, until the connection ends.
+func (c *Conn) flushLoop() {
+	defer close(c.flushDone)
+	defer func() {
+		c.wmu.Lock()
+		c.flushed = true
+		c.wcond.Broadcast()
+		c.wmu.Unlock()
+	}()
+	for {
+		select {
+		case <-c.kick:
+		case <-c.done:
+			return
+		}
+		c.wmu.Lock()
+		for len(c.pend) > 0 {
+			buf := c.pend
+			c.pend, c.spare = c.spare[:0], nil
+			c.writing = true
+			c.wcond.Broadcast()
+			c.wmu.Unlock()
+			_, err := c.nc.Write(buf)
+			c.wmu.Lock()
+			c.writing = false
+			if cap(buf) <= maxSpare {
+				c.spare = buf[:0]
+			}
+			c.wcond.Broadcast()
+			if err != nil {
+				c.wmu.Unlock()
+				c.fail(fmt.Errorf("%w: write: %v", ErrConnectionLost, err))
+				return
+			}
+		}
+		c.wmu.Unlock()
+	}
+}
+
+// flush waits until every frame queued so far is written, the connection
+// ends, or ctx ends.
+func (c *Conn) flush(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		c.wmu.Lock()
+		c.wcond.Broadcast()
+		c.wmu.Unlock()
+	})
+	defer stop()
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	for (len(c.pend) > 0 || c.writing) && !c.flushed {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		c.wcond.Wait()
+	}
+	if c.flushed && (len(c.pend) > 0 || c.writing) {
 		return c.doneErr()
 	}
-	c.wroteSince.Store(true)
 	return nil
 }
 
@@ -612,6 +709,7 @@ func (c *Conn) Close() error {
 	if c.closing {
 		c.mu.Unlock()
 		<-c.readerDone
+		<-c.flushDone
 		return nil
 	}
 	c.closing = true
@@ -623,6 +721,7 @@ func (c *Conn) Close() error {
 	select {
 	case <-c.done:
 		<-c.readerDone
+		<-c.flushDone
 		return nil
 	default:
 	}
@@ -638,6 +737,9 @@ func (c *Conn) Close() error {
 		if err == nil {
 			err = c.oneway(&wire.ShutdownInfo{})
 		}
+		if err == nil {
+			err = c.flush(ctx) // the ShutdownInfo goes out before the socket closes
+		}
 		orderly <- err
 	}()
 	var err error
@@ -648,6 +750,7 @@ func (c *Conn) Close() error {
 	}
 	c.fail(ErrClosed)
 	<-c.readerDone
+	<-c.flushDone
 	if err != nil && !errors.Is(err, ErrClosed) {
 		return fmt.Errorf("openwire client: close: %w", err)
 	}

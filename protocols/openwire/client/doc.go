@@ -63,9 +63,15 @@
 // responses; the Java client's MessageDispatchChannel is unbounded too).
 // A warning is logged once if a broker dispatches beyond the prefetch.
 //
-// Callers of any goroutine write frames under Conn.wmu, which also guards
+// Callers of any goroutine encode frames under Conn.wmu, which also guards
 // each transacted session's current transaction id so that BEGIN reaches
-// the wire before any frame naming it. Conn.mu guards the routing maps;
+// the wire before any frame naming it, into a queue that one flusher
+// goroutine per connection writes to the socket: frames queued while a
+// write is in the kernel go out in the next one, in order (the Java client
+// writes each frame with its own flush; the frames are the same). A caller
+// blocks while 256 KiB are queued, so a broker that stops reading still
+// stops its producers; Close writes everything queued, ShutdownInfo last,
+// before it closes the socket. Conn.mu guards the routing maps;
 // Session.mu and Consumer.mu their own state. No two of these locks are
 // ever held together. Time is read from the system clock: this is a
 // client, not the engine.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"wharf/engine/message"
@@ -35,9 +36,11 @@ import (
 // writes), and Original decodes those bytes again.
 //
 // Cost: one loose encode per message sent (the frame's bytes copied once
-// more and held as long as the message is), and per delivery of an
-// unchanged message one decode (wire.Unmarshal copies the frame twice and
-// allocates the ids and strings) instead of re-encoding the body and
+// more and held as long as the message is), and one decode per message,
+// at its first delivery (wire.Unmarshal copies the frame twice and
+// allocates the ids and strings), kept with the message and shared by its
+// later deliveries, a fan-out's included; each delivery then costs a
+// shallow copy of the decoded message instead of re-encoding the body and
 // properties. The engine clears Original whenever it clones a message to
 // change it (but for the destination of composite and virtual copies,
 // which Original applies), and Original also refuses bytes whose message
@@ -64,10 +67,28 @@ func ToEngine(w *wire.Message) (*message.Message, error) {
 	}
 	// A marshal failure (an advisory payload of a v12-only type) only costs
 	// the original form: the message is then re-encoded from its fields.
-	if b, err := wire.Marshal(w, wire.StoreFormat()); err == nil {
-		m.Original = message.Encoded{Protocol: convProtocol, Bytes: b}
+	if b, err := marshalStore(w); err == nil {
+		m.Original = message.NewEncoded(convProtocol, b)
 	}
 	return m, nil
+}
+
+// storeEncoders are StoreFormat encoders (no marshal cache, so any may
+// encode any message), reused across messages.
+var storeEncoders = sync.Pool{New: func() any { return wire.NewEncoder(wire.StoreFormat()) }}
+
+// marshalStore is wire.Marshal(w, wire.StoreFormat()) with a pooled
+// encoder, into a buffer sized once from the frame w arrived in (or its
+// body and properties): the loose form is larger than the tight one by
+// its ids and flags, a few hundred bytes (one more allocation when not).
+func marshalStore(w *wire.Message) ([]byte, error) {
+	e := storeEncoders.Get().(*wire.Encoder)
+	defer storeEncoders.Put(e)
+	n := len(w.Raw)
+	if n == 0 {
+		n = len(w.Content) + len(w.MarshalledProperties)
+	}
+	return e.Append(make([]byte, 0, n+256), w)
 }
 
 // ToEngineStored is ToEngine for a message read back from a store that
@@ -78,7 +99,7 @@ func ToEngineStored(w *wire.Message, b []byte) (*message.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.Original = message.Encoded{Protocol: convProtocol, Bytes: b}
+	m.Original = message.NewEncoded(convProtocol, b)
 	return m, nil
 }
 
@@ -546,40 +567,58 @@ func convAppendValue(dst []byte, v message.Value) ([]byte, error) {
 // message) and their message id is still m's. The engine keeps Original
 // on the copies that composite and virtual destinations make, whose only
 // change is where they go, so Destination and OriginalDestination are
-// taken from m, as ActiveMQ's copies set them. Each call decodes afresh,
-// so the result is the caller's to change; its Raw is the StoreFormat
-// frame, not something to send on a connection.
+// taken from m, as ActiveMQ's copies set them. The bytes are decoded once
+// per message (message.Encoded.Decoded) and every call returns a shallow
+// copy of that decoded form: the caller may set its fields, but must not
+// change what they point to (ids, destinations, byte slices), which every
+// delivery of the message shares. Its Raw is the StoreFormat frame, not
+// something to send on a connection.
 func Original(m *message.Message) (*wire.Message, bool) {
 	if m == nil || m.Original.Protocol != convProtocol || len(m.Original.Bytes) == 0 {
 		return nil, false
 	}
+	o, _ := m.Original.Decoded(decodeOriginal).(*original)
+	if o == nil || o.id != m.ID { // the id guards against code that changed a message without Clone
+		return nil, false
+	}
+	w := *o.w
+	if o.dest != m.Destination {
+		w.Destination = DestFromEngine(m.Destination)
+	}
+	if o.origDest != m.OriginalDestination {
+		w.OriginalDestination = DestFromEngine(m.OriginalDestination)
+	}
+	return &w, true
+}
+
+// original is the decoded form of an original frame, shared by every
+// delivery of the message: never changed after decodeOriginal.
+type original struct {
+	w              *wire.Message
+	id             string // w.MessageId.String(), "" when none
+	dest, origDest message.Destination
+}
+
+// decodeOriginal decodes a StoreFormat frame for Original; nil when it is
+// not a message.
+func decodeOriginal(b []byte) any {
 	// The bytes are our own, made by ToEngine from a message that passed
 	// the connection's limits; the frame limit only needs to admit them.
 	lim := wire.DefaultLimits()
-	lim.MaxFrameSize = max(lim.MaxFrameSize, int64(len(m.Original.Bytes)))
-	ds, err := wire.Unmarshal(m.Original.Bytes, wire.StoreFormat(), lim)
+	lim.MaxFrameSize = max(lim.MaxFrameSize, int64(len(b)))
+	ds, err := wire.UnmarshalShared(b, wire.StoreFormat(), lim)
 	if err != nil {
-		return nil, false
+		return (*original)(nil)
 	}
 	w, ok := ds.(*wire.Message)
 	if !ok {
-		return nil, false
+		return (*original)(nil)
 	}
-	// A guard against code that changed a message without Clone.
-	id := ""
+	o := &original{w: w, dest: DestToEngine(w.Destination), origDest: DestToEngine(w.OriginalDestination)}
 	if w.MessageId != nil {
-		id = w.MessageId.String()
+		o.id = w.MessageId.String()
 	}
-	if id != m.ID {
-		return nil, false
-	}
-	if DestToEngine(w.Destination) != m.Destination {
-		w.Destination = DestFromEngine(m.Destination)
-	}
-	if DestToEngine(w.OriginalDestination) != m.OriginalDestination {
-		w.OriginalDestination = DestFromEngine(m.OriginalDestination)
-	}
-	return w, true
+	return o
 }
 
 // DestToEngine converts an OpenWire destination; nil is the zero

@@ -334,3 +334,38 @@ func Unmarshal(frame []byte, f Format, lim Limits) (DataStructure, error) {
 	}
 	return ds, nil
 }
+
+// UnmarshalShared is Unmarshal for a size-prefixed frame that nobody
+// changes afterwards (a message's kept original form): byte slices in the
+// result (Content, MarshalledProperties, Raw) alias frame itself instead of
+// a copy, so the frame is neither copied nor buffered. A frame in a format
+// without size prefix, or with the marshal cache on, is decoded by
+// Unmarshal.
+func UnmarshalShared(frame []byte, f Format, lim Limits) (DataStructure, error) {
+	if f.SizePrefixDisabled || f.CacheEnabled {
+		return Unmarshal(frame, f, lim)
+	}
+	d := Decoder{f: f, lim: lim.withDefaults()}
+	if len(frame) < 4 {
+		return nil, fmt.Errorf("%w: incomplete frame", ErrTruncated)
+	}
+	size := int64(int32(binary.BigEndian.Uint32(frame)))
+	if size < 1 {
+		return nil, fmt.Errorf("%w: size %d", ErrMalformedFrame, size)
+	}
+	if max := d.maxFrame(); size > max {
+		return nil, fmt.Errorf("%w: %d > %d bytes", ErrFrameTooLarge, size, max)
+	}
+	if int64(len(frame)-4) < size {
+		return nil, fmt.Errorf("%w: incomplete frame", ErrTruncated)
+	}
+	if rest := int64(len(frame)-4) - size; rest != 0 {
+		return nil, fmt.Errorf("%w: %d bytes after the frame", ErrTrailingBytes, rest)
+	}
+	body := frame[4 : 4+size : 4+size]
+	ds, _, err := d.decode(body, true)
+	if err != nil {
+		return nil, err
+	}
+	return ds, nil // nil for a null command, as Unmarshal
+}

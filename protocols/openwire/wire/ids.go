@@ -184,28 +184,51 @@ func (x *SessionId) String() string {
 
 // String returns the Java toString form ("conn:session:consumer").
 func (x *ConsumerId) String() string {
-	return x.ConnectionId + ":" + strconv.FormatInt(x.SessionId, 10) + ":" + strconv.FormatInt(x.Value, 10)
+	return string(x.AppendString(make([]byte, 0, 64)))
+}
+
+// AppendString appends String's form to dst: a lookup by
+// string(x.AppendString(buf[:0])) allocates nothing.
+func (x *ConsumerId) AppendString(dst []byte) []byte {
+	dst = append(dst, x.ConnectionId...)
+	dst = strconv.AppendInt(append(dst, ':'), x.SessionId, 10)
+	return strconv.AppendInt(append(dst, ':'), x.Value, 10)
 }
 
 // String returns the Java toString form ("conn:session:producer").
 func (x *ProducerId) String() string {
-	return x.ConnectionId + ":" + strconv.FormatInt(x.SessionId, 10) + ":" + strconv.FormatInt(x.Value, 10)
+	return string(x.AppendString(make([]byte, 0, 64)))
+}
+
+// AppendString appends String's form to dst.
+func (x *ProducerId) AppendString(dst []byte) []byte {
+	dst = append(dst, x.ConnectionId...)
+	dst = strconv.AppendInt(append(dst, ':'), x.SessionId, 10)
+	return strconv.AppendInt(append(dst, ':'), x.Value, 10)
 }
 
 // String returns the JMSMessageID: TextView if set (prefixed "ID:" when
 // missing), else "producerId:sequence".
 func (x *MessageId) String() string {
+	if strings.HasPrefix(x.TextView, "ID:") {
+		return x.TextView
+	}
+	return string(x.AppendString(make([]byte, 0, 80)))
+}
+
+// AppendString appends String's form to dst: a comparison or a lookup by
+// string(x.AppendString(buf[:0])) allocates nothing.
+func (x *MessageId) AppendString(dst []byte) []byte {
 	if x.TextView != "" {
-		if strings.HasPrefix(x.TextView, "ID:") {
-			return x.TextView
+		if !strings.HasPrefix(x.TextView, "ID:") {
+			dst = append(dst, "ID:"...)
 		}
-		return "ID:" + x.TextView
+		return append(dst, x.TextView...)
 	}
-	p := ""
 	if x.ProducerId != nil {
-		p = x.ProducerId.String()
+		dst = x.ProducerId.AppendString(dst)
 	}
-	return p + ":" + strconv.FormatInt(x.ProducerSequenceId, 10)
+	return strconv.AppendInt(append(dst, ':'), x.ProducerSequenceId, 10)
 }
 
 // String returns "TX:conn:value".

@@ -2,10 +2,12 @@ package wire
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand"
 	"reflect"
 	"testing"
+	"unsafe"
 )
 
 // clearRaw drops the decoder-set Raw so decoded values compare equal.
@@ -178,6 +180,66 @@ func TestOpenWireWireSmallCache(t *testing.T) {
 					t.Fatalf("size %d tight=%v: command %d (%s) differs", size, tight, i, TypeName(cmds[i].DataStructureType()))
 				}
 			}
+		}
+	}
+}
+
+// TestUnmarshalShared: a StoreFormat frame decodes as Unmarshal decodes it,
+// with its byte slices inside the frame itself, and a frame that is short,
+// long or mis-sized is refused as Unmarshal refuses it.
+func TestUnmarshalShared(t *testing.T) {
+	f := StoreFormat()
+	frame, err := Marshal(benchMessage(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Unmarshal(frame, f, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := UnmarshalShared(frame, f, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("UnmarshalShared\n got %+v\nwant %+v", got, want)
+	}
+	m := got.(*Message)
+	inFrame := func(b []byte) bool {
+		if len(b) == 0 {
+			return false
+		}
+		lo, hi := uintptr(unsafe.Pointer(&frame[0])), uintptr(unsafe.Pointer(&frame[len(frame)-1]))
+		p := uintptr(unsafe.Pointer(&b[0]))
+		return p >= lo && p+uintptr(len(b)-1) <= hi
+	}
+	if !inFrame(m.Content) || !inFrame(m.MarshalledProperties) || !inFrame(m.Raw) {
+		t.Error("Content, MarshalledProperties and Raw do not alias the frame")
+	}
+	if w := want.(*Message); inFrame(w.Content) {
+		t.Error("Unmarshal's Content aliases the frame; the test cannot tell copies from aliases")
+	}
+
+	for _, tc := range []struct {
+		name  string
+		frame []byte
+		want  error
+	}{
+		{"no size", frame[:3], ErrTruncated},
+		{"short", frame[:len(frame)-1], ErrTruncated},
+		{"trailing", append(append([]byte(nil), frame...), 0), ErrTrailingBytes},
+		{"size 0", []byte{0, 0, 0, 0}, ErrMalformedFrame},
+		{"too large", frame, ErrFrameTooLarge},
+	} {
+		lim := Limits{}
+		if tc.name == "too large" {
+			lim.MaxFrameSize = 16
+		}
+		if _, err := UnmarshalShared(tc.frame, f, lim); !errors.Is(err, tc.want) {
+			t.Errorf("%s: err %v, want %v", tc.name, err, tc.want)
+		}
+		if _, err := Unmarshal(tc.frame, f, lim); !errors.Is(err, tc.want) {
+			t.Errorf("%s: Unmarshal's err %v, want %v (the two must agree)", tc.name, err, tc.want)
 		}
 	}
 }
