@@ -275,3 +275,24 @@ func TestJDBCUpdateRewritesMSG(t *testing.T) {
 		t.Fatalf("MSG after an update to 3: got %+v, want a message with RedeliveryCounter 3", w)
 	}
 }
+
+// Four stores opened at once on an empty database all open (the tables
+// are created one broker at a time).
+func TestJDBCConcurrentCreate(t *testing.T) {
+	o := newDB(t)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			s, err := jdbc.Open(o)
+			if err == nil {
+				s.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Errorf("Open at the same time as three others: got error %v, want nil", err)
+		}
+	}
+}
