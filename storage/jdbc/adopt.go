@@ -22,8 +22,9 @@ import (
 //     each of those had an ID at least its sequence, and ActiveMQ's ids
 //     continue from the highest), redelivery counter 0;
 //   - a durable subscription ActiveMQ made (its priority 0 row of
-//     ACTIVEMQ_ACKS, on one of the shard's topics) gets its WHARF_SUBS
-//     record, and a subscription of WHARF_SUBS whose ACTIVEMQ_ACKS row is
+//     ACTIVEMQ_ACKS, on one of the shard's topics; not a wildcard one,
+//     whose rows name the pattern in SUB_DEST: not adopted) gets its
+//     WHARF_SUBS record, and a subscription of WHARF_SUBS whose ACTIVEMQ_ACKS row is
 //     gone (ActiveMQ unsubscribed it) goes, with its waiting rows;
 //   - an adopted topic message waits for every subscription of its topic
 //     whose LAST_ACKED_ID (of its priority's row if ActiveMQ keeps one per
@@ -102,13 +103,14 @@ func (ss *shardStore) adopt(ctx context.Context, count int) error {
 	if len(topics) > 0 {
 		b.Queue("INSERT INTO "+t.subs+" (SHARD, CLIENT_ID, SUB_NAME, SUB_DEST, SELECTOR, NO_LOCAL)"+
 			" SELECT $1, a.CLIENT_ID, a.SUB_NAME, a.CONTAINER, a.SELECTOR, FALSE FROM "+t.acks+" a WHERE a.PRIORITY = 0 AND a.CONTAINER = ANY($2)"+
+			" AND (a.SUB_DEST IS NULL OR a.SUB_DEST = a.CONTAINER)"+
 			" AND NOT EXISTS (SELECT 1 FROM "+t.subs+" s WHERE s.CLIENT_ID = a.CLIENT_ID AND s.SUB_NAME = a.SUB_NAME) ON CONFLICT DO NOTHING", sh, topics)
 		// Waiting rows of the adopted topic messages: those whose
 		// WHARF_MSGS row has no waiting row yet, i.e. new in this
 		// transaction (Wharf's own topic messages always have one).
 		b.Queue("INSERT INTO "+t.waits+" (ID, CLIENT_ID, SUB_NAME)"+
 			" SELECT m.ID, a.CLIENT_ID, a.SUB_NAME FROM "+t.wmsgs+" w JOIN "+t.msgs+" m ON m.ID = w.ID JOIN "+t.acks+" a ON a.CONTAINER = m.CONTAINER AND a.PRIORITY = 0"+
-			" WHERE w.SHARD = $1 AND w.CONTAINER = ANY($2) AND w.SEQ = w.ID"+
+			" WHERE w.SHARD = $1 AND w.CONTAINER = ANY($2) AND w.SEQ = w.ID AND (a.SUB_DEST IS NULL OR a.SUB_DEST = a.CONTAINER)"+
 			" AND NOT EXISTS (SELECT 1 FROM "+t.waits+" x WHERE x.ID = w.ID)"+
 			" AND m.ID > COALESCE((SELECT p.LAST_ACKED_ID FROM "+t.acks+" p WHERE p.CONTAINER = a.CONTAINER AND p.CLIENT_ID = a.CLIENT_ID"+
 			" AND p.SUB_NAME = a.SUB_NAME AND p.PRIORITY = m.PRIORITY AND p.PRIORITY > 0), a.LAST_ACKED_ID, -1)"+

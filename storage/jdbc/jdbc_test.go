@@ -250,3 +250,49 @@ func TestJDBCApplyNoSync(t *testing.T) {
 		t.Fatalf("recovered %v, want [3]", got)
 	}
 }
+
+// OpUpdate rewrites the stored redelivery counter in MSG too, as
+// ActiveMQ's updateMessage does, so that ActiveMQ taking the database
+// over counts the deliveries Wharf made.
+func TestJDBCUpdateRewritesMSG(t *testing.T) {
+	o := newDB(t)
+	s, ss := openOneShard(t, o)
+	defer s.Close()
+	q := message.QueueDest("redelivered")
+	if err := ss.Apply(addOps(q, 1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ss.Apply([]engine.StoreOp{{Kind: engine.OpUpdate, Dest: q, Seq: 1, Count: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	var msg []byte
+	query(t, o, "SELECT MSG FROM ACTIVEMQ_MSGS", &msg)
+	w, err := wire.Unmarshal(msg, wire.StoreFormat(), wire.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := w.(*wire.Message); !ok || m.RedeliveryCounter != 3 {
+		t.Fatalf("MSG after an update to 3: got %+v, want a message with RedeliveryCounter 3", w)
+	}
+}
+
+// Four stores opened at once on an empty database all open (the tables
+// are created one broker at a time).
+func TestJDBCConcurrentCreate(t *testing.T) {
+	o := newDB(t)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			s, err := jdbc.Open(o)
+			if err == nil {
+				s.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Errorf("Open at the same time as three others: got error %v, want nil", err)
+		}
+	}
+}

@@ -244,13 +244,16 @@ func decodeTx(b []byte) (*engine.PreparedTx, error) {
 }
 
 // decodeStored reads the MSG column of a message stored under d, with
-// the redelivery counter Wharf keeps beside it (WHARF_MSGS).
+// the redelivery counter Wharf keeps beside it (WHARF_MSGS). The
+// frame's own counter counts when it is higher: a message ActiveMQ
+// stored (and Wharf adopted with 0 beside it) has its counter there
+// alone.
 func decodeStored(b []byte, d message.Destination, redeliveries int32) (*message.Message, error) {
 	m, err := unmarshalMessage(b)
 	if err != nil {
 		return nil, err
 	}
-	m.RedeliveryCounter = redeliveries
+	m.RedeliveryCounter = max(m.RedeliveryCounter, redeliveries)
 	// Under engine.RetainStore, which holds the retained messages of every
 	// topic of the shard, the frame's own destination names the topic:
 	// it is all the engine has to find the topic by after a restart.
@@ -272,4 +275,19 @@ func producerKey(id string) (string, int64) {
 		return id, 0
 	}
 	return mid.ProducerId.String(), mid.ProducerSequenceId
+}
+
+// withRedeliveries is the stored frame b with its redelivery counter
+// set to n.
+func withRedeliveries(b []byte, n int32) ([]byte, error) {
+	ds, err := wire.Unmarshal(b, wire.StoreFormat(), wire.DefaultLimits())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	w, ok := ds.(*wire.Message)
+	if !ok {
+		return nil, fmt.Errorf("%w: stored record holds a %s, not a message", ErrCorrupt, wire.TypeName(ds.DataStructureType()))
+	}
+	w.RedeliveryCounter = n
+	return wire.Marshal(w, wire.StoreFormat())
 }

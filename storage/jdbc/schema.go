@@ -86,6 +86,7 @@ type statements struct {
 	// ActiveMQ's, as its Statements class writes them.
 	addMessage    string // getAddMessageStatement
 	removeMessage string // getRemoveMessageStatement
+	updateMSG     string // getUpdateMessageStatement, by ID
 	findMessage   string // getFindMessageByIdStatement, with CONTAINER
 	lastMsgID     string // getFindLastSequenceIdInMsgsStatement
 	lastAckID     string // getFindLastSequenceIdInAcksStatement
@@ -105,6 +106,7 @@ func newStatements(t tables) statements {
 	return statements{
 		addMessage:    "INSERT INTO " + t.msgs + "(ID, MSGID_PROD, MSGID_SEQ, CONTAINER, EXPIRATION, PRIORITY, MSG, XID) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
 		removeMessage: "DELETE FROM " + t.msgs + " WHERE ID=$1",
+		updateMSG:     "UPDATE " + t.msgs + " SET MSG=$1 WHERE ID=$2",
 		findMessage:   "SELECT MSG, CONTAINER FROM " + t.msgs + " WHERE ID=$1",
 		lastMsgID:     "SELECT MAX(ID) FROM " + t.msgs,
 		lastAckID:     "SELECT MAX(LAST_ACKED_ID) FROM " + t.acks,

@@ -347,9 +347,30 @@ func (ss *shardStore) applyOp(b *batch, op *engine.StoreOp) error {
 		b.q(st.removeMessage, tm.id) // its waiting rows go with it
 		delete(d.msgs, op.Seq)
 	case engine.OpUpdate:
-		if d := ss.dests[op.Dest]; d != nil {
-			b.q(st.updateRedeliveries, sh, d.container, int64(op.Seq), op.Count)
+		d := ss.dests[op.Dest]
+		if d == nil {
+			return nil
 		}
+		b.q(st.updateRedeliveries, sh, d.container, int64(op.Seq), op.Count)
+		// And in MSG, as ActiveMQ's updateMessage rewrites it, for
+		// ActiveMQ taking the database over. A message added in this
+		// same batch is not committed yet: its counter is in WHARF_MSGS
+		// alone.
+		var id int64
+		var frame []byte
+		err := ss.store.pool.QueryRow(context.Background(), "SELECT m.ID, m.MSG FROM "+ss.store.t.msgs+" m JOIN "+ss.store.t.wmsgs+
+			" w ON w.ID = m.ID WHERE w.SHARD=$1 AND w.CONTAINER=$2 AND w.SEQ=$3", sh, d.container, int64(op.Seq)).Scan(&id, &frame)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if frame, err = withRedeliveries(frame, op.Count); err != nil {
+			ss.log.Warn("stored message not rewritten with its redelivery counter", "dest", d.d.String(), "seq", op.Seq, "err", err)
+			return nil
+		}
+		b.q(st.updateMSG, frame, id)
 	case engine.OpAddSub:
 		rec := op.Sub
 		k := rec.Key

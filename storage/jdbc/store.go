@@ -201,6 +201,14 @@ func (s *Store) prepare(ctx context.Context) error {
 		return ok, err
 	}
 	if s.opts.CreateTables {
+		// Two brokers starting at once on an empty database would
+		// collide (CREATE TABLE IF NOT EXISTS too): one at a time; the
+		// lock is the session's, released below or with the connection.
+		key := "wharf-schema:" + s.t.wmeta
+		if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(hashtext($1))", key); err != nil {
+			return fmt.Errorf("jdbc: %s: %w", s.where(), err)
+		}
+		defer conn.Exec(context.Background(), "SELECT pg_advisory_unlock(hashtext($1))", key)
 		had, err := exists(s.t.msgs)
 		if err != nil {
 			return fmt.Errorf("jdbc: %s: %w", s.where(), err)
