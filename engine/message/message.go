@@ -1,6 +1,9 @@
 package message
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // BodyType is the JMS message type, fixed by the body.
 type BodyType uint8
@@ -38,6 +41,7 @@ type Encoded struct {
 }
 
 type decodedMemo struct {
+	uses atomic.Int32
 	once sync.Once
 	v    any
 }
@@ -48,18 +52,21 @@ func NewEncoded(protocol string, b []byte) Encoded {
 	return Encoded{Protocol: protocol, Bytes: b, memo: &decodedMemo{}}
 }
 
-// Decoded returns decode(e.Bytes). An Encoded made by NewEncoded (and its
-// copies) calls decode once, on first use, and returns that value from
-// then on, to any goroutine: a fan-out decodes its message once, not once
-// per delivery. The value is shared, so the caller must treat it as
-// read-only (copy it to change it); it lives as long as the message. A
-// zero-memo Encoded decodes on every call.
-func (e Encoded) Decoded(decode func([]byte) any) any {
-	if e.memo == nil {
-		return decode(e.Bytes)
+// Decoded returns decode(e.Bytes). The first call on an Encoded made by
+// NewEncoded (or a copy) decodes afresh and returns the caller's own value
+// (shared false): most messages are delivered once, and keeping that value
+// would only cost a copy and memory. From the second call on, it decodes
+// once more, keeps that value with the message and returns it, to any
+// goroutine, with shared true: a fan-out decodes its message twice, not
+// once per delivery. A shared value must be treated as read-only (copy it
+// to change it); it lives as long as the message. A zero-memo Encoded
+// decodes afresh on every call.
+func (e Encoded) Decoded(decode func([]byte) any) (v any, shared bool) {
+	if e.memo == nil || e.memo.uses.Add(1) == 1 {
+		return decode(e.Bytes), false
 	}
 	e.memo.once.Do(func() { e.memo.v = decode(e.Bytes) })
-	return e.memo.v
+	return e.memo.v, true
 }
 
 // Message is a JMS message as ActiveMQ models it. See the package comment for

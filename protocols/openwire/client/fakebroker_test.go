@@ -268,3 +268,53 @@ func TestOpenWireClientFakeHandshake(t *testing.T) {
 		}
 	})
 }
+
+// TestOpenWireClientFakeFlushOrder: asynchronous sends queued behind the
+// flusher reach the broker whole and in order, and Close writes the
+// connection's RemoveInfo and then its ShutdownInfo before the socket
+// closes, after every message.
+func TestOpenWireClientFakeFlushOrder(t *testing.T) {
+	c, f := fakeDial(t, wire.DefaultOptions(), testOptions())
+	done := make(chan error, 1)
+	const n = 2000
+	go func() {
+		s, err := c.Session(false)
+		if err != nil {
+			done <- err
+			return
+		}
+		p, err := s.Producer(wire.NewQueue("flush.order"))
+		if err != nil {
+			done <- err
+			return
+		}
+		body := make([]byte, 3000) // 2000 × 3 KB: well past the 256 KiB queue bound
+		for range n {
+			if err := p.Send(context.Background(), NewBytesMessage(body), false); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- c.Close()
+	}()
+	answer[*wire.SessionInfo](f)
+	answer[*wire.ProducerInfo](f)
+	for i := int64(1); i <= n; i++ {
+		m := readType[*wire.Message](f)
+		if got := m.MessageId.ProducerSequenceId; got != i {
+			t.Fatalf("message %d has sequence %d", i, got)
+		}
+	}
+	rm := readType[*wire.RemoveInfo](f)
+	if _, ok := rm.ObjectId.(*wire.ConnectionId); !ok {
+		t.Fatalf("RemoveInfo for %T, want the connection's", rm.ObjectId)
+	}
+	f.write(&wire.Response{CorrelationId: rm.CommandId})
+	readType[*wire.ShutdownInfo](f)
+	if ds := f.read(); ds != nil {
+		t.Fatalf("after ShutdownInfo: %s, want the end of the stream", wire.TypeName(ds.DataStructureType()))
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -36,12 +36,12 @@ import (
 // writes), and Original decodes those bytes again.
 //
 // Cost: one loose encode per message sent (the frame's bytes copied once
-// more and held as long as the message is), and one decode per message,
-// at its first delivery (wire.Unmarshal copies the frame twice and
-// allocates the ids and strings), kept with the message and shared by its
-// later deliveries, a fan-out's included; each delivery then costs a
-// shallow copy of the decoded message instead of re-encoding the body and
-// properties. The engine clears Original whenever it clones a message to
+// more and held as long as the message is), and a decode at its first
+// delivery (wire.UnmarshalShared: the ids and strings, the body aliasing
+// the kept bytes); a message delivered again (a fan-out, a redelivery) is
+// decoded once more and that form kept with it, so each later delivery
+// costs a shallow copy of the decoded message instead of re-encoding the
+// body and properties. The engine clears Original whenever it clones a message to
 // change it (but for the destination of composite and virtual copies,
 // which Original applies), and Original also refuses bytes whose message
 // id is not the message's, so a changed message is re-encoded from its
@@ -567,28 +567,34 @@ func convAppendValue(dst []byte, v message.Value) ([]byte, error) {
 // message) and their message id is still m's. The engine keeps Original
 // on the copies that composite and virtual destinations make, whose only
 // change is where they go, so Destination and OriginalDestination are
-// taken from m, as ActiveMQ's copies set them. The bytes are decoded once
-// per message (message.Encoded.Decoded) and every call returns a shallow
-// copy of that decoded form: the caller may set its fields, but must not
-// change what they point to (ids, destinations, byte slices), which every
-// delivery of the message shares. Its Raw is the StoreFormat frame, not
-// something to send on a connection.
+// taken from m, as ActiveMQ's copies set them. The first call decodes the
+// bytes for itself; from the second on, they are decoded once more and
+// kept (message.Encoded.Decoded), and every call returns a shallow copy of
+// that decoded form. Either way the caller may set the result's fields,
+// but must not change what they point to (ids, destinations, byte slices:
+// the kept bytes, and every later delivery's). Its Raw is the StoreFormat
+// frame, not something to send on a connection.
 func Original(m *message.Message) (*wire.Message, bool) {
 	if m == nil || m.Original.Protocol != convProtocol || len(m.Original.Bytes) == 0 {
 		return nil, false
 	}
-	o, _ := m.Original.Decoded(decodeOriginal).(*original)
+	v, shared := m.Original.Decoded(decodeOriginal)
+	o, _ := v.(*original)
 	if o == nil || o.id != m.ID { // the id guards against code that changed a message without Clone
 		return nil, false
 	}
-	w := *o.w
+	w := o.w
+	if shared {
+		cp := *o.w
+		w = &cp
+	}
 	if o.dest != m.Destination {
 		w.Destination = DestFromEngine(m.Destination)
 	}
 	if o.origDest != m.OriginalDestination {
 		w.OriginalDestination = DestFromEngine(m.OriginalDestination)
 	}
-	return &w, true
+	return w, true
 }
 
 // original is the decoded form of an original frame, shared by every
