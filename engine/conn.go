@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	"wharf/engine/message"
 	"wharf/engine/selector"
@@ -20,8 +21,9 @@ type Conn struct {
 	subject  *Subject
 	creds    Credentials
 
-	msgSeq    uint64
-	idBuf     []byte
+	msgSeq uint64
+	// idArena is where NextMessageID writes its ids (see there).
+	idArena   []byte
 	prodSeq   uint64
 	producers []*Producer
 	tempSeq   uint64
@@ -102,11 +104,30 @@ func (c *Conn) Subject() *Subject { return c.subject }
 
 // NextMessageID returns a fresh message id in ActiveMQ's format
 // (<connection id>:<session>:<producer>:<seq>).
+//
+// The ids are carved out of a block (idArena) that is never written again
+// where an id was handed out: only the bytes past its length are appended
+// to, and a full block is replaced, not reused. So each id is a string
+// over those bytes without a copy, and a message costs no allocation of
+// its own for its id (issue 18: one allocation per message on the
+// engine's path). The price is that a block lives while any of its ids
+// does: at most idArenaSize bytes for an id of a message kept long after
+// its neighbours.
 func (c *Conn) NextMessageID() string {
 	c.msgSeq++
-	c.idBuf = strconv.AppendUint(append(c.idBuf[:0], c.idPrefx...), c.msgSeq, 10)
-	return string(c.idBuf)
+	need := len(c.idPrefx) + 20 // 20: the digits of the largest uint64
+	if cap(c.idArena)-len(c.idArena) < need {
+		c.idArena = make([]byte, 0, max(idArenaSize, need))
+	}
+	start := len(c.idArena)
+	c.idArena = strconv.AppendUint(append(c.idArena, c.idPrefx...), c.msgSeq, 10)
+	id := c.idArena[start:]
+	return unsafe.String(&id[0], len(id))
 }
+
+// idArenaSize is the size of NextMessageID's blocks: a few dozen ids of
+// ActiveMQ's form ("ID:host-port-time-n:c:1:1:seq", 40 to 60 bytes).
+const idArenaSize = 2048
 
 // Send hands a message to the engine. Errors found at once (bad
 // destination, not authorized, unknown transaction) are returned; otherwise
