@@ -99,8 +99,11 @@ func (s *shard) nack(sub *Subscription, id uint64, kind NackKind, cause string) 
 	case NackRelease:
 		s.requeue(p, e)
 	case NackExpired:
+		// Expired by the consumer: a dequeue too, as expireEntry counts
+		// one (ActiveMQ's messageExpired removes it from the queue).
 		d := e.dest
 		d.expired++
+		d.dequeued++
 		s.expiredAdvisory(d, e.msg)
 		s.dropStored(p, e)
 		s.deadLetter(d, e.msg, expiryCause(e.msg), true)

@@ -30,10 +30,14 @@ func (s *shard) redeliver(p *part, e *entry, cause string) {
 	s.requeue(p, e)
 }
 
-// deadLetterEntry moves an in-flight or pending entry to its DLQ.
+// deadLetterEntry moves an in-flight or pending entry to its DLQ. It
+// counts as a dequeue of its destination, as in ActiveMQ, where the
+// poison ack removes the message from its queue (Queue.dropMessage):
+// TestConformanceJMXDifferential's jmx.poison.
 func (s *shard) deadLetterEntry(p *part, e *entry, cause string) {
 	s.dropStored(p, e)
 	d := e.dest
+	d.dequeued++
 	s.deadLetter(d, e.msg, cause, false)
 	s.freeEntry(e)
 }

@@ -72,4 +72,17 @@ stomp "CONNECT\naccept-version:1.2\nhost:localhost\n\n$nul" \
 	"SEND\ndestination:/topic/jmx.news\npersistent:true\n\nmore news$nul" \
 	"DISCONNECT\nreceipt:done\n\n$nul"
 
+# A poison message: sent to jmx.poison, received with client-individual
+# acks and NACKed, which sends it to ActiveMQ.DLQ.
+exec 4<>"/dev/tcp/127.0.0.1/$stomp_port"
+printf '%b' "CONNECT\naccept-version:1.2\nhost:localhost\n\n$nul" \
+	"SEND\ndestination:/queue/jmx.poison\npersistent:true\nreceipt:sent\n\npoison$nul" \
+	"SUBSCRIBE\nid:1\ndestination:/queue/jmx.poison\nack:client-individual\n\n$nul" >&4
+ack=$(timeout 10 grep -a -m1 '^ack:' <&4 | cut -d: -f2- | tr -d '\r')
+# The id stays as the MESSAGE frame wrote it, escaped (":" as "\c"): %s,
+# since %b would read its "\c" as the end of the output.
+{ printf 'NACK\nid:%s\n\n' "$ack"; printf '%b' "$nul" "DISCONNECT\nreceipt:done\n\n$nul"; } >&4
+timeout 10 grep -a -m1 'receipt-id:done' <&4 >/dev/null
+exec 4>&-
+
 java -cp "$amq_tmp/classes" JmxRead "service:jmx:rmi:///jndi/rmi://127.0.0.1:$jmx_port/jmxrmi" <"$here/reads.txt"
