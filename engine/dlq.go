@@ -89,12 +89,27 @@ func (s *shard) deadLetter(d *destination, m *message.Message, cause string, exp
 	}
 	if ts := s.e.shardFor(target); ts == s {
 		if err := s.send(c); err != nil {
-			s.log.Warn("dead letter dropped", "dest", target.String(), "msg_id", m.ID, "err", err)
+			s.warnDropped(target, m, err)
 		}
 	} else {
 		s.forwardTo(ts, command{op: opForward, msg: c})
 	}
 	s.messageCopyAdvisory(AdvisoryPrefix+"MessageDLQd."+d.d.Type.String()+"."+d.d.Name, m)
+}
+
+// warnDropped logs a dead letter its DLQ refused (a full store, a
+// destination limit): the first at once, then at most one line per
+// slowLogEvery with the count of those it stands for, since a DLQ that
+// refuses one poison message refuses the next thousand too.
+func (s *shard) warnDropped(target message.Destination, m *message.Message, err error) {
+	if s.dropLogged != 0 && s.now-s.dropLogged < slowLogEvery.Milliseconds() {
+		s.dropHeld++
+		return
+	}
+	s.dropLogged = s.now
+	held := s.dropHeld
+	s.dropHeld = 0
+	s.log.Warn("dead letter dropped", "dest", target.String(), "msg_id", m.ID, "err", err, "dropped_not_logged", held)
 }
 
 func expiryCause(m *message.Message) string {

@@ -20,6 +20,10 @@ type shard struct {
 	inbox chan command
 	quit  chan struct{}
 	log   *slog.Logger
+	// dropLogged (shard time, ms) and dropHeld rate-limit the "dead
+	// letter dropped" warning (deadLetter).
+	dropLogged int64
+	dropHeld   int
 
 	// mailbox is for shard-to-shard and timer traffic. It is unbounded so
 	// that two shards forwarding to each other cannot deadlock on full
