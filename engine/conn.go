@@ -72,8 +72,6 @@ func (e *Engine) ConnectAuthenticated(subj *Subject, cr Credentials) (*Conn, err
 		clientID: cr.ClientID,
 		subject:  subj,
 		creds:    cr,
-		subs:     map[*Subscription]struct{}{},
-		txs:      map[string]*tx{},
 	}
 	c.idPrefx = c.id + ":1:1:"
 	e.mu.Lock()
@@ -101,6 +99,16 @@ func (c *Conn) ClientID() string { return c.clientID }
 
 // Subject is who the connection authenticated as.
 func (c *Conn) Subject() *Subject { return c.subject }
+
+// addSub records one of the connection's subscriptions. The map is made
+// on the first: a connection that never subscribes (a producer, an idle
+// device) holds none.
+func (c *Conn) addSub(sub *Subscription) {
+	if c.subs == nil {
+		c.subs = map[*Subscription]struct{}{}
+	}
+	c.subs[sub] = struct{}{}
+}
 
 // NextMessageID returns a fresh message id in ActiveMQ's format
 // (<connection id>:<session>:<producer>:<seq>).
@@ -362,7 +370,7 @@ func (c *Conn) Subscribe(spec SubSpec, sink Sink) (*Subscription, error) {
 		if d.Type.IsTopic() {
 			return nil, fmt.Errorf("%w: only queues can be browsed, not %s", ErrBadDestination, d)
 		}
-		c.subs[sub] = struct{}{}
+		c.addSub(sub)
 		c.e.consumerAdded(sub)
 		sub.browsing.Store(int32(len(sub.shards)))
 		for _, i := range sub.shards {
@@ -388,7 +396,7 @@ func (c *Conn) Subscribe(spec SubSpec, sink Sink) (*Subscription, error) {
 			return nil, err
 		}
 	}
-	c.subs[sub] = struct{}{}
+	c.addSub(sub)
 	c.e.consumerAdded(sub)
 	if IsAdvisory(d) {
 		c.e.replayAdvisories(sub)

@@ -172,6 +172,9 @@ func (c *Conn) Begin(id string) error {
 	if _, dup := c.txs[id]; dup {
 		return fmt.Errorf("%w: %q", ErrTxExists, id)
 	}
+	if c.txs == nil {
+		c.txs = map[string]*tx{} // made on the first transaction
+	}
 	c.txs[id] = &tx{}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"wharf/engine"
 	"wharf/internal/version"
 	"wharf/protocols/amqp/wire"
+	"wharf/protocols/internal/connlog"
 	"wharf/protocols/internal/inactivity"
 	"wharf/protocols/transport"
 )
@@ -60,7 +61,7 @@ func newConn(srv *Server, tc transport.Conn) *conn {
 	c := &conn{
 		srv:      srv,
 		tc:       tc,
-		log:      srv.log.With("conn", tc.ID(), "remote", tc.RemoteAddr().String(), "proto", "amqp"),
+		log:      connlog.New(srv.log, tc.ID(), tc.RemoteAddr(), "amqp"),
 		dec:      wire.NewDecoder(srv.opts.Limits),
 		sessions: map[uint16]*session{},
 		maxFrame: wire.MinMaxFrameSize,

@@ -96,6 +96,9 @@ func (s *session) acknowledgePublish(qos byte, pid uint16) {
 		s.writeAck(wire.PUBACK, pid, 0)
 	case 2:
 		s.srv.mu.Lock()
+		if s.cs.inQoS2 == nil {
+			s.cs.inQoS2 = map[uint16]bool{}
+		}
 		s.cs.inQoS2[pid] = true
 		s.srv.mu.Unlock()
 		s.writeAck(wire.PUBREC, pid, 0)

@@ -266,7 +266,7 @@ func (s *Server) Handler(c transport.Conn) transport.Handler {
 func (s *Server) client(clientID string) *clientState {
 	cs := s.clients[clientID]
 	if cs == nil {
-		cs = &clientState{inQoS2: map[uint16]bool{}, released: map[uint16]bool{}}
+		cs = &clientState{} // its maps are made on first use
 		s.clients[clientID] = cs
 	}
 	return cs

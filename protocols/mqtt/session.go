@@ -12,6 +12,7 @@ import (
 
 	"wharf/engine"
 	"wharf/engine/message"
+	"wharf/protocols/internal/connlog"
 	"wharf/protocols/internal/inactivity"
 	"wharf/protocols/internal/sendflow"
 	"wharf/protocols/mqtt/wire"
@@ -29,7 +30,6 @@ type session struct {
 	// handled (transport goroutine), while the session is released
 	// (OnClose), and by a newer session taking the client id over.
 	mu         sync.Mutex
-	packets    []wire.Packet
 	version    byte
 	conn       *engine.Conn
 	creds      engine.Credentials
@@ -74,7 +74,7 @@ func newSession(srv *Server, tc transport.Conn) *session {
 	s := &session{
 		srv:     srv,
 		tc:      tc,
-		log:     srv.log.With("conn", tc.ID(), "remote", tc.RemoteAddr().String(), "proto", "mqtt"),
+		log:     connlog.New(srv.log, tc.ID(), tc.RemoteAddr(), "mqtt"),
 		dec:     wire.NewDecoder(srv.opts.Limits),
 		subs:    map[string]*subscription{},
 		recvMax: 65535,
@@ -84,6 +84,11 @@ func newSession(srv *Server, tc transport.Conn) *session {
 	return s
 }
 
+// packetBufs holds the slices OnData decodes packets into: a slice per
+// connection, kept between reads, would cost every idle connection its
+// size (issue 18's budget for an idle connection).
+var packetBufs = sync.Pool{New: func() any { return new([]wire.Packet) }}
+
 // OnData decodes packets and handles them in order.
 func (s *session) OnData(b []byte) error {
 	s.live.Read()
@@ -92,15 +97,17 @@ func (s *session) OnData(b []byte) error {
 	if s.dead {
 		return nil
 	}
-	packets, err := s.dec.Feed(b, s.packets[:0])
+	buf := packetBufs.Get().(*[]wire.Packet)
+	packets, err := s.dec.Feed(b, (*buf)[:0])
 	for i := range packets {
 		if s.dead {
 			break
 		}
 		s.handle(&packets[i])
-		packets[i] = wire.Packet{}
 	}
-	s.packets = packets[:0]
+	clear(packets) // what the packets pointed to is not kept by the pool
+	*buf = packets[:0]
+	packetBufs.Put(buf)
 	if err != nil && !s.dead {
 		s.decodeFailed(err)
 	}
@@ -367,7 +374,7 @@ func (s *session) onConnect(p *wire.Packet) {
 	}
 	// Take the client id over from a session that holds it, and stop what
 	// an offline session had pending.
-	cs := &clientState{inQoS2: map[uint16]bool{}, released: map[uint16]bool{}}
+	cs := &clientState{} // its maps are made on first use
 	if clientID != "" {
 		var old *session
 		cs, old = s.srv.claim(clientID, s)

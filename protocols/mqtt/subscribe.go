@@ -749,6 +749,9 @@ func (s *session) onPubRec(p *wire.Packet) {
 		// new PUBLISH, a duplicate (issue 13 item 9; ActiveMQ syncs a
 		// queue ack that asked for a response).
 		s.srv.mu.Lock()
+		if s.cs.released == nil {
+			s.cs.released = map[uint16]bool{}
+		}
 		s.cs.released[p.PacketID] = false
 		s.srv.mu.Unlock()
 		s.ackDurable(f, p.PacketID)

@@ -9,6 +9,7 @@ import (
 
 	"wharf/engine"
 	"wharf/engine/message"
+	"wharf/protocols/internal/connlog"
 	"wharf/protocols/internal/timers"
 	"wharf/protocols/openwire/marshal"
 	"wharf/protocols/openwire/wire"
@@ -74,7 +75,7 @@ func newSession(srv *Server, tc transport.Conn) *session {
 	s := &session{
 		srv:       srv,
 		tc:        tc,
-		log:       srv.log.With("conn", tc.ID(), "remote", tc.RemoteAddr().String(), "proto", "openwire"),
+		log:       connlog.New(srv.log, tc.ID(), tc.RemoteAddr(), "openwire"),
 		dec:       wire.NewDecoder(wire.InitialFormat(srv.opts.Local.Version), srv.opts.Limits),
 		enc:       wire.NewEncoder(wire.InitialFormat(srv.opts.Local.Version)),
 		sessions:  map[int64]*jmsSession{},

@@ -12,6 +12,7 @@ import (
 	"wharf/engine"
 	"wharf/engine/message"
 	"wharf/internal/version"
+	"wharf/protocols/internal/connlog"
 	"wharf/protocols/internal/inactivity"
 	"wharf/protocols/internal/sendflow"
 	"wharf/protocols/stomp/wire"
@@ -62,7 +63,7 @@ func newSession(srv *Server, tc transport.Conn) *session {
 	s := &session{
 		srv:       srv,
 		tc:        tc,
-		log:       srv.log.With("conn", tc.ID(), "remote", tc.RemoteAddr().String(), "proto", "stomp"),
+		log:       connlog.New(srv.log, tc.ID(), tc.RemoteAddr(), "stomp"),
 		dec:       wire.NewDecoder(srv.opts.Limits),
 		version:   wire.V10,
 		subs:      map[string]*subscription{},

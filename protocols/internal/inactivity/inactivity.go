@@ -27,8 +27,11 @@ type Monitor struct {
 	timers    timers.Set
 	closed    atomic.Bool
 	connected atomic.Bool // the handshake is done (SetConnected)
-	readSeen  atomic.Bool // data read since the last read check
-	wrote     atomic.Bool // data written since the last heart-beat tick
+	// deadline is ConnectDeadline's timer, cancelled by SetConnected so
+	// that an idle connection holds no timer it will never need.
+	deadline atomic.Pointer[timers.Timer]
+	readSeen atomic.Bool // data read since the last read check
+	wrote    atomic.Bool // data written since the last heart-beat tick
 }
 
 // Read records that the connection read something (call it from OnData).
@@ -65,8 +68,8 @@ func (m *Monitor) After(d time.Duration, fn func()) {
 // when not nil, is called just before the close (the engine's count of
 // handshake timeouts).
 func (m *Monitor) ConnectDeadline(d time.Duration, c io.Closer, log *slog.Logger, expired func()) {
-	m.After(d, func() {
-		if !m.connected.Load() {
+	t := m.timers.After(d, func() {
+		if !m.closed.Load() && !m.connected.Load() {
 			log.Debug("connect timeout", "timeout", d)
 			if expired != nil {
 				expired()
@@ -74,10 +77,24 @@ func (m *Monitor) ConnectDeadline(d time.Duration, c io.Closer, log *slog.Logger
 			c.Close()
 		}
 	})
+	m.deadline.Store(&t)
+	if m.connected.Load() {
+		m.cancelDeadline() // SetConnected came first
+	}
 }
 
-// SetConnected records that the handshake is done.
-func (m *Monitor) SetConnected() { m.connected.Store(true) }
+// SetConnected records that the handshake is done, and cancels the
+// connect deadline.
+func (m *Monitor) SetConnected() {
+	m.connected.Store(true)
+	m.cancelDeadline()
+}
+
+func (m *Monitor) cancelDeadline() {
+	if t := m.deadline.Swap(nil); t != nil {
+		m.timers.Cancel(*t)
+	}
+}
 
 // Connected reports whether SetConnected was called.
 func (m *Monitor) Connected() bool { return m.connected.Load() }

@@ -134,3 +134,53 @@ func TestConnectDeadline(t *testing.T) {
 		}
 	}
 }
+
+type closeCounter struct {
+	n      atomic.Int32
+	closed chan struct{} // when not nil, closed by the first Close
+}
+
+func (c *closeCounter) Close() error {
+	if c.n.Add(1) == 1 && c.closed != nil {
+		close(c.closed)
+	}
+	return nil
+}
+
+// The connect deadline is cancelled by SetConnected, whether it came
+// before or after the deadline was armed: an idle connection holds no
+// timer it will never need. One never connected is closed at its deadline.
+func TestConnectDeadlineCancelledByConnect(t *testing.T) {
+	var m Monitor
+	var c closeCounter
+	m.ConnectDeadline(time.Hour, &c, slog.Default(), nil)
+	if n := m.timers.Len(); n != 1 {
+		t.Fatalf("%d timers armed by ConnectDeadline, want 1", n)
+	}
+	m.SetConnected()
+	if n := m.timers.Len(); n != 0 {
+		t.Fatalf("%d timers armed after SetConnected, want 0", n)
+	}
+
+	var early Monitor
+	early.SetConnected()
+	early.ConnectDeadline(time.Hour, &c, slog.Default(), nil)
+	if n := early.timers.Len(); n != 0 {
+		t.Fatalf("%d timers armed by a deadline set after SetConnected, want 0", n)
+	}
+
+	var late Monitor
+	lc := closeCounter{closed: make(chan struct{})}
+	var expired atomic.Int32
+	late.ConnectDeadline(time.Millisecond, &lc, slog.Default(), func() { expired.Add(1) })
+	await(t, lc.closed, "the close at the connect deadline")
+	if n := expired.Load(); n != 1 {
+		t.Fatalf("expired called %d times, want 1", n)
+	}
+	if n := lc.n.Load(); n != 1 {
+		t.Fatalf("a connection never connected was closed %d times at its deadline, want 1", n)
+	}
+	if n := c.n.Load(); n != 0 {
+		t.Fatalf("connected connections were closed %d times, want 0", n)
+	}
+}

@@ -53,3 +53,26 @@ func TestTimersStopCancelsAndRefuses(t *testing.T) {
 		t.Fatalf("%d callbacks ran after Stop", ran.Load())
 	}
 }
+
+func TestTimersCancel(t *testing.T) {
+	var s Set
+	var ran atomic.Int32
+	long := s.After(time.Hour, func() { ran.Add(1) })
+	fired := make(chan struct{})
+	s.After(time.Hour, func() { ran.Add(1) })
+	s.After(time.Millisecond, func() { close(fired) })
+	<-fired
+	if l := s.Len(); l != 2 {
+		t.Fatalf("Len %d after one of three fired, want 2", l)
+	}
+	s.Cancel(long)
+	s.Cancel(long) // a second Cancel is harmless
+	s.Cancel(Timer{})
+	if l := s.Len(); l != 1 {
+		t.Fatalf("Len %d after Cancel, want 1", l)
+	}
+	s.Stop()
+	if l := s.Len(); l != 0 || ran.Load() != 0 {
+		t.Fatalf("after Stop: Len %d, %d callbacks ran, want 0 and 0", l, ran.Load())
+	}
+}
