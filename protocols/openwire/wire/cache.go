@@ -45,8 +45,16 @@ type cacheAdd struct {
 	key  cacheKey
 }
 
+// Both caches grow their slots as they are used, up to the negotiated
+// size: a connection that sends a handful of ids (most do: one connection,
+// session, producer and destination) holds a handful of slots, not the
+// 1024 a Java client asks for (40 KiB on the writer's side, 16 KiB on the
+// reader's, per connection and direction; issue 18's budget for an idle
+// OpenWire connection is 8 KiB).
+
 type marshalCache struct {
-	slots   []cacheKey
+	size    int        // the negotiated number of slots
+	slots   []cacheKey // the slots used so far (grown up to size)
 	index   map[cacheKey]int16
 	next    int
 	evict   int
@@ -56,7 +64,21 @@ type marshalCache struct {
 }
 
 func newMarshalCache(size int) *marshalCache {
-	return &marshalCache{slots: make([]cacheKey, cacheSlots(size)), index: make(map[cacheKey]int16)}
+	return &marshalCache{size: cacheSlots(size), index: make(map[cacheKey]int16)}
+}
+
+// grow makes slot i exist, growing the slots geometrically up to size.
+func grow[T any](slots []T, i, size int) []T {
+	if i < len(slots) {
+		return slots
+	}
+	if i < cap(slots) {
+		return slots[:i+1]
+	}
+	n := min(max(2*cap(slots), i+1, 16), size)
+	grown := make([]T, i+1, n)
+	copy(grown, slots)
+	return grown
 }
 
 // keyOf returns the equality key of v. Only cacheable types reach it; any
@@ -106,16 +128,18 @@ func (m *marshalCache) keyOf(v DataStructure) cacheKey {
 // keeps entries whose slot was overwritten); this one stops after one full
 // pass and then forgets everything, which only costs cache hits.
 func (m *marshalCache) begin() {
-	for n := 0; len(m.index) > 0 && len(m.index) > len(m.slots)-marshalCacheFreeSpace; n++ {
-		if n == len(m.slots) {
+	for n := 0; len(m.index) > 0 && len(m.index) > m.size-marshalCacheFreeSpace; n++ {
+		if n == m.size {
 			clear(m.index)
 			clear(m.slots)
 			break
 		}
-		delete(m.index, m.slots[m.evict])
-		m.slots[m.evict] = cacheKey{}
+		if m.evict < len(m.slots) { // a slot never used holds nothing
+			delete(m.index, m.slots[m.evict])
+			m.slots[m.evict] = cacheKey{}
+		}
 		m.evict++
-		if m.evict >= len(m.slots) {
+		if m.evict >= m.size {
 			m.evict = 0
 		}
 	}
@@ -127,12 +151,13 @@ func (m *marshalCache) begin() {
 func (m *marshalCache) add(key cacheKey) int16 {
 	i := m.next
 	m.next++
-	if m.next >= len(m.slots) {
+	if m.next >= m.size {
 		m.next = 0
 	}
-	if len(m.index) >= len(m.slots) {
+	if len(m.index) >= m.size {
 		return -1
 	}
+	m.slots = grow(m.slots, i, m.size)
 	prev := m.slots[i]
 	m.journal = append(m.journal, cacheAdd{slot: i, prev: prev, key: key})
 	// DEVIATION: Java keeps the overwritten value's map entry, so a later
@@ -163,27 +188,32 @@ func (m *marshalCache) rollback() {
 }
 
 type unmarshalCache struct {
-	slots []DataStructure
+	size  int             // the negotiated number of slots
+	slots []DataStructure // grown up to size as the writer uses them
 }
 
 func newUnmarshalCache(size int) *unmarshalCache {
-	return &unmarshalCache{slots: make([]DataStructure, cacheSlots(size))}
+	return &unmarshalCache{size: cacheSlots(size)}
 }
 
 func (u *unmarshalCache) set(idx int16, v DataStructure) error {
 	if idx == -1 {
 		return nil // the writer's cache was full
 	}
-	if idx < 0 || int(idx) >= len(u.slots) {
+	if idx < 0 || int(idx) >= u.size {
 		return fmt.Errorf("%w: %d", ErrCacheIndex, idx)
 	}
+	u.slots = grow(u.slots, int(idx), u.size)
 	u.slots[idx] = v
 	return nil
 }
 
 func (u *unmarshalCache) get(idx int16) (DataStructure, error) {
-	if idx < 0 || int(idx) >= len(u.slots) {
+	if idx < 0 || int(idx) >= u.size {
 		return nil, fmt.Errorf("%w: %d", ErrCacheIndex, idx)
+	}
+	if int(idx) >= len(u.slots) {
+		return nil, nil // never set: null, as a fresh slot is in Java
 	}
 	return u.slots[idx], nil
 }

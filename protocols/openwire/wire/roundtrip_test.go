@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"reflect"
+	"strconv"
 	"testing"
 	"unsafe"
 )
@@ -153,6 +154,61 @@ func TestOpenWireWireEncodeErrorRollsBackCache(t *testing.T) {
 	}
 	if ci := ds.(*ConsumerInfo); ci.ConsumerId == nil || ci.Destination == nil || ci.Destination.PhysicalName != "q" {
 		t.Errorf("decoded %+v after rollback", ci)
+	}
+}
+
+// TestOpenWireWireCacheGrows: both caches hold only the slots used so
+// far, not the negotiated size, and still encode, evict and resolve as a
+// full-size cache does once the writer has wrapped round it several times.
+func TestOpenWireWireCacheGrows(t *testing.T) {
+	const size = 1024
+	for _, tight := range []bool{false, true} {
+		f := Format{Version: 12, TightEncodingEnabled: tight, CacheEnabled: true, CacheSize: size}
+		e := NewEncoder(f)
+		d := NewDecoder(f, Limits{})
+		for i := range 3 * size {
+			// A new connection id each frame, and one repeated (a
+			// reference once cached).
+			sent := &ConsumerInfo{ConsumerId: &ConsumerId{ConnectionId: "ID:c" + strconv.Itoa(i), SessionId: 1, Value: 1}, Destination: NewQueue("q")}
+			b, err := e.Append(nil, sent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Feed(b)
+			ds, err := d.Next()
+			if err != nil {
+				t.Fatalf("tight=%v frame %d: %v", tight, i, err)
+			}
+			got := ds.(*ConsumerInfo)
+			if *got.ConsumerId != *sent.ConsumerId || got.Destination == nil || got.Destination.PhysicalName != "q" {
+				t.Fatalf("tight=%v frame %d: decoded %+v %+v", tight, i, got.ConsumerId, got.Destination)
+			}
+			if i == 0 && (len(e.wc.slots) > 16 || len(d.rc.slots) > 16) {
+				t.Fatalf("tight=%v: after one frame the caches hold %d and %d slots, want a few", tight, len(e.wc.slots), len(d.rc.slots))
+			}
+		}
+		if len(e.wc.slots) > size || len(d.rc.slots) > size || len(e.wc.slots) < size-marshalCacheFreeSpace {
+			t.Fatalf("tight=%v: after %d frames the caches hold %d and %d slots, want at most %d", tight, 3*size, len(e.wc.slots), len(d.rc.slots), size)
+		}
+	}
+	// A peer may name any slot below the size first; one it never set
+	// reads as null, one past the size is refused.
+	u := newUnmarshalCache(size)
+	if err := u.set(size-1, &ConnectionId{Value: "last"}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := u.get(size - 1); err != nil || v.(*ConnectionId).Value != "last" {
+		t.Fatalf("slot %d: %v %v", size-1, v, err)
+	}
+	if v, err := u.get(3); err != nil || v != nil {
+		t.Fatalf("unset slot 3: %v %v, want nil", v, err)
+	}
+	u2 := newUnmarshalCache(16)
+	if v, err := u2.get(5); err != nil || v != nil {
+		t.Fatalf("unset slot 5 of an empty cache: %v %v, want nil", v, err)
+	}
+	if err := u2.set(16, &ConnectionId{}); err == nil {
+		t.Fatal("slot 16 of a 16-slot cache accepted")
 	}
 }
 
