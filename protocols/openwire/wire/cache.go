@@ -75,7 +75,7 @@ func grow[T any](slots []T, i, size int) []T {
 	if i < cap(slots) {
 		return slots[:i+1]
 	}
-	n := min(max(2*cap(slots), i+1, 16), size)
+	n := min(max(2*cap(slots), i+1, 8), size)
 	grown := make([]T, i+1, n)
 	copy(grown, slots)
 	return grown
