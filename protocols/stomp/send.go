@@ -102,8 +102,7 @@ func (s *session) answer(token uint64, err error) {
 	default:
 		return
 	}
-	// Not s.out: that buffer belongs to the transport goroutine.
-	s.write(wire.AppendFrame(nil, &f, s.version))
+	s.writeFrame(&f) // its buffer is its own (pooled), safe here too
 }
 
 // toMessage translates a SEND frame as LegacyFrameTranslator does.

@@ -30,8 +30,6 @@ type session struct {
 	dec *wire.Decoder
 
 	// Touched only by the transport goroutine (OnData, OnClose).
-	frames  []wire.Frame
-	out     []byte
 	version string
 	conn    *engine.Conn
 	subs    map[string]*subscription // by SUBSCRIBE id ("" for 1.0 without id)
@@ -84,7 +82,9 @@ func (s *session) OnData(b []byte) error {
 	if s.dead {
 		return nil
 	}
-	frames, _, err := s.dec.Feed(b, s.frames[:0])
+	handshake := !s.live.Connected()
+	buf := frameBufs.Get().(*[]wire.Frame)
+	frames, _, err := s.dec.Feed(b, (*buf)[:0])
 	for {
 		for i := range frames {
 			if s.dead {
@@ -100,7 +100,14 @@ func (s *session) OnData(b []byte) error {
 		}
 		frames, _, err = s.dec.Feed(nil, frames[:0])
 	}
-	s.frames = frames[:0]
+	clear(frames) // what the frames pointed to is not kept by the pool
+	*buf = frames[:0]
+	frameBufs.Put(buf)
+	if handshake && s.live.Connected() {
+		// The CONNECT frame grew the decoder's buffers; an idle
+		// connection keeps none (issue 18: a few KiB per connection).
+		s.dec.Trim()
+	}
 	if err != nil && !s.dead {
 		// A frame that cannot be parsed is fatal (ActiveMQ StompFrameError).
 		s.sendError(nil, fatal(wireErrorText(err)))
@@ -129,9 +136,21 @@ func (s *session) write(b []byte) {
 }
 
 func (s *session) writeFrame(f *wire.Frame) {
-	s.out = wire.AppendFrame(s.out[:0], f, s.version)
-	s.write(s.out)
+	buf := outBufs.Get().(*[]byte)
+	*buf = wire.AppendFrame((*buf)[:0], f, s.version)
+	s.write(*buf) // Write copies what it queues
+	if cap(*buf) <= 64<<10 {
+		outBufs.Put(buf)
+	}
 }
+
+// frameBufs and outBufs hold the slices OnData decodes frames into and
+// writeFrame encodes into: kept per connection, they would cost every
+// idle connection their size (issue 18's budget for an idle connection).
+var (
+	frameBufs = sync.Pool{New: func() any { return new([]wire.Frame) }}
+	outBufs   = sync.Pool{New: func() any { return new([]byte) }}
+)
 
 // sendError writes an ERROR frame for a failed frame (nil when none), and
 // closes the connection if the error is fatal.

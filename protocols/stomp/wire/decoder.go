@@ -572,6 +572,18 @@ func (d *Decoder) finishFrame() bool {
 	return stop
 }
 
+// Trim releases the buffers the decoder keeps for the frames to come,
+// when it is between frames (no part of one read): a session calls it
+// once its handshake is done, so that a connection that then stays idle
+// holds none of what its CONNECT frame grew. Bytes held back after a
+// connect-family frame are kept.
+func (d *Decoder) Trim() {
+	if d.state != stCommand || len(d.head) > 0 {
+		return
+	}
+	d.head, d.ends, d.scratch, d.text, d.offs = nil, nil, nil, nil, nil
+}
+
 // reset clears the per-frame state, releasing buffers grown past keepBytes.
 func (d *Decoder) reset() {
 	d.state = stCommand
