@@ -43,6 +43,10 @@ const (
 	connNIO      = "nio"      // nio://, for the idle connections scenario
 	connSTOMP    = "stomp"
 	connMQTT     = "mqtt"
+	// stomp+nio:// and mqtt+nio://, for the idle connections scenarios
+	// (Mosquitto has one MQTT listener: both MQTT keys name it).
+	connSTOMPNIO = "stomp-nio"
+	connMQTTNIO  = "mqtt-nio"
 )
 
 // broker is a running broker the scenarios are pointed at.
@@ -191,14 +195,14 @@ func ports(n int) ([]int, error) {
 
 // brokerPorts are the connector ports of one broker instance, and the -D
 // properties that hand them to the shared activemq.xml.
-type brokerPorts struct{ openwire, nio, stomp, mqtt int }
+type brokerPorts struct{ openwire, nio, stomp, mqtt, stompNIO, mqttNIO int }
 
 func newBrokerPorts() (brokerPorts, error) {
-	p, err := ports(4)
+	p, err := ports(6)
 	if err != nil {
 		return brokerPorts{}, err
 	}
-	return brokerPorts{p[0], p[1], p[2], p[3]}, nil
+	return brokerPorts{p[0], p[1], p[2], p[3], p[4], p[5]}, nil
 }
 
 func (p brokerPorts) props(data string) []string {
@@ -208,6 +212,8 @@ func (p brokerPorts) props(data string) []string {
 		"compare.nio.port=" + strconv.Itoa(p.nio),
 		"compare.stomp.port=" + strconv.Itoa(p.stomp),
 		"compare.mqtt.port=" + strconv.Itoa(p.mqtt),
+		"compare.stompnio.port=" + strconv.Itoa(p.stompNIO),
+		"compare.mqttnio.port=" + strconv.Itoa(p.mqttNIO),
 	}
 }
 
@@ -218,9 +224,11 @@ func (p brokerPorts) urls(withMQTT bool) map[string]string {
 		connOpenWire: "tcp://" + addr(p.openwire),
 		connNIO:      "nio://" + addr(p.nio),
 		connSTOMP:    "stomp://" + addr(p.stomp),
+		connSTOMPNIO: "stomp://" + addr(p.stompNIO),
 	}
 	if withMQTT {
 		u[connMQTT] = "mqtt://" + addr(p.mqtt)
+		u[connMQTTNIO] = "mqtt://" + addr(p.mqttNIO)
 	}
 	return u
 }
@@ -231,7 +239,7 @@ func withoutMQTT(xml string) string {
 	lines := strings.Split(xml, "\n")
 	var out []string
 	for i := 0; i < len(lines); i++ {
-		if strings.Contains(lines[i], `name="mqtt"`) {
+		if strings.Contains(lines[i], `name="mqtt"`) || strings.Contains(lines[i], `name="mqtt-nio"`) {
 			i++ // and its uri line
 			continue
 		}
@@ -271,9 +279,9 @@ func startWharf(ctx context.Context, bin, confXML, dir string, withMQTT bool) (*
 	if err != nil {
 		return nil, err
 	}
-	addrs := []string{addr(bp.openwire), addr(bp.nio), addr(bp.stomp)}
+	addrs := []string{addr(bp.openwire), addr(bp.nio), addr(bp.stomp), addr(bp.stompNIO)}
 	if withMQTT {
-		addrs = append(addrs, addr(bp.mqtt))
+		addrs = append(addrs, addr(bp.mqtt), addr(bp.mqttNIO))
 	}
 	if err := waitListening(ctx, p, logPath, addrs...); err != nil {
 		p.stop()
@@ -317,7 +325,7 @@ func startActiveMQ(ctx context.Context, confXML, log4j, dir string) (*broker, er
 	if err != nil {
 		return nil, err
 	}
-	if err := waitListening(ctx, p, logPath, addr(bp.openwire), addr(bp.nio), addr(bp.stomp), addr(bp.mqtt)); err != nil {
+	if err := waitListening(ctx, p, logPath, addr(bp.openwire), addr(bp.nio), addr(bp.stomp), addr(bp.mqtt), addr(bp.stompNIO), addr(bp.mqttNIO)); err != nil {
 		p.stop()
 		return nil, fmt.Errorf("activemq: %w", err)
 	}
@@ -341,5 +349,5 @@ func startMosquitto(ctx context.Context, dir string) (*broker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &broker{name: nameMosquitto, urls: map[string]string{connMQTT: "mqtt://" + b.Addr}, pid: b.PID, exited: b.Exited(), stop: b.Stop, log: b.Log}, nil
+	return &broker{name: nameMosquitto, urls: map[string]string{connMQTT: "mqtt://" + b.Addr, connMQTTNIO: "mqtt://" + b.Addr}, pid: b.PID, exited: b.Exited(), stop: b.Stop, log: b.Log}, nil
 }

@@ -288,7 +288,7 @@ func TestCompareBrokerConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bp := brokerPorts{openwire: 1001, nio: 1002, stomp: 1003, mqtt: 1004}
+	bp := brokerPorts{openwire: 1001, nio: 1002, stomp: 1003, mqtt: 1004, stompNIO: 1005, mqttNIO: 1006}
 	vars := map[string]string{}
 	for _, p := range bp.props(t.TempDir()) {
 		k, v, _ := strings.Cut(p, "=")
@@ -299,8 +299,8 @@ func TestCompareBrokerConfig(t *testing.T) {
 		text    string
 		schemes []string
 	}{
-		{"as ActiveMQ loads it", string(xmlText), []string{"tcp", "nio", "stomp", "mqtt"}},
-		{"without MQTT", withoutMQTT(string(xmlText)), []string{"tcp", "nio", "stomp"}},
+		{"as ActiveMQ loads it", string(xmlText), []string{"tcp", "nio", "stomp", "mqtt", "stomp+nio", "mqtt+nio"}},
+		{"without MQTT", withoutMQTT(string(xmlText)), []string{"tcp", "nio", "stomp", "stomp+nio"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "activemq.xml")
@@ -396,8 +396,11 @@ func TestCompareScenariosBounded(t *testing.T) {
 			continue
 		}
 		cfg := sc.config("tcp://127.0.0.1:1", 0, 1)
-		if sc.conn == connMQTT {
+		switch sc.conn {
+		case connMQTT, connMQTTNIO:
 			cfg.URL = "mqtt://127.0.0.1:1"
+		case connSTOMP, connSTOMPNIO:
+			cfg.URL = "stomp://127.0.0.1:1"
 		}
 		if err := cfg.Validate(); err != nil {
 			t.Errorf("%s: %v", sc.ID, err)

@@ -216,6 +216,8 @@ func run(ctx context.Context, o options, stdout, log io.Writer) (err error) {
 		return err
 	}
 	brokers[nameWharf] = w
+	wharfMQTT := w.urls[connMQTT] != "" // the fresh ones are started alike
+	freshRuns := 0
 	if brokers[nameActiveMQ], err = startActiveMQ(ctx, string(confXML), string(log4j), filepath.Join(tmp, "activemq")); err != nil {
 		return err
 	}
@@ -248,10 +250,13 @@ func run(ctx context.Context, o options, stdout, log io.Writer) (err error) {
 		brokers: brokers, rounds: o.rounds, scale: o.scale, log: log, jmsCP: jmsCP, jmsErr: jmsErr,
 		deadline: start.Add(o.budget),
 		fresh: func(ctx context.Context, name string, round int) (*broker, error) {
-			dir := filepath.Join(tmp, fmt.Sprintf("%s-fresh-%d", name, round))
+			// A directory per start: several fresh scenarios run in one
+			// round.
+			freshRuns++
+			dir := filepath.Join(tmp, fmt.Sprintf("%s-fresh-%d-%d", name, round, freshRuns))
 			switch name {
 			case nameWharf:
-				return startWharf(ctx, bin, string(confXML), dir, false)
+				return startWharf(ctx, bin, string(confXML), dir, wharfMQTT)
 			case nameActiveMQ:
 				return startActiveMQ(ctx, string(confXML), string(log4j), dir)
 			case nameMosquitto:

@@ -96,9 +96,9 @@ func (r *runner) lineup(sc scenario) (order []string, pairs [][2]string, note st
 
 func connLabel(conn string) string {
 	switch conn {
-	case connMQTT:
+	case connMQTT, connMQTTNIO:
 		return "MQTT"
-	case connSTOMP:
+	case connSTOMP, connSTOMPNIO:
 		return "STOMP"
 	}
 	return "OpenWire"

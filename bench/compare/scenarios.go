@@ -116,11 +116,15 @@ func scenarios() []scenario {
 			jms: &jmsRun{topic: true, size: 1024, count: jmsFanOutCount, subs: fanOutSubscribed}},
 		{ID: "mqtt-qos0-fanout-10", Title: "MQTT QoS 0 fan-out 1→10, 1 KiB", conn: connMQTT, refs: mqttRefs, metric: throughput, set: fanOut(0)},
 		{ID: "mqtt-qos1-fanout-10", Title: "MQTT QoS 1 fan-out 1→10, 1 KiB", conn: connMQTT, refs: mqttRefs, metric: throughput, set: fanOut(1)},
-		{ID: "idle-connections-10k-openwire", Title: "idle connections, 10,000 OpenWire", conn: connNIO, refs: amq, metric: memoryPerConnection, fresh: true,
-			set: func(c *bench.Config) {
-				c.Scenario, c.Connections, c.Hold, c.ConnectTimeout = bench.ScenarioConnections, idleConnections, idleHold, idleConnTimeout
-			}},
+		{ID: "idle-connections-10k-openwire", Title: "idle connections, 10,000 OpenWire", conn: connNIO, refs: amq, metric: memoryPerConnection, fresh: true, set: idle},
+		{ID: "idle-connections-10k-stomp", Title: "idle connections, 10,000 STOMP", conn: connSTOMPNIO, refs: amq, metric: memoryPerConnection, fresh: true, set: idle},
+		{ID: "idle-connections-10k-mqtt", Title: "idle connections, 10,000 MQTT", conn: connMQTTNIO, refs: mqttRefs, metric: memoryPerConnection, fresh: true, set: idle},
 	}
+}
+
+// idle is the idle connections scenario: connections opened and held.
+func idle(c *bench.Config) {
+	c.Scenario, c.Connections, c.Hold, c.ConnectTimeout = bench.ScenarioConnections, idleConnections, idleHold, idleConnTimeout
 }
 
 // config is the wharf bench configuration of sc against url, with every
