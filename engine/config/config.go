@@ -376,6 +376,11 @@ type KahaDB struct {
 	// directory lock (held by another broker) tries again: the
 	// lockAcquireSleepInterval of <locker><shared-file-locker>.
 	LockAcquireSleepInterval time.Duration
+	// LockKeepAlivePeriod is how often a master checks that it still
+	// holds the directory lock (<kahaDB lockKeepAlivePeriod>, ms); one
+	// that lost it stops. 0, ActiveMQ's default for KahaDB, checks
+	// nothing. Not in an <mKahaDB> filter.
+	LockKeepAlivePeriod time.Duration
 }
 
 // Dead letter strategy kinds.

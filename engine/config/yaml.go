@@ -337,6 +337,7 @@ func (p *yamlParser) kahaDBKeys(kd *KahaDB, sync *syncSet, dirSet func()) map[st
 		"compact_acks_after_no_gc":             p.integer(&kd.CompactAcksAfterNoGC),
 		"compact_acks_ignores_store_growth":    p.boolean(&kd.CompactAcksIgnoresStoreGrowth),
 		"lock_acquire_sleep_interval":          p.duration(&kd.LockAcquireSleepInterval),
+		"lock_keep_alive_period":               p.duration(&kd.LockKeepAlivePeriod),
 	}
 }
 

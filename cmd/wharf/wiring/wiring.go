@@ -388,6 +388,7 @@ func kahaDBOptions(k config.KahaDB) kahadb.Options {
 		CompactAcksAfterNoGC:          max(k.CompactAcksAfterNoGC, 1),
 		CompactAcksIgnoresStoreGrowth: k.CompactAcksIgnoresStoreGrowth,
 		LockRetry:                     k.LockAcquireSleepInterval,
+		LockKeepAlivePeriod:           k.LockKeepAlivePeriod,
 	}
 }
 
