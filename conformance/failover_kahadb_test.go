@@ -93,7 +93,7 @@ func spawnWharf(t *testing.T, name, cfg string) *proc {
 }
 
 // slaveModeLine is ActiveMQ's words, which a Wharf slave logs once.
-var slaveModeLine = regexp.MustCompile(regexp.QuoteMeta(`"msg":"` + journal.SlaveModeMessage + `"`) + `.*"holder":"pid (\d+)`)
+var slaveModeLine = regexp.MustCompile(regexp.QuoteMeta(`"msg":"`+journal.SlaveModeMessage+`"`) + `.*"holder":"pid (\d+)`)
 
 // waitSlave waits until p logs that it is a slave, and checks that the
 // holder it names is the process holder and that none of its ports
