@@ -207,6 +207,10 @@ type Transport struct {
 	TLSOptions TLSOptions
 	// Line is where the connector is declared in the file (0 if built in Go).
 	Line int
+	// ClusterClients are the connector's updateClusterClients,
+	// rebalanceClusterClients, updateClusterClientsOnRemove and
+	// updateClusterFilter (cluster_clients.go).
+	ClusterClients ClusterClients
 }
 
 // Persistence kinds.

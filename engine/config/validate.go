@@ -216,6 +216,7 @@ func (l *loader) validate() {
 		l.fail("tmp_data_directory", "must not be empty")
 	}
 	l.validateTransports()
+	l.validateClusterClients()
 	l.validateSecurity()
 	l.validateStore()
 	l.validateInterceptors()

@@ -738,8 +738,16 @@ func (p *xmlParser) transportConnectors(e *xmlElem) {
 			p.unsupported(kk, path, "")
 		}
 		p.attrs(k, path, map[string]func(val){
-			"name": at(path+".name", func(v val) { l.setString(&t.Name, v) }),
-			"uri":  at(path+".uri", func(v val) { l.setString(&t.URI, v) }),
+			"name":                 at(path+".name", func(v val) { l.setString(&t.Name, v) }),
+			"uri":                  at(path+".uri", func(v val) { l.setString(&t.URI, v) }),
+			"updateClusterClients": at(path+".update_cluster_clients", func(v val) { l.setBool(&t.ClusterClients.Update, v) }),
+			"rebalanceClusterClients": at(path+".rebalance_cluster_clients", func(v val) {
+				l.setBool(&t.ClusterClients.Rebalance, v)
+			}),
+			"updateClusterClientsOnRemove": at(path+".update_cluster_clients_on_remove", func(v val) {
+				l.setBool(&t.ClusterClients.UpdateOnRemove, v)
+			}),
+			"updateClusterFilter": at(path+".update_cluster_filter", func(v val) { l.setString(&t.ClusterClients.Filter, v) }),
 		})
 	}
 }

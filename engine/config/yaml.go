@@ -212,8 +212,12 @@ func (p *yamlParser) top(n *yaml.Node) {
 				c.Transports = append(c.Transports, Transport{Line: el.Line})
 				t := &c.Transports[len(c.Transports)-1]
 				p.mapping(el, ep, map[string]handler{
-					"name": p.str(&t.Name),
-					"uri":  p.str(&t.URI),
+					"name":                             p.str(&t.Name),
+					"uri":                              p.str(&t.URI),
+					"update_cluster_clients":           p.boolean(&t.ClusterClients.Update),
+					"rebalance_cluster_clients":        p.boolean(&t.ClusterClients.Rebalance),
+					"update_cluster_clients_on_remove": p.boolean(&t.ClusterClients.UpdateOnRemove),
+					"update_cluster_filter":            p.str(&t.ClusterClients.Filter),
 				})
 			})
 		},
