@@ -104,7 +104,7 @@ func TestOpenWireConnectionControl(t *testing.T) {
 	o.ConnectedBrokers, o.RebalanceClients = "tcp://127.0.0.1:61616", true
 	cluster := listen(o)
 	for _, c := range []struct {
-		name, addr, brokers string
+		name, addr, brokers  string
 		reconnect, rebalance bool
 	}{
 		{"plain", plain, "", false, false},

@@ -35,7 +35,7 @@ type Options struct {
 	// ConnectionControl asks the client to reconnect to the first broker
 	// of its list, unless the connection is one it made to fail over.
 	RebalanceClients bool
-	Logger    *slog.Logger
+	Logger           *slog.Logger
 }
 
 // DefaultOptions are ActiveMQ 5.17's broker-side defaults.
