@@ -24,6 +24,41 @@ import (
 // another broker holds the lock.
 var amqSlaveMode = regexp.MustCompile(`Database (\S+) is locked by another server\. This broker is now in slave mode waiting a lock to be acquired`)
 
+// amqAttempt is the debug line of each attempt of ActiveMQ's locker
+// while the lock is held.
+var amqAttempt = regexp.MustCompile(`is locked\.\.\. waiting \d+ seconds for the database to be unlocked`)
+
+// countLines counts p's lines matching re so far.
+func countLines(p *proc, re *regexp.Regexp) int {
+	lines, _ := p.log.snapshot()
+	n := 0
+	for _, l := range lines {
+		if re.MatchString(l) {
+			n++
+		}
+	}
+	return n
+}
+
+// waitCount waits until p has logged n lines matching re.
+func waitCount(t *testing.T, p *proc, re *regexp.Regexp, n int) {
+	t.Helper()
+	deadline := time.After(procStartTimeout)
+	for {
+		_, grew := p.log.snapshot()
+		if countLines(p, re) >= n {
+			return
+		}
+		select {
+		case <-grew:
+		case <-p.exited:
+			t.Fatalf("%s exited (%v) before logging %d lines matching %q; log:\n%s", p.name, p.err, n, re, p.log.tail(40))
+		case <-deadline:
+			t.Fatalf("%s logged fewer than %d lines matching %q in %v; log:\n%s", p.name, n, re, procStartTimeout, p.log.tail(40))
+		}
+	}
+}
+
 // failoverActiveMQXML is conformance/kahadb/activemq.xml with a
 // <shared-file-locker> retrying every failoverRetry and its OpenWire
 // connector on port.
@@ -60,17 +95,19 @@ func failoverMessages(t *testing.T, p *client.Producer, q string, n int) []*wire
 // directory (one shard: a plain KahaDB journal); ActiveMQ started on the
 // same directory logs that it is a slave and listens on nothing. Wharf
 // acknowledges messages and is SIGKILLed; ActiveMQ takes the lock,
-// recovers Wharf's journal and delivers every message.
+// recovers Wharf's journal and delivers every message. Wharf runs with
+// lockKeepAlivePeriod: ActiveMQ's attempts to lock do not make it stop.
 func TestConformanceFailoverActiveMQSlaveOfWharf(t *testing.T) {
 	skipWithoutActiveMQ(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(t.TempDir(), "wharf.yaml")
-	if err := os.WriteFile(cfg, []byte("shards: 1\n"+fmt.Sprintf(failoverConfig, dir, failoverRetry, "", 0, 0, 0)), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte("shards: 1\n"+fmt.Sprintf(failoverConfig, dir, failoverRetry, "    lock_keep_alive_period: 20ms\n", 0, 0, 0)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	w := startWharfArgs(t, "--config", cfg)
 	amqPort := freePorts(t)[0]
-	amq := spawnActiveMQXML(t, failoverActiveMQXML(t, amqPort), "wharf.kahadb.dir="+dir)
+	// Each attempt of ActiveMQ's locker is logged at debug.
+	amq := spawnActiveMQXMLLog(t, failoverActiveMQXML(t, amqPort), "log4j.logger.org.apache.activemq.store.SharedFileLocker=DEBUG", "wharf.kahadb.dir="+dir)
 	if m := amq.waitLine(amqSlaveMode, procStartTimeout); m[1] != filepath.Join(dir, "lock") {
 		t.Fatalf("ActiveMQ waits for %s, want %s", m[1], filepath.Join(dir, "lock"))
 	}
@@ -82,6 +119,14 @@ func TestConformanceFailoverActiveMQSlaveOfWharf(t *testing.T) {
 	if l := amq.log.String(); amqListening.MatchString(l) {
 		t.Fatalf("ActiveMQ listens while Wharf holds the lock:\n%s", l)
 	}
+	// Two more attempts of ActiveMQ's: between them (failoverRetry
+	// apart) Wharf's keep-alive checked its lock many times over, and
+	// found it its own: it logged no loss and still stores.
+	waitCount(t, amq, amqAttempt, countLines(amq, amqAttempt)+2)
+	if len(w.logged("lost the directory lock: this broker stores nothing more (every persistent send and ack fails)")) != 0 {
+		t.Fatalf("Wharf's keep-alive tripped over ActiveMQ's attempts; log:\n%s", w.log.tail(20))
+	}
+	failoverMessages(t, must(must(c.Session(false))(t).Producer(wire.NewQueue(q+".after")))(t), q+".after", 1)
 	killed := time.Now()
 	w.kill()
 	amq.waitLine(amqListening, procStartTimeout)

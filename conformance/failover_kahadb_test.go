@@ -155,13 +155,17 @@ func takeover(t *testing.T, p *proc, killed time.Time, ports brokerPorts) (*whar
 // ports. The master acknowledges persistent messages (STOMP receipts),
 // is SIGKILLed, and the slave becomes master within
 // lockAcquireSleepInterval + 1 s, listening on its ports, with every
-// acknowledged message, in order.
+// acknowledged message, in order. Both have lockKeepAlivePeriod: the
+// slave's attempts to lock do not make the master stop.
 func TestConformanceFailoverKahaDBMasterSlave(t *testing.T) {
 	dir := t.TempDir()
 	pa, pb := freePorts(t), freePorts(t)
-	mp := spawnWharf(t, "master", writeFailoverConfig(t, dir, pa))
+	// The keep-alive on both: a slave's attempts do not make the master
+	// think it lost the lock (it would stop).
+	const keep = "lock_keep_alive_period: 20ms"
+	mp := spawnWharf(t, "master", writeFailoverConfig(t, dir, pa, keep))
 	master := wharfStarted(t, mp)
-	slave := spawnWharf(t, "slave", writeFailoverConfig(t, dir, pb))
+	slave := spawnWharf(t, "slave", writeFailoverConfig(t, dir, pb, keep))
 	waitSlave(t, slave, master.cmd.Process.Pid, pb)
 
 	q := queue(t, "")

@@ -396,6 +396,13 @@ func startActiveMQXML(t *testing.T, xml []byte, props ...string) *amqProc {
 // store's lock first).
 func spawnActiveMQXML(t *testing.T, xml []byte, props ...string) *proc {
 	t.Helper()
+	return spawnActiveMQXMLLog(t, xml, "", props...)
+}
+
+// spawnActiveMQXMLLog is spawnActiveMQXML with log4jExtra appended to
+// activemq/log4j.properties (more loggers, other levels).
+func spawnActiveMQXMLLog(t *testing.T, xml []byte, log4jExtra string, props ...string) *proc {
+	t.Helper()
 	skipWithoutActiveMQ(t)
 	base := t.TempDir()
 	conf := filepath.Join(base, "conf")
@@ -411,6 +418,7 @@ func spawnActiveMQXML(t *testing.T, xml []byte, props ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b = append(b, "\n"+log4jExtra+"\n"...)
 	if err := os.WriteFile(filepath.Join(conf, "log4j.properties"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
