@@ -142,7 +142,7 @@ func TestConformanceFailoverActiveMQSlaveOfWharf(t *testing.T) {
 // TestConformanceFailoverWharfSlaveOfActiveMQ: ActiveMQ is master of the
 // directory; Wharf started on it logs that it is a slave, naming
 // ActiveMQ's pid, and listens on nothing. ActiveMQ acknowledges messages
-// and is SIGKILLed; Wharf takes over within lockAcquireSleepInterval + 1 s
+// and is SIGKILLed; Wharf takes over within takeoverLimit
 // and delivers every message.
 func TestConformanceFailoverWharfSlaveOfActiveMQ(t *testing.T) {
 	skipWithoutActiveMQ(t)

@@ -28,6 +28,19 @@ import (
 // a takeover must happen within it and one second more (issue 20).
 const failoverRetry = 500 * time.Millisecond
 
+// takeoverLimit bounds a takeover: failoverRetry and one second more, the
+// target of issue 20, which `make failover` checks. Under the race
+// detector (`make test`, on a machine whose cores other tests share) the
+// new master's start-up is several times slower (replaying ActiveMQ's
+// preallocated 32 MiB journal file took 2 s there), so the bound is
+// failoverRetry and 5 s more; the measured takeover is logged either way.
+func takeoverLimit() time.Duration {
+	if raceEnabled {
+		return failoverRetry + 5*time.Second
+	}
+	return failoverRetry + time.Second
+}
+
 // failoverConfig is a broker of a master/slave pair: the KahaDB
 // directory, its lockAcquireSleepInterval, further kahadb keys, and the
 // OpenWire, STOMP and MQTT ports.
@@ -131,8 +144,7 @@ func mustNotListen(t *testing.T, addr string) {
 
 // takeover waits until the slave p has started after its master was
 // killed at killed, checks that it listens on ports and that it took no
-// longer than failoverRetry and one second more, and returns it and the
-// time it took.
+// longer than takeoverLimit, and returns it and the time it took.
 func takeover(t *testing.T, p *proc, killed time.Time, ports brokerPorts) (*wharfProc, time.Duration) {
 	t.Helper()
 	w := wharfStarted(t, p)
@@ -140,8 +152,8 @@ func takeover(t *testing.T, p *proc, killed time.Time, ports brokerPorts) (*whar
 	if w.openwire != ports.openwire() || w.stomp != ports.stomp() || w.mqtt != ports.mqtt() {
 		t.Fatalf("new master listens on %s %s %s, want %v", w.openwire, w.stomp, w.mqtt, ports)
 	}
-	if limit := failoverRetry + time.Second; took > limit {
-		t.Fatalf("takeover took %v, want at most lockAcquireSleepInterval + 1 s = %v; log:\n%s", took, limit, p.log.tail(30))
+	if limit := takeoverLimit(); took > limit {
+		t.Fatalf("takeover took %v, want at most %v (lockAcquireSleepInterval %v); log:\n%s", took, limit, failoverRetry, p.log.tail(30))
 	}
 	if len(w.logged("journal directory lock acquired")) != 1 {
 		t.Fatalf("new master did not log the lock's acquisition; log:\n%s", p.log.tail(30))
@@ -153,9 +165,9 @@ func takeover(t *testing.T, p *proc, killed time.Time, ports brokerPorts) (*whar
 // KahaDB directory. The second waits for the lock: it says so once in
 // ActiveMQ's words, naming the master's pid, and nothing listens on its
 // ports. The master acknowledges persistent messages (STOMP receipts),
-// is SIGKILLed, and the slave becomes master within
-// lockAcquireSleepInterval + 1 s, listening on its ports, with every
-// acknowledged message, in order. Both have lockKeepAlivePeriod: the
+// is SIGKILLed, and the slave becomes master within takeoverLimit
+// (lockAcquireSleepInterval + 1 s without the race detector), listening
+// on its ports, with every acknowledged message, in order. Both have lockKeepAlivePeriod: the
 // slave's attempts to lock do not make the master stop.
 func TestConformanceFailoverKahaDBMasterSlave(t *testing.T) {
 	dir := t.TempDir()

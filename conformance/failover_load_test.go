@@ -57,10 +57,12 @@ func waitLoad(t *testing.T, p *proc, sent, received int) (int, int) {
 // persistent JMS producer and a consumer, both ActiveMQ's JMS client on
 // failover:(tcp://a,tcp://b). The master is SIGKILLed $WHARF_FAILOVER_KILLS
 // times in a row (3 by default); each time the slave takes over within
-// lockAcquireSleepInterval + 1 s, both clients continue on it (50 more
+// takeoverLimit, both clients continue on it (50 more
 // messages sent and received), and a new slave is started on the dead
 // master's ports. At the end no acknowledged message is lost; the
 // takeover times (median, max) and duplicate deliveries are reported.
+// (Without the race detector, as `make failover` runs it, a takeover must
+// come within lockAcquireSleepInterval + 1 s; see takeoverLimit.)
 func TestConformanceFailoverJMSUnderLoad(t *testing.T) {
 	kills := 3
 	if v := os.Getenv(envFailoverKills); v != "" {
