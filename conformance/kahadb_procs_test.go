@@ -385,6 +385,24 @@ func startActiveMQ(t *testing.T, kahaDir string) *amqProc {
 // -D settings props.
 func startActiveMQXML(t *testing.T, xml []byte, props ...string) *amqProc {
 	t.Helper()
+	p := spawnActiveMQXML(t, xml, props...)
+	port := p.waitLine(amqListening, procStartTimeout)[1]
+	p.waitLine(regexp.MustCompile(`Apache ActiveMQ \S+ \(.*\) started`), procStartTimeout)
+	return &amqProc{proc: p, openwire: "127.0.0.1:" + port}
+}
+
+// spawnActiveMQXML starts ActiveMQ as startActiveMQXML does but returns
+// at once, without waiting for it to listen (a slave waits for its
+// store's lock first).
+func spawnActiveMQXML(t *testing.T, xml []byte, props ...string) *proc {
+	t.Helper()
+	return spawnActiveMQXMLLog(t, xml, "", props...)
+}
+
+// spawnActiveMQXMLLog is spawnActiveMQXML with log4jExtra appended to
+// activemq/log4j.properties (more loggers, other levels).
+func spawnActiveMQXMLLog(t *testing.T, xml []byte, log4jExtra string, props ...string) *proc {
+	t.Helper()
 	skipWithoutActiveMQ(t)
 	base := t.TempDir()
 	conf := filepath.Join(base, "conf")
@@ -400,14 +418,11 @@ func startActiveMQXML(t *testing.T, xml []byte, props ...string) *amqProc {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b = append(b, "\n"+log4jExtra+"\n"...)
 	if err := os.WriteFile(filepath.Join(conf, "log4j.properties"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := activemq.Command(base, props...)
-	p := startProc(t, "activemq", cmd)
-	port := p.waitLine(amqListening, procStartTimeout)[1]
-	p.waitLine(regexp.MustCompile(`Apache ActiveMQ \S+ \(.*\) started`), procStartTimeout)
-	return &amqProc{proc: p, openwire: "127.0.0.1:" + port}
+	return startProc(t, "activemq", activemq.Command(base, props...))
 }
 
 // stop stops ActiveMQ with SIGTERM: its shutdown hook stops the broker and

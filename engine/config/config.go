@@ -207,6 +207,10 @@ type Transport struct {
 	TLSOptions TLSOptions
 	// Line is where the connector is declared in the file (0 if built in Go).
 	Line int
+	// ClusterClients are the connector's updateClusterClients,
+	// rebalanceClusterClients, updateClusterClientsOnRemove and
+	// updateClusterFilter (cluster_clients.go).
+	ClusterClients ClusterClients
 }
 
 // Persistence kinds.
@@ -376,6 +380,11 @@ type KahaDB struct {
 	// directory lock (held by another broker) tries again: the
 	// lockAcquireSleepInterval of <locker><shared-file-locker>.
 	LockAcquireSleepInterval time.Duration
+	// LockKeepAlivePeriod is how often a master checks that it still
+	// holds the directory lock (<kahaDB lockKeepAlivePeriod>, ms); one
+	// that lost it stops. 0, ActiveMQ's default for KahaDB, checks
+	// nothing. Not in an <mKahaDB> filter.
+	LockKeepAlivePeriod time.Duration
 }
 
 // Dead letter strategy kinds.

@@ -135,6 +135,7 @@ func TestConfigMKahaDBErrors(t *testing.T) {
 		{"unknown child", "<mKahaDB>\n<transactionStore/>\n</mKahaDB>", 5, 1, "<transactionStore> is not supported by Wharf yet"},
 		{"no catch-all last", "<mKahaDB><filteredPersistenceAdapters>\n<filteredKahaDB queue=\"a\"/>\n</filteredPersistenceAdapters></mKahaDB>", 5, 1, "the last filter must be a catch-all"},
 		{"empty filter list", "<mKahaDB>\n<filteredPersistenceAdapters/>\n</mKahaDB>", 5, 1, "at least one filter is required"},
+		{"keep-alive in a filter", "<mKahaDB><filteredPersistenceAdapters>\n<filteredKahaDB><persistenceAdapter><kahaDB lockKeepAlivePeriod=\"1000\"/></persistenceAdapter></filteredKahaDB>\n</filteredPersistenceAdapters></mKahaDB>", 5, 45, "lockKeepAlivePeriod is not supported inside <mKahaDB>"},
 		{"child attribute error", "<mKahaDB><filteredPersistenceAdapters>\n<filteredKahaDB><persistenceAdapter><kahaDB journalMaxFileLength=\"1kb\"/></persistenceAdapter></filteredKahaDB>\n</filteredPersistenceAdapters></mKahaDB>", 5, 45, "1KiB is below the minimum 64KiB"},
 	}
 	for _, tc := range xmlCases {

@@ -98,4 +98,17 @@ func TestConfigKahaDBLocker(t *testing.T) {
 	wantProblem(t, err, 3, 9, "<lease-database-locker> is not supported by Wharf yet")
 	_, err = ParseYAML(strings.NewReader("persistence:\n  kahadb:\n    lock_acquire_sleep_interval: 0s\n"), "wharf.yaml", nil)
 	wantProblem(t, err, 3, 34, "must be positive")
+	// lockKeepAlivePeriod (ms) / lock_keep_alive_period: the master's
+	// check that it still holds the lock; 0 by default, as ActiveMQ's
+	// KahaDB has it.
+	c = parseTwins(t, "", `<persistenceAdapter><kahaDB directory="/d" lockKeepAlivePeriod="2000"/></persistenceAdapter>`,
+		"persistence:\n  kahadb:\n    directory: /d\n    lock_keep_alive_period: 2s\n")
+	if got := c.Persistence.KahaDB.LockKeepAlivePeriod; got != 2*time.Second {
+		t.Fatalf("lock keep-alive period %v, want 2s", got)
+	}
+	if got := Default().Persistence.KahaDB.LockKeepAlivePeriod; got != 0 {
+		t.Fatalf("default lock keep-alive period %v, want 0 (none)", got)
+	}
+	_, err = ParseYAML(strings.NewReader("persistence:\n  kahadb:\n    lock_keep_alive_period: -1s\n"), "wharf.yaml", nil)
+	wantProblem(t, err, 3, 29, "must not be negative")
 }

@@ -216,6 +216,7 @@ func (l *loader) validate() {
 		l.fail("tmp_data_directory", "must not be empty")
 	}
 	l.validateTransports()
+	l.validateClusterClients()
 	l.validateSecurity()
 	l.validateStore()
 	l.validateInterceptors()
@@ -441,6 +442,11 @@ func (l *loader) validateMKahaDB(m *MKahaDB) {
 			}
 		}
 		l.validateKahaDB(path+".kahadb.", &f.KahaDB)
+		if f.KahaDB.LockKeepAlivePeriod != 0 {
+			// Each filter's store has its own lock, none the
+			// broker's: master/slave is a plain <kahaDB>'s.
+			l.fail(path+".kahadb.lock_keep_alive_period", "lockKeepAlivePeriod is not supported inside <mKahaDB> by Wharf yet: set it on a plain <kahaDB>")
+		}
 	}
 }
 
@@ -500,6 +506,9 @@ func (l *loader) validateKahaDB(kp string, k *KahaDB) {
 	}
 	if k.LockAcquireSleepInterval <= 0 {
 		l.fail(kp+"lock_acquire_sleep_interval", "%v must be positive", k.LockAcquireSleepInterval)
+	}
+	if k.LockKeepAlivePeriod < 0 {
+		l.fail(kp+"lock_keep_alive_period", "%v must not be negative", k.LockKeepAlivePeriod)
 	}
 }
 

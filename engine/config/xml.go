@@ -618,6 +618,7 @@ func (p *xmlParser) kahaDB(k *xmlElem, path string, kd *KahaDB, sync *syncSet, d
 		}),
 		"journalMaxFileLength":     at(kp+"journal_max_file_length", func(v val) { l.setSize(&kd.JournalMaxFileLength, v) }),
 		"journalMaxWriteBatchSize": at(kp+"journal_max_write_batch_size", func(v val) { l.setSize(&kd.JournalMaxWriteBatchSize, v) }),
+		"lockKeepAlivePeriod":      at(kp+"lock_keep_alive_period", func(v val) { l.setDuration(&kd.LockKeepAlivePeriod, v) }),
 		"enableJournalDiskSyncs":   at(kp+"enable_journal_disk_syncs", func(v val) { l.setSyncFlagOn(kd, sync, v) }),
 		"journalDiskSyncStrategy":  at(kp+"journal_disk_sync_strategy", func(v val) { l.setSyncStrategyOn(kd, sync, v) }),
 		"journalDiskSyncInterval":  at(kp+"journal_disk_sync_interval", func(v val) { l.setDuration(&kd.JournalDiskSyncInterval, v) }),
@@ -737,8 +738,16 @@ func (p *xmlParser) transportConnectors(e *xmlElem) {
 			p.unsupported(kk, path, "")
 		}
 		p.attrs(k, path, map[string]func(val){
-			"name": at(path+".name", func(v val) { l.setString(&t.Name, v) }),
-			"uri":  at(path+".uri", func(v val) { l.setString(&t.URI, v) }),
+			"name":                 at(path+".name", func(v val) { l.setString(&t.Name, v) }),
+			"uri":                  at(path+".uri", func(v val) { l.setString(&t.URI, v) }),
+			"updateClusterClients": at(path+".update_cluster_clients", func(v val) { l.setBool(&t.ClusterClients.Update, v) }),
+			"rebalanceClusterClients": at(path+".rebalance_cluster_clients", func(v val) {
+				l.setBool(&t.ClusterClients.Rebalance, v)
+			}),
+			"updateClusterClientsOnRemove": at(path+".update_cluster_clients_on_remove", func(v val) {
+				l.setBool(&t.ClusterClients.UpdateOnRemove, v)
+			}),
+			"updateClusterFilter": at(path+".update_cluster_filter", func(v val) { l.setString(&t.ClusterClients.Filter, v) }),
 		})
 	}
 }

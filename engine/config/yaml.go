@@ -212,8 +212,12 @@ func (p *yamlParser) top(n *yaml.Node) {
 				c.Transports = append(c.Transports, Transport{Line: el.Line})
 				t := &c.Transports[len(c.Transports)-1]
 				p.mapping(el, ep, map[string]handler{
-					"name": p.str(&t.Name),
-					"uri":  p.str(&t.URI),
+					"name":                             p.str(&t.Name),
+					"uri":                              p.str(&t.URI),
+					"update_cluster_clients":           p.boolean(&t.ClusterClients.Update),
+					"rebalance_cluster_clients":        p.boolean(&t.ClusterClients.Rebalance),
+					"update_cluster_clients_on_remove": p.boolean(&t.ClusterClients.UpdateOnRemove),
+					"update_cluster_filter":            p.str(&t.ClusterClients.Filter),
 				})
 			})
 		},
@@ -337,6 +341,7 @@ func (p *yamlParser) kahaDBKeys(kd *KahaDB, sync *syncSet, dirSet func()) map[st
 		"compact_acks_after_no_gc":             p.integer(&kd.CompactAcksAfterNoGC),
 		"compact_acks_ignores_store_growth":    p.boolean(&kd.CompactAcksIgnoresStoreGrowth),
 		"lock_acquire_sleep_interval":          p.duration(&kd.LockAcquireSleepInterval),
+		"lock_keep_alive_period":               p.duration(&kd.LockKeepAlivePeriod),
 	}
 }
 

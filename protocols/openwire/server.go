@@ -26,7 +26,16 @@ type Options struct {
 	NegotiationTimeout time.Duration
 	// BrokerURL is told to clients in BrokerInfo.
 	BrokerURL string
-	Logger    *slog.Logger
+	// ConnectedBrokers is the connectedBrokers of the ConnectionControl
+	// every JMS connection gets (the connector's updateClusterClients):
+	// a comma-separated list of broker URIs a failover client adds to its
+	// own. "" names none.
+	ConnectedBrokers string
+	// RebalanceClients is the connector's rebalanceClusterClients: the
+	// ConnectionControl asks the client to reconnect to the first broker
+	// of its list, unless the connection is one it made to fail over.
+	RebalanceClients bool
+	Logger           *slog.Logger
 }
 
 // DefaultOptions are ActiveMQ 5.17's broker-side defaults.

@@ -369,10 +369,14 @@ func (s *session) onConnection(c *wire.ConnectionInfo) error {
 	if c.Manageable {
 		// ActiveMQ's TransportConnection sends every manageable connection
 		// (each JMS client's) its connector's ConnectionControl. Without
-		// updateClusterClients/rebalanceClusterClients, which Wharf does
-		// not implement, that names no brokers and asks for nothing; a
-		// failover client then keeps its own URI list.
-		s.send(&wire.ConnectionControl{})
+		// updateClusterClients/rebalanceClusterClients that names no
+		// brokers and asks for nothing; a failover client then keeps its
+		// own URI list. A reconnection of a failover client is never
+		// asked to rebalance (TransportConnection.processAddConnection).
+		s.send(&wire.ConnectionControl{
+			ConnectedBrokers:    s.srv.opts.ConnectedBrokers,
+			RebalanceConnection: s.srv.opts.RebalanceClients && !c.FailoverReconnect,
+		})
 	}
 	return nil
 }

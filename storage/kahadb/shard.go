@@ -336,6 +336,10 @@ func (ss *shardStore) apply(ops []engine.StoreOp, sync bool) error {
 	if ss.closed {
 		return errors.New("kahadb: shard store is closed")
 	}
+	if ss.st.lost.Load() {
+		// Another broker may be writing this directory now.
+		return fmt.Errorf("%w (%s): %d operations not written", ErrLockLost, ss.dir, len(ops))
+	}
 	// An add and the remove of the same queue message in one batch cancel
 	// out before they get here, when concurrentStoreAndDispatchQueues is on
 	// (engine/writer.go cancelConsumed, in linear time on the merged batch);
@@ -403,7 +407,7 @@ func (ss *shardStore) idxApply(ops []engine.StoreOp) error {
 // (engine.Housekeeper): the periodic journal sync, the cleanup and the
 // checkpoint that are due, which otherwise wait for the next Apply.
 func (ss *shardStore) Housekeep() error {
-	if ss.closed {
+	if ss.closed || ss.st.lost.Load() {
 		return nil
 	}
 	return ss.housekeep()
@@ -1011,6 +1015,12 @@ func (ss *shardStore) Close() error {
 		return nil
 	}
 	ss.closed = true
+	if ss.st.lost.Load() {
+		// Another broker may own the directory now: no cleanup, no
+		// checkpoint, only close the files.
+		ss.rd.Reset()
+		return ss.j.Close()
+	}
 	if !ss.st.opts.NoCleanupOnStop {
 		ss.cleanup()
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"wharf/engine"
@@ -70,6 +71,14 @@ type Options struct {
 	// LockRetry is how often a store whose directory another broker holds
 	// retries the lock (lockAcquireSleepInterval, 10 s).
 	LockRetry time.Duration
+	// LockKeepAlivePeriod is ActiveMQ's lockKeepAlivePeriod: how often the
+	// master checks that it still holds the directory lock
+	// (journal.FileLock.Check). Once it does not, every later write fails
+	// with ErrLockLost, Close writes nothing more into the directory, and
+	// LockLost is closed for the broker to stop, as ActiveMQ stops a
+	// broker whose keep-alive fails. 0 (ActiveMQ's default for KahaDB)
+	// checks nothing.
+	LockKeepAlivePeriod time.Duration
 	// RecoveryProgressInterval is how often a long journal replay logs
 	// its progress ("entries recovered": records, bytes, percent); 0
 	// means 2 s, negative logs none. ActiveMQ logs one line per 100,000
@@ -93,6 +102,13 @@ type Store struct {
 	opts Options
 	log  *slog.Logger
 	lock *journal.FileLock
+
+	// lost is set, and lostCh closed, once the keep-alive found the lock
+	// lost; stopKeep ends the keep-alive (closed by Close).
+	lost     atomic.Bool
+	lostCh   chan struct{}
+	stopKeep chan struct{}
+	keepDone chan struct{}
 
 	mu     sync.Mutex
 	shards []*shardStore
@@ -136,8 +152,43 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	default:
 		o.Logger.Warn("enableJournalDiskSyncs=false: persistent sends are acknowledged before they are on disk; a crash can lose them", "dir", o.Dir)
 	}
-	return &Store{opts: o, log: o.Logger, lock: lock}, nil
+	s := &Store{opts: o, log: o.Logger, lock: lock}
+	if o.LockKeepAlivePeriod > 0 {
+		s.lostCh, s.stopKeep, s.keepDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
+		go s.keepAlive(lock)
+	}
+	return s, nil
 }
+
+// ErrLockLost is returned by every write once the keep-alive found that
+// this broker no longer holds the directory lock.
+var ErrLockLost = errors.New("kahadb: this broker no longer holds the directory lock")
+
+// keepAlive checks the lock every LockKeepAlivePeriod until Close, and
+// marks it lost at the first failed check.
+func (s *Store) keepAlive(lock *journal.FileLock) {
+	defer close(s.keepDone)
+	t := time.NewTicker(s.opts.LockKeepAlivePeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopKeep:
+			return
+		case <-t.C:
+		}
+		if err := lock.Check(); err != nil {
+			s.lost.Store(true)
+			s.log.Error("lost the directory lock: this broker stores nothing more (every persistent send and ack fails)", "dir", s.opts.Dir, "err", err)
+			close(s.lostCh)
+			return
+		}
+	}
+}
+
+// LockLost is closed once the keep-alive (LockKeepAlivePeriod) found the
+// directory lock lost; nil when there is no keep-alive. Safe from any
+// goroutine.
+func (s *Store) LockLost() <-chan struct{} { return s.lostCh }
 
 // periodic reports the "periodic" journal disk sync strategy.
 func (s *Store) periodic() bool {
@@ -277,6 +328,14 @@ func (s *Store) dropActiveMQIndex(dir string) error {
 
 // Close releases the lock. Shard stores are closed by the engine.
 func (s *Store) Close() error {
+	if s.stopKeep != nil {
+		select {
+		case <-s.stopKeep:
+		default:
+			close(s.stopKeep)
+		}
+		<-s.keepDone
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var errs []error

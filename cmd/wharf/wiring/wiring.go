@@ -147,6 +147,12 @@ var (
 	openwireListener = streamListener(openwire.ParseOptions, func(e *engine.Engine, o openwire.Options, t config.Transport, addr string, log *slog.Logger) (transport.HandlerFactory, error) {
 		o.Logger = log
 		o.BrokerURL = t.Scheme + "://" + addr
+		if t.ClusterClients.Update {
+			// This broker only: no network connector adds its peers
+			// (ClusterClients.Matches) to the list yet.
+			o.ConnectedBrokers = t.ClusterClients.URI
+		}
+		o.RebalanceClients = t.ClusterClients.Rebalance
 		srv, err := openwire.NewServer(e, o)
 		if err != nil {
 			return nil, err
@@ -388,6 +394,7 @@ func kahaDBOptions(k config.KahaDB) kahadb.Options {
 		CompactAcksAfterNoGC:          max(k.CompactAcksAfterNoGC, 1),
 		CompactAcksIgnoresStoreGrowth: k.CompactAcksIgnoresStoreGrowth,
 		LockRetry:                     k.LockAcquireSleepInterval,
+		LockKeepAlivePeriod:           k.LockKeepAlivePeriod,
 	}
 }
 

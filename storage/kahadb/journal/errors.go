@@ -33,6 +33,9 @@ var (
 	// failed fsync covered may be lost, and a later fsync cannot prove
 	// otherwise). Reopening the journal recovers what the disk holds.
 	ErrSyncFailed = errors.New("journal: stopped after a failed fsync (Journal failed to sync): persistent writes are refused until the broker restarts")
+	// ErrLockLost is returned by FileLock.Check when this broker can no
+	// longer be sure it holds the directory lock.
+	ErrLockLost = errors.New("journal: directory lock lost")
 	// ErrUnlocked is returned by FileLock.Unlock on a lock already released.
 	ErrUnlocked = errors.New("journal: lock not held")
 )

@@ -17,6 +17,11 @@ import (
 // DefaultLockRetry is ActiveMQ's lockAcquireSleepInterval: 10 s.
 const DefaultLockRetry = 10 * time.Second
 
+// SlaveModeMessage is what Lock logs once when another broker holds the
+// lock: ActiveMQ's SharedFileLocker's words, without the file name (a
+// field of the line).
+const SlaveModeMessage = "Database lock file is locked by another server. This broker is now in slave mode waiting a lock to be acquired"
+
 // LockFileName is the lock file in a KahaDB directory.
 const LockFileName = "lock"
 
@@ -30,6 +35,10 @@ type FileLock struct {
 	mu   sync.Mutex
 	f    *os.File // nil once unlocked
 	path string   // absolute path of the lock file: the key in held
+	// mtime is the lock file's modification time once Lock wrote it:
+	// Check reports the lock lost when it changes, as ActiveMQ's
+	// LockFile.keepAlive does (hasBeenModified).
+	mtime time.Time
 }
 
 // held lists the lock files this process has locked. POSIX record locks
@@ -91,6 +100,13 @@ func Lock(ctx context.Context, dir string, retry time.Duration, log *slog.Logger
 			}
 			return l, nil
 		}
+		if attempt == 0 {
+			// ActiveMQ's SharedFileLocker says this once, in these words
+			// ("Database <dir>/lock is locked by another server. This
+			// broker is now in slave mode waiting a lock to be acquired"):
+			// operators grep for them.
+			log.Info(SlaveModeMessage, "file", path, "holder", busy, "retry", retry)
+		}
 		log.Info("journal directory locked by another broker, waiting", "file", path, "holder", busy, "attempt", attempt+1, "retry", retry)
 		if timer == nil {
 			timer = time.NewTimer(retry)
@@ -135,6 +151,10 @@ func tryLock(path string) (*FileLock, string, error) {
 	if err == nil {
 		err = f.Sync()
 	}
+	var fi os.FileInfo
+	if err == nil {
+		fi, err = f.Stat()
+	}
 	if err != nil {
 		fcntlUnlock(f)
 		f.Close()
@@ -144,7 +164,7 @@ func tryLock(path string) (*FileLock, string, error) {
 		held.paths = map[string]bool{}
 	}
 	held.paths[path] = true
-	return &FileLock{f: f, path: path}, "", nil
+	return &FileLock{f: f, path: path, mtime: fi.ModTime()}, "", nil
 }
 
 // holderPrefix starts the line Lock writes after the time stamp.
@@ -212,6 +232,37 @@ func parseHolderLine(s string) (pid int, host string, ok bool) {
 		return 0, "", false
 	}
 	return pid, h, true
+}
+
+// Check is the keep-alive of a held lock (lockKeepAlivePeriod): it returns
+// an error wrapping ErrLockLost when the lock can no longer be trusted, as
+// ActiveMQ's LockFile.keepAlive reports false: the lock was released, the
+// file at the lock's path is gone or is another file (deleted, then made
+// again by another broker, which could then lock it), or it was modified
+// since Lock wrote it (another broker wrote its time stamp: it believes
+// it holds the lock). Check reads only metadata: it never opens the file
+// (which would drop the lock, see FileLock). Safe from any goroutine.
+func (l *FileLock) Check() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return fmt.Errorf("%w: %s was unlocked", ErrLockLost, l.path)
+	}
+	ours, err := l.f.Stat()
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrLockLost, l.path, err)
+	}
+	now, err := os.Stat(l.path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: lock file %s does not exist: %w", ErrLockLost, l.path, err)
+	case !os.SameFile(ours, now):
+		return fmt.Errorf("%w: lock file %s was replaced by another file", ErrLockLost, l.path)
+	case !now.ModTime().Equal(l.mtime):
+		return fmt.Errorf("%w: lock file %s, locked at %s, has been modified at %s", ErrLockLost, l.path,
+			l.mtime.UTC().Format(time.RFC3339Nano), now.ModTime().UTC().Format(time.RFC3339Nano))
+	}
+	return nil
 }
 
 // Path returns the lock file's absolute path.

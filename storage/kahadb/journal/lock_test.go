@@ -249,7 +249,17 @@ func TestKahaDBJournalLockWaitNamesHolder(t *testing.T) {
 			if err := <-res; !errors.Is(err, ErrLocked) || !errors.Is(err, context.Canceled) {
 				t.Fatalf("Lock: %v, want ErrLocked and Canceled", err)
 			}
-			lines := strings.Split(strings.TrimSpace(lb.String()), "\n")
+			var lines []string
+			for _, line := range strings.Split(strings.TrimSpace(lb.String()), "\n") {
+				if strings.Contains(line, "journal directory locked by another broker, waiting") {
+					lines = append(lines, line)
+				}
+			}
+			// ActiveMQ's slave-mode line, once, before the first attempt.
+			first, _, _ := strings.Cut(lb.String(), "\n")
+			if n := strings.Count(lb.String(), SlaveModeMessage); n != 1 || !strings.Contains(first, "level=INFO msg=\""+SlaveModeMessage) {
+				t.Fatalf("slave-mode line logged %d times, want once, first:\n%s", n, lb)
+			}
 			for i, line := range lines[:3] {
 				if !strings.Contains(line, "level=INFO") || !strings.Contains(line, tc.want(pid)) || !strings.Contains(line, fmt.Sprintf("attempt=%d", i+1)) {
 					t.Fatalf("attempt %d logged as %q; want INFO, attempt=%d and %s", i+1, line, i+1, tc.want(pid))
@@ -275,5 +285,69 @@ func TestKahaDBJournalLockExcludesOtherProcess(t *testing.T) {
 	}
 	if got, _ := lockHelper(t, "try", l.Path()); got != "acquired" {
 		t.Fatalf("other process after Unlock: %q, want acquired", got)
+	}
+}
+
+// TestKahaDBJournalLockCheck: the keep-alive check of a held lock passes
+// while nothing touched the lock file, and reports ErrLockLost, as
+// ActiveMQ's LockFile.keepAlive reports false, once the file was modified
+// (another broker wrote its time stamp), deleted, replaced by a new file,
+// or the lock released.
+func TestKahaDBJournalLockCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		do   func(t *testing.T, l *FileLock)
+		want string
+	}{
+		{"untouched", func(*testing.T, *FileLock) {}, ""},
+		{"modified", func(t *testing.T, l *FileLock) {
+			// A later mtime, as a write by another process leaves; not
+			// written from this process (that would drop the lock).
+			later := time.Now().Add(2 * time.Second)
+			if err := os.Chtimes(l.Path(), later, later); err != nil {
+				t.Fatal(err)
+			}
+		}, "has been modified"},
+		{"deleted", func(t *testing.T, l *FileLock) {
+			if err := os.Remove(l.Path()); err != nil {
+				t.Fatal(err)
+			}
+		}, "does not exist"},
+		{"replaced", func(t *testing.T, l *FileLock) {
+			tmp := l.Path() + ".new"
+			if err := os.WriteFile(tmp, []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(tmp, l.Path()); err != nil {
+				t.Fatal(err)
+			}
+		}, "replaced by another file"},
+		{"unlocked", func(t *testing.T, l *FileLock) {
+			if err := l.Unlock(); err != nil {
+				t.Fatal(err)
+			}
+		}, "was unlocked"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := Lock(context.Background(), t.TempDir(), 0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Unlock()
+			if err := l.Check(); err != nil {
+				t.Fatalf("Check of a fresh lock: %v", err)
+			}
+			tc.do(t, l)
+			err = l.Check()
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Check: %v, want nil", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrLockLost) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Check: %v, want ErrLockLost saying %q", err, tc.want)
+			}
+		})
 	}
 }
