@@ -16,6 +16,7 @@ import (
 
 	"wharf/engine"
 	"wharf/engine/message"
+	"wharf/storage/internal/records"
 )
 
 // shardStore is one shard's share of the database (its rows carry its
@@ -286,7 +287,7 @@ func (ss *shardStore) applyOp(b *batch, op *engine.StoreOp) error {
 			ss.dests[op.Dest] = d
 			b.q(st.addDest, sh, d.container)
 		}
-		frame, err := marshalMessage(op.Msg)
+		frame, err := records.MarshalMessage(op.Msg)
 		if err != nil {
 			return fmt.Errorf("encode message %s: %w", op.Msg.ID, err)
 		}
@@ -413,7 +414,7 @@ func (ss *shardStore) applyOp(b *batch, op *engine.StoreOp) error {
 		b.q(st.removeDest, sh, d.container)
 		delete(ss.dests, op.Dest)
 	case engine.OpAddJob:
-		v, err := encodeJob(op.Job)
+		v, err := records.EncodeJob(op.Job)
 		if err != nil {
 			return err
 		}
@@ -425,7 +426,7 @@ func (ss *shardStore) applyOp(b *batch, op *engine.StoreOp) error {
 		if _, dup := ss.txs[key]; dup {
 			return fmt.Errorf("%w: %s", ErrTxPrepared, key)
 		}
-		v, err := encodeTx(op.Tx)
+		v, err := records.EncodeTx(op.Tx)
 		if err != nil {
 			return err
 		}
@@ -576,7 +577,7 @@ func (ss *shardStore) recover(stubs bool, fn func(engine.RecoveredItem) error) e
 		return fmt.Errorf("jdbc: read prepared transactions from %s: %w", ss.store.where(), err)
 	}
 	for _, v := range txs {
-		tx, err := decodeTx(v)
+		tx, err := records.DecodeTx(v)
 		if err != nil {
 			return err
 		}
@@ -593,7 +594,7 @@ func (ss *shardStore) recover(stubs bool, fn func(engine.RecoveredItem) error) e
 		return fmt.Errorf("jdbc: read scheduled jobs from %s: %w", ss.store.where(), err)
 	}
 	for _, v := range jobs {
-		j, err := decodeJob(v)
+		j, err := records.DecodeJob(v)
 		if err != nil {
 			return err
 		}
