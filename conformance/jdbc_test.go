@@ -269,6 +269,20 @@ func TestConformanceJDBCDatabaseRestart(t *testing.T) {
 // pgJDBCJar is Debian's libpostgresql-jdbc-java driver.
 const pgJDBCJar = "/usr/share/java/postgresql.jar"
 
+// jaxbJar is Debian's libjaxb-api-java: ActiveMQ 5.17's JDBC adapter
+// encodes XA Xids with javax.xml.bind.DatatypeConverter, which the JDK
+// no longer has (its recovery of prepared transactions fails without it).
+const jaxbJar = "/usr/share/java/jaxb-api.jar"
+
+// amqJDBCClasspath is ActiveMQ's extra classpath on the JDBC store: the
+// PostgreSQL driver, and JAXB's API when installed.
+func amqJDBCClasspath() string {
+	if _, err := os.Stat(jaxbJar); err == nil {
+		return pgJDBCJar + string(os.PathListSeparator) + jaxbJar
+	}
+	return pgJDBCJar
+}
+
 // startActiveMQJDBC starts ActiveMQ 5.17 on its JDBC store on database
 // db of pg, with Debian's PostgreSQL driver on its classpath.
 func startActiveMQJDBC(t *testing.T, pg *pgtest.Cluster, db string) *amqProc {
@@ -282,7 +296,7 @@ func startActiveMQJDBC(t *testing.T, pg *pgtest.Cluster, db string) *amqProc {
 		t.Fatal(err)
 	}
 	return startActiveMQXML(t, b, "wharf.pg.url="+pg.JDBCURL(db), "wharf.pg.user="+pgtest.Superuser,
-		"activemq.classpath="+pgJDBCJar)
+		"activemq.classpath="+amqJDBCClasspath())
 }
 
 // TestConformanceJDBCToActiveMQ: queue messages a wharf process stored
@@ -438,7 +452,7 @@ func TestConformanceJDBCLeaseActiveMQMaster(t *testing.T) {
 	if lease == string(x) {
 		t.Fatal("jdbc/activemq.xml has no jdbcPersistenceAdapter to give a locker")
 	}
-	amq := startActiveMQXML(t, []byte(lease), "wharf.pg.url="+pg.JDBCURL(db), "wharf.pg.user="+pgtest.Superuser, "activemq.classpath="+pgJDBCJar)
+	amq := startActiveMQXML(t, []byte(lease), "wharf.pg.url="+pg.JDBCURL(db), "wharf.pg.user="+pgtest.Superuser, "activemq.classpath="+amqJDBCClasspath())
 	cfg := filepath.Join(t.TempDir(), "wharf.yaml")
 	if err := os.WriteFile(cfg, fmt.Appendf(nil, jdbcLeaseConfig, pg.Port, db, pgtest.Superuser, "wharf-b"), 0o644); err != nil {
 		t.Fatal(err)

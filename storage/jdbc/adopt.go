@@ -15,7 +15,9 @@ import (
 // before its index loads:
 //
 //   - a message row of ACTIVEMQ_MSGS without a WHARF_MSGS row (ActiveMQ
-//     added it), not part of a pending XA transaction, in a container the
+//     added it), not a pending send of an XA transaction (its XID, when
+//     set, is a pending acknowledgement: base64 of '-' first, "L"; xa.go),
+//     in a container the
 //     engine places on this shard (engine.ShardIndex), gets one: its
 //     sequence is its ID (IDs grow with add order in a destination, and
 //     are above every sequence Wharf gave the destination's messages:
@@ -53,7 +55,7 @@ func (ss *shardStore) adopt(ctx context.Context, count int) error {
 			topics = append(topics, c)
 		}
 	}
-	if err := queryRows(ctx, s.pool, "SELECT DISTINCT m.CONTAINER FROM "+t.msgs+" m LEFT JOIN "+t.wmsgs+" w ON w.ID = m.ID WHERE w.ID IS NULL AND m.XID IS NULL", nil, func(r pgx.Rows) error {
+	if err := queryRows(ctx, s.pool, "SELECT DISTINCT m.CONTAINER FROM "+t.msgs+" m LEFT JOIN "+t.wmsgs+" w ON w.ID = m.ID WHERE w.ID IS NULL AND (m.XID IS NULL OR m.XID LIKE 'L%')", nil, func(r pgx.Rows) error {
 		var c string
 		if err := r.Scan(&c); err != nil {
 			return err
@@ -98,7 +100,7 @@ func (ss *shardStore) adopt(ctx context.Context, count int) error {
 	}
 	b.Queue("INSERT INTO "+t.wmsgs+" (ID, SHARD, CONTAINER, SEQ, SIZE, REDELIVERIES)"+
 		" SELECT m.ID, $1, m.CONTAINER, m.ID, 128 + COALESCE(octet_length(m.MSG), 0), 0 FROM "+t.msgs+" m LEFT JOIN "+t.wmsgs+" w ON w.ID = m.ID"+
-		" WHERE w.ID IS NULL AND m.XID IS NULL AND m.CONTAINER = ANY($2)", sh, mine)
+		" WHERE w.ID IS NULL AND (m.XID IS NULL OR m.XID LIKE 'L%') AND m.CONTAINER = ANY($2)", sh, mine)
 	b.Queue("INSERT INTO "+t.dests+" (SHARD, CONTAINER) SELECT $1, c FROM unnest($2::text[]) AS c ON CONFLICT DO NOTHING", sh, mine)
 	if len(topics) > 0 {
 		b.Queue("INSERT INTO "+t.subs+" (SHARD, CLIENT_ID, SUB_NAME, SUB_DEST, SELECTOR, NO_LOCAL)"+

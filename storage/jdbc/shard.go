@@ -31,6 +31,7 @@ import (
 type shardStore struct {
 	store *Store
 	index int
+	count int // shards
 	log   *slog.Logger
 
 	closed atomic.Bool
@@ -43,7 +44,9 @@ type shardStore struct {
 	dests map[message.Destination]*destState
 	subs  map[engine.SubKey]*engine.DurableSub
 	marks map[mark]uint64
-	txs   map[string]struct{}
+	// txs are the prepared transactions (by XID.String) and the rows of
+	// ActiveMQ's tables each flagged (xa.go).
+	txs map[string]*txRows
 }
 
 var (
@@ -85,7 +88,7 @@ func (ss *shardStore) load(ctx context.Context) error {
 	ss.dests = make(map[message.Destination]*destState)
 	ss.subs = make(map[engine.SubKey]*engine.DurableSub)
 	ss.marks = make(map[mark]uint64)
-	ss.txs = make(map[string]struct{})
+	ss.txs = make(map[string]*txRows)
 	dest := func(container string) *destState {
 		d := message.ParseQualified(container, message.Queue)
 		x := ss.dests[d]
@@ -140,10 +143,15 @@ func (ss *shardStore) load(ctx context.Context) error {
 		if err := r.Scan(&x); err != nil {
 			return err
 		}
-		ss.txs[x] = struct{}{}
+		ss.txs[x] = &txRows{}
 		return nil
 	}); err != nil {
 		return err
+	}
+	if len(ss.txs) > 0 {
+		if err := ss.loadTxRows(ctx); err != nil {
+			return err
+		}
 	}
 	// Topic messages and who still needs each: one pass over the
 	// waiting rows (a key-only join: no message body is read).
@@ -431,12 +439,17 @@ func (ss *shardStore) applyOp(b *batch, op *engine.StoreOp) error {
 			return err
 		}
 		b.q(st.putTx, sh, key, v)
-		ss.txs[key] = struct{}{}
+		rows, err := ss.prepareRows(b, op.Tx)
+		if err != nil {
+			return err
+		}
+		ss.txs[key] = rows
 	case engine.OpCommit, engine.OpRollback:
 		key := op.Tx.XID.String()
-		if _, ok := ss.txs[key]; ok {
+		if rows, ok := ss.txs[key]; ok {
 			delete(ss.txs, key)
 			b.q(st.removeTx, sh, key)
+			ss.endRows(b, rows)
 		}
 	case engine.OpDelivered:
 		m := mark{op.Sub.Key, op.Dest}
