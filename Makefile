@@ -197,6 +197,14 @@ bench-engine:
 # prints the table and writes bench/compare/results/<date>.json and .svg.
 # Under 15 minutes on 2 cores.
 ROUNDS ?= 3
+# bench-store: the same persistent OpenWire workloads on Wharf's KahaDB, LSM
+# and JDBC (PostgreSQL) stores and on ActiveMQ 5.17's JDBC store on the same
+# private PostgreSQL cluster, one broker after the other (bench/store);
+# writes bench/results/<date>-bench-store.md and .svg. About 10 minutes.
+.PHONY: bench-store
+bench-store:
+	$(GO) run ./bench/store
+
 .PHONY: bench-compare
 bench-compare:
 	$(GO) run ./bench/compare -rounds $(ROUNDS)
