@@ -313,6 +313,13 @@ func (ss *shardStore) applyOp(b *batch, op *engine.StoreOp) error {
 			}
 			tm.subs = append(tm.subs, k)
 			b.q(st.addWait, id, k.ClientID, k.Name)
+			if r := ss.subs[k]; r != nil && r.Destination.IsWildcard() {
+				// ActiveMQ keeps a wildcard subscription as one row
+				// per topic it has matched (CONTAINER the topic,
+				// SUB_DEST the pattern): the first message of a topic
+				// makes the row, acknowledged up to just below it.
+				b.q(st.createWildSub, d.container, k.ClientID, k.Name, nullable(r.Selector), id-1, r.Destination.String(), int64(0))
+			}
 		}
 		d.msgs[op.Seq] = tm
 	case engine.OpAddDest:
@@ -383,8 +390,10 @@ func (ss *shardStore) applyOp(b *batch, op *engine.StoreOp) error {
 	case engine.OpAddSub:
 		rec := op.Sub
 		k := rec.Key
-		if old := ss.subs[k]; old != nil && old.Destination != rec.Destination && !old.Destination.IsWildcard() {
-			b.q(st.deleteSub, old.Destination.String(), k.ClientID, k.Name)
+		if old := ss.subs[k]; old != nil && old.Destination != rec.Destination {
+			ss.deleteActiveMQSub(b, old)
+		} else if old != nil && old.Destination.IsWildcard() && old.Selector != rec.Selector {
+			ss.deleteActiveMQSub(b, old) // its rows carry the old selector
 		}
 		ss.subs[k] = &rec
 		b.q(st.putSub, sh, k.ClientID, k.Name, rec.Destination.String(), nullable(rec.Selector), rec.NoLocal)
@@ -462,6 +471,16 @@ func (ss *shardStore) applyOp(b *batch, op *engine.StoreOp) error {
 	return nil
 }
 
+// deleteActiveMQSub deletes ActiveMQ's rows of subscription r: the row
+// of its topic, or every row of its pattern (a wildcard subscription).
+func (ss *shardStore) deleteActiveMQSub(b *batch, r *engine.DurableSub) {
+	if r.Destination.IsWildcard() {
+		b.q(ss.store.st.deleteWildSub, r.Destination.String(), r.Key.ClientID, r.Key.Name)
+		return
+	}
+	b.q(ss.store.st.deleteSub, r.Destination.String(), r.Key.ClientID, r.Key.Name)
+}
+
 // removeSub deletes subscription k: its record (and ActiveMQ's row of
 // it), its delivery marks, its waiting rows, and the topic messages only
 // it still needed.
@@ -469,9 +488,7 @@ func (ss *shardStore) removeSub(b *batch, k engine.SubKey) {
 	st, sh := &ss.store.st, ss.index
 	if r := ss.subs[k]; r != nil {
 		b.q(st.deleteWSub, sh, k.ClientID, k.Name)
-		if !r.Destination.IsWildcard() {
-			b.q(st.deleteSub, r.Destination.String(), k.ClientID, k.Name)
-		}
+		ss.deleteActiveMQSub(b, r)
 		delete(ss.subs, k)
 	}
 	marked := false
@@ -763,7 +780,7 @@ func (ss *shardStore) syncAcks() error {
 	}
 	b.q("UPDATE "+t.acks+" a SET LAST_ACKED_ID = COALESCE((SELECT MIN(x.ID) - 1 FROM "+t.waits+" x JOIN "+t.wmsgs+" w ON w.ID = x.ID"+
 		" WHERE w.CONTAINER = a.CONTAINER AND x.CLIENT_ID = a.CLIENT_ID AND x.SUB_NAME = a.SUB_NAME), $2)"+
-		" FROM "+t.subs+" s WHERE s.SHARD = $1 AND a.CONTAINER = s.SUB_DEST AND a.CLIENT_ID = s.CLIENT_ID AND a.SUB_NAME = s.SUB_NAME",
+		" FROM "+t.subs+" s WHERE s.SHARD = $1 AND (a.CONTAINER = s.SUB_DEST OR a.SUB_DEST = s.SUB_DEST) AND a.CLIENT_ID = s.CLIENT_ID AND a.SUB_NAME = s.SUB_NAME",
 		ss.index, ss.store.lastID.Load())
 	if err := ss.store.pool.SendBatch(context.Background(), &b.b).Close(); err != nil {
 		return fmt.Errorf("jdbc: update ActiveMQ's LAST_ACKED_ID in %s: %w", ss.store.where(), err)
