@@ -191,9 +191,6 @@ func (ss *shardStore) prepareRows(b *batch, tx *engine.PreparedTx) (*txRows, err
 			b.q("UPDATE "+t.msgs+" SET XID=$4 WHERE ID = (SELECT ID FROM "+t.wmsgs+" WHERE SHARD=$1 AND CONTAINER=$2 AND SEQ=$3)", sh, d.container, int64(a.Seq), minus)
 			continue
 		}
-		if r := ss.subs[a.Sub]; r != nil && r.Destination.IsWildcard() {
-			continue // ActiveMQ has no row of it
-		}
 		if tm := d.msgs[a.Seq]; tm != nil {
 			k := engine.TxAck{Dest: a.Dest, Sub: a.Sub}
 			last[k] = max(last[k], tm.id)
@@ -384,19 +381,8 @@ func (ss *shardStore) adoptTxs(ctx context.Context) error {
 		b.Queue(s.st.putTx, sh, key, v)
 		ss.log.Info("prepared XA transaction adopted from ActiveMQ's rows", "xid", key, "sends", len(found[key].Adds), "acks", len(found[key].Acks))
 	}
-	wild := map[engine.SubKey]bool{}
-	if err := queryRows(ctx, tx, "SELECT CLIENT_ID, SUB_NAME FROM "+t.subs+" WHERE SHARD=$1 AND (SUB_DEST LIKE '%*%' OR SUB_DEST LIKE '%>%')", []any{sh}, func(r pgx.Rows) error {
-		var k engine.SubKey
-		if err := r.Scan(&k.ClientID, &k.Name); err != nil {
-			return err
-		}
-		wild[k] = true
-		return nil
-	}); err != nil {
-		return err
-	}
 	for key, p := range held {
-		if present[key] || !flags(p, wild) {
+		if present[key] || !flags(p) {
 			continue
 		}
 		b.Queue(s.st.removeTx, sh, key)
@@ -408,23 +394,12 @@ func (ss *shardStore) adoptTxs(ctx context.Context) error {
 	return tx.SendBatch(ctx, &b).Close()
 }
 
-// flags tells whether prepareRows flags any row for p: a send, or an
-// acknowledgement of a message of a queue or of a subscription that is
-// not a wildcard one. A transaction that flags nothing cannot be seen
-// finished by its rows.
-func flags(p *engine.PreparedTx, wild map[engine.SubKey]bool) bool {
-	if len(p.Adds) > 0 {
-		return true
-	}
-	for _, a := range p.Acks {
-		if !a.Dest.Type.IsTopic() {
-			return true
-		}
-		if !wild[a.Sub] {
-			return true
-		}
-	}
-	return false
+// flags tells whether prepareRows flags any row for p: a send or an
+// acknowledgement (of a queue message: its row; of a topic message: the
+// subscription's row of the topic, which its first message there made).
+// A transaction that flags nothing cannot be seen finished by its rows.
+func flags(p *engine.PreparedTx) bool {
+	return len(p.Adds) > 0 || len(p.Acks) > 0
 }
 
 // owns tells whether container c is one of the shard's destinations
