@@ -94,6 +94,16 @@ func (ss *shardStore) adopt(ctx context.Context, count int) error {
 	}); err != nil {
 		return err
 	}
+	// The topic messages adopted now, whose waiting rows the selectors
+	// then filter (adoptSelectors).
+	var fresh []int64
+	if err := queryRows(ctx, s.pool, "SELECT m.ID FROM "+t.msgs+" m LEFT JOIN "+t.wmsgs+" w ON w.ID = m.ID WHERE w.ID IS NULL AND m.XID IS NULL AND m.CONTAINER = ANY($1)", []any{topics}, func(r pgx.Rows) error {
+		var id int64
+		fresh = append(fresh, id)
+		return r.Scan(&fresh[len(fresh)-1])
+	}); err != nil {
+		return err
+	}
 	var b pgx.Batch
 	for _, k := range gone {
 		b.Queue(s.st.deleteWSub, sh, k[0], k[1])
@@ -132,8 +142,8 @@ func (ss *shardStore) adopt(ctx context.Context, count int) error {
 	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
 		return fmt.Errorf("adopt ActiveMQ's rows: %w", err)
 	}
-	if len(topics) > 0 {
-		if err := ss.adoptSelectors(ctx, topics); err != nil {
+	if len(fresh) > 0 {
+		if err := ss.adoptSelectors(ctx, fresh); err != nil {
 			return fmt.Errorf("adopt ActiveMQ's rows: selectors: %w", err)
 		}
 	}
@@ -149,12 +159,11 @@ func (ss *shardStore) adopt(ctx context.Context, count int) error {
 }
 
 // adoptSelectors applies the selectors of the shard's subscriptions to
-// the adopted topic messages they wait for (a WHARF_MSGS row whose
-// sequence is its ID): ActiveMQ keeps a topic message for every
+// the topic messages just adopted (IDs fresh) they wait for: ActiveMQ keeps a topic message for every
 // subscription and applies a selector when it dispatches, Wharf stores
 // a message only for the subscriptions it matches. A selector that does
 // not parse keeps every message (and is logged).
-func (ss *shardStore) adoptSelectors(ctx context.Context, topics []string) error {
+func (ss *shardStore) adoptSelectors(ctx context.Context, fresh []int64) error {
 	s, t, sh := ss.store, ss.store.t, ss.index
 	type wait struct {
 		id           int64
@@ -164,7 +173,7 @@ func (ss *shardStore) adoptSelectors(ctx context.Context, topics []string) error
 	parsed := map[string]*selector.Selector{}
 	err := queryRows(ctx, s.pool, "SELECT x.ID, x.CLIENT_ID, x.SUB_NAME, s.SELECTOR, m.MSG, m.CONTAINER FROM "+t.waits+" x JOIN "+t.wmsgs+" w ON w.ID = x.ID"+
 		" JOIN "+t.msgs+" m ON m.ID = x.ID JOIN "+t.subs+" s ON s.SHARD = w.SHARD AND s.CLIENT_ID = x.CLIENT_ID AND s.SUB_NAME = x.SUB_NAME"+
-		" WHERE w.SHARD = $1 AND w.CONTAINER = ANY($2) AND w.SEQ = w.ID AND s.SELECTOR IS NOT NULL AND s.SELECTOR <> ''", []any{sh, topics}, func(r pgx.Rows) error {
+		" WHERE w.SHARD = $1 AND x.ID = ANY($2) AND s.SELECTOR IS NOT NULL AND s.SELECTOR <> ''", []any{sh, fresh}, func(r pgx.Rows) error {
 		var x wait
 		var sel, c string
 		var frame []byte
