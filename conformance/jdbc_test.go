@@ -22,18 +22,11 @@ import (
 	"wharf/protocols/openwire/wire"
 )
 
-// TestConformanceRestartJDBC is TestConformanceRestartLSM on
-// <jdbcPersistenceAdapter> (storage/jdbc) on a private PostgreSQL: a
-// queue's pending messages and a STOMP durable subscription with a
-// selector survive a restart that closes the store and opens it on the
-// same database; the queue message acknowledged before it stays gone.
-// The pending messages are rows of ActiveMQ's ACTIVEMQ_MSGS, the
-// subscription one of its ACTIVEMQ_ACKS.
-func TestConformanceRestartJDBC(t *testing.T) {
-	pg := pgtest.Shared(t)
-	db := pg.NewDatabase(t)
-	b := startBroker(t, brokertest.WithJDBC(pg.Host, pg.Port, db, pgtest.Superuser))
-	checkRestartSTOMP(t, b)
+// checkJDBCRestartRows is the JDBC store's part of
+// TestConformanceStoreRestart, after checkRestartSTOMP on database db of
+// pg: the durable subscription is a row of ActiveMQ's ACTIVEMQ_ACKS, with
+// its selector.
+func checkJDBCRestartRows(t *testing.T, pg *pgtest.Cluster, db string) {
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, pg.URL(db))
 	if err != nil {
@@ -75,25 +68,6 @@ func jdbcWharf(t *testing.T) func() *wharfProc {
 	pg := pgtest.Shared(t)
 	yml := fmt.Sprintf(jdbcWharfConfig, pg.Port, pg.NewDatabase(t), pgtest.Superuser)
 	return func() *wharfProc { return startWharfYAML(t, yml) }
-}
-
-// TestConformanceJDBCCrash is TestConformanceKahaDBCrash on
-// <jdbcPersistenceAdapter>: producers send persistent messages with
-// synchronous acknowledgement while wharf is killed with SIGKILL at
-// random moments, again and again, the database staying up; every
-// acknowledged message is then there exactly once, a message in flight
-// at a kill at most once, nothing else.
-func TestConformanceJDBCCrash(t *testing.T) {
-	runCrash(t, "WHARF_JDBC_CRASH_SEED", jdbcWharf(t))
-}
-
-// TestConformanceJDBCCrashMQTTPersistentSession is
-// TestConformanceKahaDBCrashMQTTPersistentSession on the JDBC store:
-// every PUBACKed publish is delivered to the persistent-session
-// subscriber, a message comes again only if it was in flight at a kill,
-// and then with DUP (the store's delivery marks, WHARF_MARKS).
-func TestConformanceJDBCCrashMQTTPersistentSession(t *testing.T) {
-	runMQTTCrash(t, "WHARF_JDBC_CRASH_SEED", jdbcWharf(t))
 }
 
 // jdbcLeaseConfig is jdbcWharfConfig with the lease locker: a 2 s lease

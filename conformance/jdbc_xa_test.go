@@ -16,30 +16,6 @@ import (
 // PostgreSQL, between Wharf and Wharf, and between Wharf and ActiveMQ
 // 5.17 on its JDBC store in both directions.
 
-// TestConformanceJDBCXARestart: branches prepared in a two-shard wharf
-// on the JDBC store survive a stop (SIGTERM) or a SIGKILL: the wharf
-// started again on the database lists both in recover(), hides their
-// work, commits and rolls back as the first would have.
-func TestConformanceJDBCXARestart(t *testing.T) {
-	j := startXAJava(t)
-	pg := pgtest.Shared(t)
-	for _, how := range []string{"SIGTERM", "SIGKILL"} {
-		t.Run(how, func(t *testing.T) {
-			yml := fmt.Sprintf(jdbcWharfConfig, pg.Port, pg.NewDatabase(t), pgtest.Superuser)
-			sc := newXAScenario("jdbc.xa.restart." + how)
-			w := startWharfYAML(t, yml)
-			sc.prepare(t, j, w.openwire)
-			w.signal(map[string]syscall.Signal{"SIGTERM": syscall.SIGTERM, "SIGKILL": syscall.SIGKILL}[how])
-			w = startWharfYAML(t, yml)
-			sc.finish(t, j, w.openwire, true)
-			w.stop()
-			w = startWharfYAML(t, yml)
-			sc.checkFinished(t, j, w.openwire)
-			w.stop()
-		})
-	}
-}
-
 // TestConformanceJDBCXAToActiveMQ: branches prepared in a two-shard
 // wharf (then stopped, or killed) are recovered by ActiveMQ 5.17 started
 // on the same database from the rows Wharf flagged as ActiveMQ flags
