@@ -106,6 +106,10 @@ func plot(rows []row) string {
 			if r == nil || best == 0 {
 				continue
 			}
+			if r.err != nil && r.rate == 0 {
+				fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="9">%s failed</text>`+"\n", left+4, y+i*barH+barH-1, br)
+				continue
+			}
 			bw := int(float64(width) * r.rate / best)
 			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"/><text x="%d" y="%d" font-size="9">%.0f</text>`+"\n",
 				left, y+i*barH, bw, barH-1, colors[br], left+bw+4, y+i*barH+barH-1, r.rate)
