@@ -34,7 +34,8 @@ JMS_PKGS := default-jdk-headless libactivemq-java activemq libmqtt-client-java m
 # headless (chromedp). The JDBC store's tests (storage/jdbc, conformance)
 # start a private cluster of Debian's postgresql (internal/pgtest); those
 # with ActiveMQ on the same database put Debian's libpostgresql-jdbc-java
-# on its classpath.
+# on its classpath, and libjaxb-api-java (ActiveMQ's JDBC store encodes
+# XA Xids with JAXB's DatatypeConverter).
 # Only what is missing is installed: a machine's Node.js may come with its
 # own npm.
 AMQP_CLIENTS := conformance/amqpclients
@@ -55,13 +56,14 @@ test-deps:
 	command -v chromium >/dev/null || pkgs="$$pkgs chromium"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || pkgs="$$pkgs postgresql"; \
 	[ -f /usr/share/java/postgresql.jar ] || pkgs="$$pkgs libpostgresql-jdbc-java"; \
+	[ -f /usr/share/java/jaxb-api.jar ] || pkgs="$$pkgs libjaxb-api-java"; \
 	if [ -z "$$pkgs" ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		echo "installing$$pkgs"; \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$pkgs >/dev/null || \
 		{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$pkgs >/dev/null; } || \
-		echo "could not install$$pkgs: the AMQP client tests (and, without python3-stomp, the confirmed-ack kill test; without prometheus, the promtool checks; without chromium, the console's browser tests; without postgresql, the JDBC store's tests; without libpostgresql-jdbc-java, the JDBC tests with ActiveMQ) will skip"; \
-	else echo "missing$$pkgs: the AMQP client tests (and, without python3-stomp, the confirmed-ack kill test; without prometheus, the promtool checks; without chromium, the console's browser tests; without postgresql, the JDBC store's tests; without libpostgresql-jdbc-java, the JDBC tests with ActiveMQ) will skip"; fi
+		echo "could not install$$pkgs: the AMQP client tests (and, without python3-stomp, the confirmed-ack kill test; without prometheus, the promtool checks; without chromium, the console's browser tests; without postgresql, the JDBC store's tests; without libpostgresql-jdbc-java, the JDBC tests with ActiveMQ; without libjaxb-api-java, the JDBC XA tests with ActiveMQ) will skip"; \
+	else echo "missing$$pkgs: the AMQP client tests (and, without python3-stomp, the confirmed-ack kill test; without prometheus, the promtool checks; without chromium, the console's browser tests; without postgresql, the JDBC store's tests; without libpostgresql-jdbc-java, the JDBC tests with ActiveMQ; without libjaxb-api-java, the JDBC XA tests with ActiveMQ) will skip"; fi
 	@if command -v npm >/dev/null && ! [ $(AMQP_CLIENTS)/node_modules/.package-lock.json -nt $(AMQP_CLIENTS)/package-lock.json ]; then \
 		echo "npm ci --prefix $(AMQP_CLIENTS)"; \
 		npm ci --prefix $(AMQP_CLIENTS) --no-audit --no-fund >/dev/null || \
@@ -205,6 +207,14 @@ bench-engine:
 # prints the table and writes bench/compare/results/<date>.json and .svg.
 # Under 15 minutes on 2 cores.
 ROUNDS ?= 3
+# bench-store: the same persistent OpenWire workloads on Wharf's KahaDB, LSM
+# and JDBC (PostgreSQL) stores and on ActiveMQ 5.17's JDBC store on the same
+# private PostgreSQL cluster, one broker after the other (bench/store);
+# writes bench/results/<date>-bench-store.md and .svg. About 10 minutes.
+.PHONY: bench-store
+bench-store:
+	$(GO) run ./bench/store
+
 .PHONY: bench-compare
 bench-compare:
 	$(GO) run ./bench/compare -rounds $(ROUNDS)

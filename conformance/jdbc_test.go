@@ -22,18 +22,11 @@ import (
 	"wharf/protocols/openwire/wire"
 )
 
-// TestConformanceRestartJDBC is TestConformanceRestartLSM on
-// <jdbcPersistenceAdapter> (storage/jdbc) on a private PostgreSQL: a
-// queue's pending messages and a STOMP durable subscription with a
-// selector survive a restart that closes the store and opens it on the
-// same database; the queue message acknowledged before it stays gone.
-// The pending messages are rows of ActiveMQ's ACTIVEMQ_MSGS, the
-// subscription one of its ACTIVEMQ_ACKS.
-func TestConformanceRestartJDBC(t *testing.T) {
-	pg := pgtest.Shared(t)
-	db := pg.NewDatabase(t)
-	b := startBroker(t, brokertest.WithJDBC(pg.Host, pg.Port, db, pgtest.Superuser))
-	checkRestartSTOMP(t, b)
+// checkJDBCRestartRows is the JDBC store's part of
+// TestConformanceStoreRestart, after checkRestartSTOMP on database db of
+// pg: the durable subscription is a row of ActiveMQ's ACTIVEMQ_ACKS, with
+// its selector.
+func checkJDBCRestartRows(t *testing.T, pg *pgtest.Cluster, db string) {
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, pg.URL(db))
 	if err != nil {
@@ -75,25 +68,6 @@ func jdbcWharf(t *testing.T) func() *wharfProc {
 	pg := pgtest.Shared(t)
 	yml := fmt.Sprintf(jdbcWharfConfig, pg.Port, pg.NewDatabase(t), pgtest.Superuser)
 	return func() *wharfProc { return startWharfYAML(t, yml) }
-}
-
-// TestConformanceJDBCCrash is TestConformanceKahaDBCrash on
-// <jdbcPersistenceAdapter>: producers send persistent messages with
-// synchronous acknowledgement while wharf is killed with SIGKILL at
-// random moments, again and again, the database staying up; every
-// acknowledged message is then there exactly once, a message in flight
-// at a kill at most once, nothing else.
-func TestConformanceJDBCCrash(t *testing.T) {
-	runCrash(t, "WHARF_JDBC_CRASH_SEED", jdbcWharf(t))
-}
-
-// TestConformanceJDBCCrashMQTTPersistentSession is
-// TestConformanceKahaDBCrashMQTTPersistentSession on the JDBC store:
-// every PUBACKed publish is delivered to the persistent-session
-// subscriber, a message comes again only if it was in flight at a kill,
-// and then with DUP (the store's delivery marks, WHARF_MARKS).
-func TestConformanceJDBCCrashMQTTPersistentSession(t *testing.T) {
-	runMQTTCrash(t, "WHARF_JDBC_CRASH_SEED", jdbcWharf(t))
 }
 
 // jdbcLeaseConfig is jdbcWharfConfig with the lease locker: a 2 s lease
@@ -269,6 +243,20 @@ func TestConformanceJDBCDatabaseRestart(t *testing.T) {
 // pgJDBCJar is Debian's libpostgresql-jdbc-java driver.
 const pgJDBCJar = "/usr/share/java/postgresql.jar"
 
+// jaxbJar is Debian's libjaxb-api-java: ActiveMQ 5.17's JDBC adapter
+// encodes XA Xids with javax.xml.bind.DatatypeConverter, which the JDK
+// no longer has (its recovery of prepared transactions fails without it).
+const jaxbJar = "/usr/share/java/jaxb-api.jar"
+
+// amqJDBCClasspath is ActiveMQ's extra classpath on the JDBC store: the
+// PostgreSQL driver, and JAXB's API when installed.
+func amqJDBCClasspath() string {
+	if _, err := os.Stat(jaxbJar); err == nil {
+		return pgJDBCJar + string(os.PathListSeparator) + jaxbJar
+	}
+	return pgJDBCJar
+}
+
 // startActiveMQJDBC starts ActiveMQ 5.17 on its JDBC store on database
 // db of pg, with Debian's PostgreSQL driver on its classpath.
 func startActiveMQJDBC(t *testing.T, pg *pgtest.Cluster, db string) *amqProc {
@@ -282,7 +270,7 @@ func startActiveMQJDBC(t *testing.T, pg *pgtest.Cluster, db string) *amqProc {
 		t.Fatal(err)
 	}
 	return startActiveMQXML(t, b, "wharf.pg.url="+pg.JDBCURL(db), "wharf.pg.user="+pgtest.Superuser,
-		"activemq.classpath="+pgJDBCJar)
+		"activemq.classpath="+amqJDBCClasspath())
 }
 
 // TestConformanceJDBCToActiveMQ: queue messages a wharf process stored
@@ -438,7 +426,7 @@ func TestConformanceJDBCLeaseActiveMQMaster(t *testing.T) {
 	if lease == string(x) {
 		t.Fatal("jdbc/activemq.xml has no jdbcPersistenceAdapter to give a locker")
 	}
-	amq := startActiveMQXML(t, []byte(lease), "wharf.pg.url="+pg.JDBCURL(db), "wharf.pg.user="+pgtest.Superuser, "activemq.classpath="+pgJDBCJar)
+	amq := startActiveMQXML(t, []byte(lease), "wharf.pg.url="+pg.JDBCURL(db), "wharf.pg.user="+pgtest.Superuser, "activemq.classpath="+amqJDBCClasspath())
 	cfg := filepath.Join(t.TempDir(), "wharf.yaml")
 	if err := os.WriteFile(cfg, fmt.Appendf(nil, jdbcLeaseConfig, pg.Port, db, pgtest.Superuser, "wharf-b"), 0o644); err != nil {
 		t.Fatal(err)

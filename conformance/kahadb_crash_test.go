@@ -96,16 +96,6 @@ func crashProduce(ctx context.Context, addr string, cycle, id int, l *crashLedge
 	}
 }
 
-// TestConformanceKahaDBCrash: producers send persistent messages with
-// synchronous acknowledgement while wharf is killed with SIGKILL at random
-// moments, again and again; a consumer then drains the queue: every
-// acknowledged message is there exactly once, a message in flight at a
-// kill at most once, nothing else.
-func TestConformanceKahaDBCrash(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "kahadb")
-	runCrash(t, "WHARF_KAHADB_CRASH_SEED", func() *wharfProc { return startWharf(t, dir) })
-}
-
 // runCrash is the crash test on the store of the wharf processes start
 // runs (each on the same directory); seedEnv names the variable that
 // replays a run's kill schedule.

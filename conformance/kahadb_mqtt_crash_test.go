@@ -180,17 +180,6 @@ func mqttCrashSubscriber(t *testing.T, addr string, cycle int, l *mqttCrashLedge
 	return c
 }
 
-// TestConformanceKahaDBCrashMQTTPersistentSession: a QoS 1 publisher and a
-// persistent-session QoS 1 subscriber run while wharf is SIGKILLed at
-// random moments (seeded; WHARF_KAHADB_CRASH_SEED repeats a run). After
-// each restart the session is present and resumes: a message comes again
-// only if its PUBACK may not have reached the broker before the kill, and
-// with DUP=1. At the end every PUBACKed publish has been delivered.
-func TestConformanceKahaDBCrashMQTTPersistentSession(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "kahadb")
-	runMQTTCrash(t, "WHARF_KAHADB_CRASH_SEED", func() *wharfProc { return startWharf(t, dir) })
-}
-
 // runMQTTCrash is the MQTT persistent-session crash test on the store of
 // the wharf processes start runs (each on the same directory).
 func runMQTTCrash(t *testing.T, seedEnv string, startWharf func() *wharfProc) {

@@ -1,31 +1,19 @@
 package conformance
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 
 	"wharf/engine/brokertest"
 )
 
-// TestConformanceRestartLSM: on the LSM store (<wharfLSM>), a queue's
-// pending persistent messages and a STOMP durable topic subscription with
-// a selector (and what it matched while offline) survive a restart that
-// closes the store and opens it from disk; the queue message consumed and
-// acknowledged before the restart stays gone, and a live marker after the
-// expected messages shows nothing else came back.
-func TestConformanceRestartLSM(t *testing.T) {
-	b := startBroker(t, brokertest.WithLSM())
-	if _, err := os.Stat(filepath.Join(b.Config().DataDirectory, "lsm")); err != nil {
-		t.Fatalf("LSM store directory: %v, want it under the data directory", err)
-	}
-	checkRestartSTOMP(t, b)
-}
-
-// checkRestartSTOMP is the restart check of TestConformanceRestartLSM
-// on broker b, whatever its store.
+// checkRestartSTOMP is the restart check of TestConformanceStoreRestart
+// on broker b, whatever its store: a queue's pending persistent messages
+// and a STOMP durable topic subscription with a selector (and what it
+// matched while offline) survive a restart that closes the store and
+// opens it again; the queue message consumed and acknowledged before the
+// restart stays gone, and a live marker after the expected messages
+// shows nothing else came back.
 func checkRestartSTOMP(t *testing.T, b *brokertest.Broker) {
 	q, tp := queue(t, ""), topic(t, "")
 	clientID := uniq(t)
@@ -84,24 +72,3 @@ transport_connectors:
   - {name: stomp, uri: "stomp://127.0.0.1:0"}
   - {name: mqtt, uri: "mqtt://127.0.0.1:0"}
 `
-
-// TestConformanceLSMCrash is TestConformanceKahaDBCrash on <wharfLSM>:
-// producers send persistent messages with synchronous acknowledgement
-// while wharf is killed with SIGKILL at random moments, again and again;
-// every acknowledged message is then there exactly once, a message in
-// flight at a kill at most once, nothing else.
-func TestConformanceLSMCrash(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "lsm")
-	runCrash(t, "WHARF_LSM_CRASH_SEED", func() *wharfProc { return startWharfYAML(t, fmt.Sprintf(lsmWharfConfig, dir)) })
-}
-
-// TestConformanceLSMCrashMQTTPersistentSession is
-// TestConformanceKahaDBCrashMQTTPersistentSession on <wharfLSM>: a QoS 1
-// publisher and a persistent-session (durable) QoS 1 subscriber while
-// wharf is SIGKILLed again and again; every PUBACKed publish is
-// delivered, a message comes again only if it was in flight at a kill,
-// and then with DUP (the store's delivery marks).
-func TestConformanceLSMCrashMQTTPersistentSession(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "lsm")
-	runMQTTCrash(t, "WHARF_LSM_CRASH_SEED", func() *wharfProc { return startWharfYAML(t, fmt.Sprintf(lsmWharfConfig, dir)) })
-}

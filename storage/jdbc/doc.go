@@ -15,9 +15,12 @@
 // destination's qualified name (queue://orders), MSGID_PROD and
 // MSGID_SEQ the parts of its message id, MSG the OpenWire-marshalled
 // message (protocols/openwire/marshal's store form, as KahaDB keeps it),
-// XID null. A durable subscription on a topic (not a wildcard) also has
+// XID null (set for a prepared XA transaction's sends and acks as
+// ActiveMQ sets it: xa.go). A durable subscription on a topic also has
 // ActiveMQ's ACTIVEMQ_ACKS row (priority 0, LAST_ACKED_ID the last id
-// when it was made).
+// when it was made); a wildcard one a row per topic it matched, made
+// with the first message it stores on the topic (SUB_DEST the pattern),
+// as ActiveMQ keeps them.
 //
 // What ActiveMQ's tables cannot hold is in Wharf's own, beside them
 // (same prefix): WHARF_MSGS (per message: the engine's shard and

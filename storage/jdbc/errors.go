@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"wharf/engine"
+	"wharf/storage/internal/records"
 )
 
 // Errors returned by the JDBC store.
@@ -23,7 +24,9 @@ var (
 	// shard already holds prepared.
 	ErrTxPrepared = errors.New("jdbc: transaction already prepared")
 	// ErrCorrupt is returned for a stored record that does not decode.
-	ErrCorrupt = errors.New("jdbc: corrupt record")
+	// It is records.ErrCorrupt, the same on storage/lsm and storage/jdbc,
+	// which share the record encoding.
+	ErrCorrupt = records.ErrCorrupt
 	// ErrMissingTables is returned by Open, with createTablesOnStartup
 	// off, when a table the store needs does not exist.
 	ErrMissingTables = errors.New("jdbc: tables missing")

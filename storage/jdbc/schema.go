@@ -92,6 +92,10 @@ type statements struct {
 	lastAckID     string // getFindLastSequenceIdInAcksStatement
 	createSub     string // getCreateDurableSubStatement
 	deleteSub     string // getDeleteSubscriptionStatement
+	// A wildcard subscription's rows: one per topic (createWildSub:
+	// getCreateDurableSubStatement, unless the row exists), all by
+	// SUB_DEST.
+	createWildSub, deleteWildSub string
 
 	// Wharf's.
 	addWMsg, removeBySeq, updateRedeliveries, removeDestMsgs     string
@@ -112,6 +116,8 @@ func newStatements(t tables) statements {
 		lastAckID:     "SELECT MAX(LAST_ACKED_ID) FROM " + t.acks,
 		createSub:     "INSERT INTO " + t.acks + "(CONTAINER, CLIENT_ID, SUB_NAME, SELECTOR, LAST_ACKED_ID, SUB_DEST, PRIORITY) VALUES ($1, $2, $3, $4, $5, $6, $7)",
 		deleteSub:     "DELETE FROM " + t.acks + " WHERE CONTAINER=$1 AND CLIENT_ID=$2 AND SUB_NAME=$3",
+		createWildSub: "INSERT INTO " + t.acks + "(CONTAINER, CLIENT_ID, SUB_NAME, SELECTOR, LAST_ACKED_ID, SUB_DEST, PRIORITY) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
+		deleteWildSub: "DELETE FROM " + t.acks + " WHERE SUB_DEST=$1 AND CLIENT_ID=$2 AND SUB_NAME=$3",
 
 		addWMsg:            "INSERT INTO " + t.wmsgs + " (ID, SHARD, CONTAINER, SEQ, SIZE, REDELIVERIES) VALUES ($1, $2, $3, $4, $5, $6)",
 		removeBySeq:        "DELETE FROM " + t.msgs + " WHERE ID = (SELECT ID FROM " + t.wmsgs + " WHERE SHARD=$1 AND CONTAINER=$2 AND SEQ=$3)",

@@ -16,6 +16,7 @@ import (
 
 	"wharf/engine"
 	"wharf/engine/message"
+	"wharf/storage/internal/records"
 )
 
 // shardStore is one shard's share of the database (its rows carry its
@@ -30,6 +31,7 @@ import (
 type shardStore struct {
 	store *Store
 	index int
+	count int // shards
 	log   *slog.Logger
 
 	closed atomic.Bool
@@ -42,7 +44,9 @@ type shardStore struct {
 	dests map[message.Destination]*destState
 	subs  map[engine.SubKey]*engine.DurableSub
 	marks map[mark]uint64
-	txs   map[string]struct{}
+	// txs are the prepared transactions (by XID.String) and the rows of
+	// ActiveMQ's tables each flagged (xa.go).
+	txs map[string]*txRows
 }
 
 var (
@@ -84,7 +88,7 @@ func (ss *shardStore) load(ctx context.Context) error {
 	ss.dests = make(map[message.Destination]*destState)
 	ss.subs = make(map[engine.SubKey]*engine.DurableSub)
 	ss.marks = make(map[mark]uint64)
-	ss.txs = make(map[string]struct{})
+	ss.txs = make(map[string]*txRows)
 	dest := func(container string) *destState {
 		d := message.ParseQualified(container, message.Queue)
 		x := ss.dests[d]
@@ -139,10 +143,15 @@ func (ss *shardStore) load(ctx context.Context) error {
 		if err := r.Scan(&x); err != nil {
 			return err
 		}
-		ss.txs[x] = struct{}{}
+		ss.txs[x] = &txRows{}
 		return nil
 	}); err != nil {
 		return err
+	}
+	if len(ss.txs) > 0 {
+		if err := ss.loadTxRows(ctx); err != nil {
+			return err
+		}
 	}
 	// Topic messages and who still needs each: one pass over the
 	// waiting rows (a key-only join: no message body is read).
@@ -286,7 +295,7 @@ func (ss *shardStore) applyOp(b *batch, op *engine.StoreOp) error {
 			ss.dests[op.Dest] = d
 			b.q(st.addDest, sh, d.container)
 		}
-		frame, err := marshalMessage(op.Msg)
+		frame, err := records.MarshalMessage(op.Msg)
 		if err != nil {
 			return fmt.Errorf("encode message %s: %w", op.Msg.ID, err)
 		}
@@ -304,6 +313,13 @@ func (ss *shardStore) applyOp(b *batch, op *engine.StoreOp) error {
 			}
 			tm.subs = append(tm.subs, k)
 			b.q(st.addWait, id, k.ClientID, k.Name)
+			if r := ss.subs[k]; r != nil && r.Destination.IsWildcard() {
+				// ActiveMQ keeps a wildcard subscription as one row
+				// per topic it has matched (CONTAINER the topic,
+				// SUB_DEST the pattern): the first message of a topic
+				// makes the row, acknowledged up to just below it.
+				b.q(st.createWildSub, d.container, k.ClientID, k.Name, nullable(r.Selector), id-1, r.Destination.String(), int64(0))
+			}
 		}
 		d.msgs[op.Seq] = tm
 	case engine.OpAddDest:
@@ -374,8 +390,10 @@ func (ss *shardStore) applyOp(b *batch, op *engine.StoreOp) error {
 	case engine.OpAddSub:
 		rec := op.Sub
 		k := rec.Key
-		if old := ss.subs[k]; old != nil && old.Destination != rec.Destination && !old.Destination.IsWildcard() {
-			b.q(st.deleteSub, old.Destination.String(), k.ClientID, k.Name)
+		if old := ss.subs[k]; old != nil && old.Destination != rec.Destination {
+			ss.deleteActiveMQSub(b, old)
+		} else if old != nil && old.Destination.IsWildcard() && old.Selector != rec.Selector {
+			ss.deleteActiveMQSub(b, old) // its rows carry the old selector
 		}
 		ss.subs[k] = &rec
 		b.q(st.putSub, sh, k.ClientID, k.Name, rec.Destination.String(), nullable(rec.Selector), rec.NoLocal)
@@ -413,7 +431,7 @@ func (ss *shardStore) applyOp(b *batch, op *engine.StoreOp) error {
 		b.q(st.removeDest, sh, d.container)
 		delete(ss.dests, op.Dest)
 	case engine.OpAddJob:
-		v, err := encodeJob(op.Job)
+		v, err := records.EncodeJob(op.Job)
 		if err != nil {
 			return err
 		}
@@ -425,17 +443,22 @@ func (ss *shardStore) applyOp(b *batch, op *engine.StoreOp) error {
 		if _, dup := ss.txs[key]; dup {
 			return fmt.Errorf("%w: %s", ErrTxPrepared, key)
 		}
-		v, err := encodeTx(op.Tx)
+		v, err := records.EncodeTx(op.Tx)
 		if err != nil {
 			return err
 		}
 		b.q(st.putTx, sh, key, v)
-		ss.txs[key] = struct{}{}
+		rows, err := ss.prepareRows(b, op.Tx)
+		if err != nil {
+			return err
+		}
+		ss.txs[key] = rows
 	case engine.OpCommit, engine.OpRollback:
 		key := op.Tx.XID.String()
-		if _, ok := ss.txs[key]; ok {
+		if rows, ok := ss.txs[key]; ok {
 			delete(ss.txs, key)
 			b.q(st.removeTx, sh, key)
+			ss.endRows(b, rows)
 		}
 	case engine.OpDelivered:
 		m := mark{op.Sub.Key, op.Dest}
@@ -448,6 +471,16 @@ func (ss *shardStore) applyOp(b *batch, op *engine.StoreOp) error {
 	return nil
 }
 
+// deleteActiveMQSub deletes ActiveMQ's rows of subscription r: the row
+// of its topic, or every row of its pattern (a wildcard subscription).
+func (ss *shardStore) deleteActiveMQSub(b *batch, r *engine.DurableSub) {
+	if r.Destination.IsWildcard() {
+		b.q(ss.store.st.deleteWildSub, r.Destination.String(), r.Key.ClientID, r.Key.Name)
+		return
+	}
+	b.q(ss.store.st.deleteSub, r.Destination.String(), r.Key.ClientID, r.Key.Name)
+}
+
 // removeSub deletes subscription k: its record (and ActiveMQ's row of
 // it), its delivery marks, its waiting rows, and the topic messages only
 // it still needed.
@@ -455,9 +488,7 @@ func (ss *shardStore) removeSub(b *batch, k engine.SubKey) {
 	st, sh := &ss.store.st, ss.index
 	if r := ss.subs[k]; r != nil {
 		b.q(st.deleteWSub, sh, k.ClientID, k.Name)
-		if !r.Destination.IsWildcard() {
-			b.q(st.deleteSub, r.Destination.String(), k.ClientID, k.Name)
-		}
+		ss.deleteActiveMQSub(b, r)
 		delete(ss.subs, k)
 	}
 	marked := false
@@ -576,7 +607,7 @@ func (ss *shardStore) recover(stubs bool, fn func(engine.RecoveredItem) error) e
 		return fmt.Errorf("jdbc: read prepared transactions from %s: %w", ss.store.where(), err)
 	}
 	for _, v := range txs {
-		tx, err := decodeTx(v)
+		tx, err := records.DecodeTx(v)
 		if err != nil {
 			return err
 		}
@@ -593,7 +624,7 @@ func (ss *shardStore) recover(stubs bool, fn func(engine.RecoveredItem) error) e
 		return fmt.Errorf("jdbc: read scheduled jobs from %s: %w", ss.store.where(), err)
 	}
 	for _, v := range jobs {
-		j, err := decodeJob(v)
+		j, err := records.DecodeJob(v)
 		if err != nil {
 			return err
 		}
@@ -749,7 +780,7 @@ func (ss *shardStore) syncAcks() error {
 	}
 	b.q("UPDATE "+t.acks+" a SET LAST_ACKED_ID = COALESCE((SELECT MIN(x.ID) - 1 FROM "+t.waits+" x JOIN "+t.wmsgs+" w ON w.ID = x.ID"+
 		" WHERE w.CONTAINER = a.CONTAINER AND x.CLIENT_ID = a.CLIENT_ID AND x.SUB_NAME = a.SUB_NAME), $2)"+
-		" FROM "+t.subs+" s WHERE s.SHARD = $1 AND a.CONTAINER = s.SUB_DEST AND a.CLIENT_ID = s.CLIENT_ID AND a.SUB_NAME = s.SUB_NAME",
+		" FROM "+t.subs+" s WHERE s.SHARD = $1 AND (a.CONTAINER = s.SUB_DEST OR a.SUB_DEST = s.SUB_DEST) AND a.CLIENT_ID = s.CLIENT_ID AND a.SUB_NAME = s.SUB_NAME",
 		ss.index, ss.store.lastID.Load())
 	if err := ss.store.pool.SendBatch(context.Background(), &b.b).Close(); err != nil {
 		return fmt.Errorf("jdbc: update ActiveMQ's LAST_ACKED_ID in %s: %w", ss.store.where(), err)

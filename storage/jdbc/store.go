@@ -311,9 +311,12 @@ func (s *Store) OpenShardContext(ctx context.Context, index, count int) (engine.
 	if err := s.checkShards(ctx, count); err != nil {
 		return nil, err
 	}
-	ss := &shardStore{store: s, index: index, log: s.log.With("shard", index)}
+	ss := &shardStore{store: s, index: index, count: count, log: s.log.With("shard", index)}
 	if err := ss.adopt(ctx, count); err != nil {
 		return nil, fmt.Errorf("jdbc: shard %d on %s: %w", index, s.where(), err)
+	}
+	if err := ss.adoptTxs(ctx); err != nil {
+		return nil, fmt.Errorf("jdbc: shard %d on %s: prepared transactions: %w", index, s.where(), err)
 	}
 	if err := ss.load(ctx); err != nil {
 		return nil, fmt.Errorf("jdbc: load shard %d from %s: %w", index, s.where(), err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"wharf/engine"
+	"wharf/storage/internal/records"
 )
 
 // Errors returned by the LSM store.
@@ -32,5 +33,7 @@ var (
 	// badger transaction can hold (15% of MemTableSize).
 	ErrBatchTooBig = errors.New("lsm: batch too big for one transaction")
 	// ErrCorrupt is returned for a stored record that does not decode.
-	ErrCorrupt = errors.New("lsm: corrupt record")
+	// It is records.ErrCorrupt, the same on storage/lsm and storage/jdbc,
+	// which share the record encoding.
+	ErrCorrupt = records.ErrCorrupt
 )

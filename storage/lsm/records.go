@@ -1,15 +1,16 @@
 package lsm
 
+// Jobs, prepared transactions and the message frame are encoded by
+// storage/internal/records, as storage/jdbc encodes the same records.
+
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
 
 	"wharf/engine"
 	"wharf/engine/message"
-	"wharf/protocols/openwire/marshal"
-	"wharf/protocols/openwire/wire"
+	"wharf/storage/internal/records"
 )
 
 // Key layout of one shard's database (see the package comment). Every
@@ -65,121 +66,6 @@ func markKey(sub uint64, d message.Destination) []byte {
 
 func strKey(p byte, s string) []byte { return append([]byte{p}, s...) }
 
-// enc builds a record: uvarint-prefixed strings and bytes, fixed numbers.
-type enc struct{ b []byte }
-
-func (e *enc) byte(v byte)  { e.b = append(e.b, v) }
-func (e *enc) u64(v uint64) { e.b = binary.BigEndian.AppendUint64(e.b, v) }
-func (e *enc) i64(v int64)  { e.u64(uint64(v)) }
-func (e *enc) i32(v int32)  { e.b = binary.BigEndian.AppendUint32(e.b, uint32(v)) }
-func (e *enc) bytes(v []byte) {
-	e.b = binary.AppendUvarint(e.b, uint64(len(v)))
-	e.b = append(e.b, v...)
-}
-func (e *enc) str(v string)               { e.b = binary.AppendUvarint(e.b, uint64(len(v))); e.b = append(e.b, v...) }
-func (e *enc) dest(d message.Destination) { e.byte(byte(d.Type)); e.str(d.Name) }
-func (e *enc) bool(v bool) {
-	if v {
-		e.byte(1)
-	} else {
-		e.byte(0)
-	}
-}
-
-// dec reads what enc wrote; the first error sticks.
-type dec struct {
-	b   []byte
-	err error
-}
-
-func (d *dec) fail() {
-	if d.err == nil {
-		d.err = ErrCorrupt
-	}
-	d.b = nil
-}
-
-func (d *dec) byte() byte {
-	if len(d.b) < 1 {
-		d.fail()
-		return 0
-	}
-	v := d.b[0]
-	d.b = d.b[1:]
-	return v
-}
-
-func (d *dec) u64() uint64 {
-	if len(d.b) < 8 {
-		d.fail()
-		return 0
-	}
-	v := binary.BigEndian.Uint64(d.b)
-	d.b = d.b[8:]
-	return v
-}
-
-func (d *dec) i64() int64 { return int64(d.u64()) }
-
-func (d *dec) i32() int32 {
-	if len(d.b) < 4 {
-		d.fail()
-		return 0
-	}
-	v := binary.BigEndian.Uint32(d.b)
-	d.b = d.b[4:]
-	return int32(v)
-}
-
-func (d *dec) bytes() []byte {
-	n, k := binary.Uvarint(d.b)
-	if k <= 0 || uint64(len(d.b)-k) < n {
-		d.fail()
-		return nil
-	}
-	v := d.b[k : k+int(n)]
-	d.b = d.b[k+int(n):]
-	return v
-}
-
-func (d *dec) str() string { return string(d.bytes()) }
-func (d *dec) bool() bool  { return d.byte() != 0 }
-
-func (d *dec) dest() message.Destination {
-	t := d.byte()
-	return message.Destination{Type: message.DestType(t), Name: d.str()}
-}
-
-// marshalMessage is the OpenWire StoreFormat frame kept for m, KahaDB's
-// stored form: the bytes it arrived with when it came over OpenWire and
-// is unchanged, else converted. A copy that a composite or virtual
-// destination made keeps the bytes of the message as sent, which name
-// neither where the copy is nor its OriginalDestination: it is converted.
-func marshalMessage(m *message.Message) ([]byte, error) {
-	if m.Original.Protocol == "openwire" && len(m.Original.Bytes) > 0 && m.OriginalDestination.IsZero() {
-		return m.Original.Bytes, nil
-	}
-	w, err := marshal.FromEngine(m, m.RedeliveryCounter)
-	if err != nil {
-		return nil, err
-	}
-	return wire.Marshal(w, wire.StoreFormat())
-}
-
-// unmarshalMessage reads a frame marshalMessage wrote; b is not kept (the
-// message's original form gets its own copy).
-func unmarshalMessage(b []byte) (*message.Message, error) {
-	ds, err := wire.Unmarshal(b, wire.StoreFormat(), wire.DefaultLimits())
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
-	}
-	w, ok := ds.(*wire.Message)
-	if !ok {
-		return nil, fmt.Errorf("%w: stored record holds a %s, not a message", ErrCorrupt, wire.TypeName(ds.DataStructureType()))
-	}
-	return marshal.ToEngineStored(w, bytes.Clone(b))
-}
-
 // A message record is version(1) redeliveries(4) expiration(8) size(4)
 // frame: the stored redelivery counter (OpUpdate) lives outside the
 // frame, so an update rewrites four bytes of the record, not the message;
@@ -188,7 +74,7 @@ func unmarshalMessage(b []byte) (*message.Message, error) {
 const msgHeader = 17
 
 func encodeMsg(m *message.Message) ([]byte, error) {
-	f, err := marshalMessage(m)
+	f, err := records.MarshalMessage(m)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +109,7 @@ func decodeMsg(b []byte, d message.Destination) (*message.Message, error) {
 	if len(b) < msgHeader || b[0] != version {
 		return nil, fmt.Errorf("%w: message record of %d bytes, version %v", ErrCorrupt, len(b), b[:min(1, len(b))])
 	}
-	m, err := unmarshalMessage(b[msgHeader:])
+	m, err := records.UnmarshalMessage(b[msgHeader:])
 	if err != nil {
 		return nil, err
 	}
@@ -239,144 +125,31 @@ func decodeMsg(b []byte, d message.Destination) (*message.Message, error) {
 
 // subRecord: clientID name hasRecord [dest selector noLocal].
 func encodeSub(r *subRef) []byte {
-	var e enc
-	e.byte(version)
-	e.str(r.key.ClientID)
-	e.str(r.key.Name)
-	e.bool(r.rec != nil)
+	var e records.Enc
+	e.Byte(version)
+	e.Str(r.key.ClientID)
+	e.Str(r.key.Name)
+	e.Bool(r.rec != nil)
 	if r.rec != nil {
-		e.dest(r.rec.Destination)
-		e.str(r.rec.Selector)
-		e.bool(r.rec.NoLocal)
+		e.Dest(r.rec.Destination)
+		e.Str(r.rec.Selector)
+		e.Bool(r.rec.NoLocal)
 	}
-	return e.b
+	return e.B
 }
 
 func decodeSub(id uint64, b []byte) (*subRef, error) {
-	d := dec{b: b}
-	if d.byte() != version {
+	d := records.Dec{B: b}
+	if d.Byte() != version {
 		return nil, fmt.Errorf("%w: subscription %d: version", ErrCorrupt, id)
 	}
 	r := &subRef{id: id}
-	r.key.ClientID, r.key.Name = d.str(), d.str()
-	if d.bool() {
-		r.rec = &engine.DurableSub{Key: r.key, Destination: d.dest(), Selector: d.str(), NoLocal: d.bool()}
+	r.key.ClientID, r.key.Name = d.Str(), d.Str()
+	if d.Bool() {
+		r.rec = &engine.DurableSub{Key: r.key, Destination: d.Dest(), Selector: d.Str(), NoLocal: d.Bool()}
 	}
-	if d.err != nil {
-		return nil, fmt.Errorf("subscription %d: %w", id, d.err)
+	if d.Err != nil {
+		return nil, fmt.Errorf("subscription %d: %w", id, d.Err)
 	}
 	return r, nil
-}
-
-// putMsg appends a message with its destination (the frame of a job or
-// transaction send names where it was sent, which the engine may have
-// changed).
-func (e *enc) msg(m *message.Message) error {
-	f, err := marshalMessage(m)
-	if err != nil {
-		return err
-	}
-	e.dest(m.Destination)
-	e.i32(m.RedeliveryCounter)
-	e.bytes(f)
-	return nil
-}
-
-func (d *dec) msg() (*message.Message, error) {
-	dest, counter, f := d.dest(), d.i32(), d.bytes()
-	if d.err != nil {
-		return nil, d.err
-	}
-	m, err := unmarshalMessage(f)
-	if err != nil {
-		return nil, err
-	}
-	m.Destination, m.RedeliveryCounter = dest, counter
-	return m, nil
-}
-
-func encodeJob(j *engine.Job) ([]byte, error) {
-	var e enc
-	e.byte(version)
-	e.str(j.ID)
-	e.str(j.Cron)
-	e.i64(j.Delay)
-	e.i64(j.Period)
-	e.i32(j.Repeat)
-	e.i64(j.Start)
-	e.i64(j.Next)
-	if err := e.msg(j.Msg); err != nil {
-		return nil, fmt.Errorf("scheduled job %s: %w", j.ID, err)
-	}
-	return e.b, nil
-}
-
-func decodeJob(b []byte) (*engine.Job, error) {
-	d := dec{b: b}
-	if d.byte() != version {
-		return nil, fmt.Errorf("%w: scheduled job: version", ErrCorrupt)
-	}
-	j := &engine.Job{ID: d.str(), Cron: d.str(), Delay: d.i64(), Period: d.i64(), Repeat: d.i32(), Start: d.i64(), Next: d.i64()}
-	m, err := d.msg()
-	if err != nil {
-		return nil, fmt.Errorf("scheduled job %s: %w", j.ID, err)
-	}
-	j.Msg = m
-	return j, nil
-}
-
-func encodeTx(t *engine.PreparedTx) ([]byte, error) {
-	var e enc
-	e.byte(version)
-	e.i32(t.XID.FormatID)
-	e.bytes(t.XID.GlobalID)
-	e.bytes(t.XID.Branch)
-	e.b = binary.AppendUvarint(e.b, uint64(len(t.Adds)))
-	for _, m := range t.Adds {
-		if err := e.msg(m); err != nil {
-			return nil, fmt.Errorf("prepared transaction %s: %w", t.XID, err)
-		}
-	}
-	e.b = binary.AppendUvarint(e.b, uint64(len(t.Acks)))
-	for _, a := range t.Acks {
-		e.dest(a.Dest)
-		e.u64(a.Seq)
-		e.str(a.Sub.ClientID)
-		e.str(a.Sub.Name)
-	}
-	return e.b, nil
-}
-
-func (d *dec) count() int {
-	n, k := binary.Uvarint(d.b)
-	if k <= 0 || n > uint64(len(d.b)) {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[k:]
-	return int(n)
-}
-
-func decodeTx(b []byte) (*engine.PreparedTx, error) {
-	d := dec{b: b}
-	if d.byte() != version {
-		return nil, fmt.Errorf("%w: prepared transaction: version", ErrCorrupt)
-	}
-	t := &engine.PreparedTx{XID: engine.XID{FormatID: d.i32(), GlobalID: bytes.Clone(d.bytes()), Branch: bytes.Clone(d.bytes())}}
-	for n := d.count(); n > 0 && d.err == nil; n-- {
-		m, err := d.msg()
-		if err != nil {
-			return nil, fmt.Errorf("prepared transaction %s: %w", t.XID, err)
-		}
-		t.Adds = append(t.Adds, m)
-	}
-	for n := d.count(); n > 0 && d.err == nil; n-- {
-		a := engine.TxAck{Dest: d.dest(), Seq: d.u64()}
-		a.Sub.ClientID, a.Sub.Name = d.str(), d.str()
-		t.Acks = append(t.Acks, a)
-	}
-	if d.err != nil {
-		return nil, fmt.Errorf("prepared transaction %s: %w", t.XID, d.err)
-	}
-	return t, nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"wharf/engine"
 	"wharf/engine/message"
+	"wharf/storage/internal/records"
 )
 
 // shardStore is one shard's database and the part of its state kept in
@@ -157,7 +158,7 @@ func (ss *shardStore) load(ctx context.Context) error {
 		}
 		if err := scan(txn, []byte{pDest}, true, func(k, v []byte) error {
 			id := binary.BigEndian.Uint64(k[1:])
-			d := (&dec{b: v}).dest()
+			d := (&records.Dec{B: v}).Dest()
 			if len(v) < 1 {
 				return fmt.Errorf("%w: destination %d", ErrCorrupt, id)
 			}
@@ -410,9 +411,9 @@ func (ss *shardStore) createDest(txn *badger.Txn, d message.Destination) (*destS
 	if x.topic {
 		x.msgs = make(map[uint64][]uint64)
 	}
-	var e enc
-	e.dest(d)
-	if err := txn.Set(idKey(pDest, x.id), e.b); err != nil {
+	var e records.Enc
+	e.Dest(d)
+	if err := txn.Set(idKey(pDest, x.id), e.B); err != nil {
 		return nil, err
 	}
 	ss.dests[d], ss.destIDs[x.id] = x, x
@@ -596,7 +597,7 @@ func (ss *shardStore) applyOp(txn *badger.Txn, op *engine.StoreOp) error {
 		delete(ss.destIDs, d.id)
 		ss.batchPrefixes = append(ss.batchPrefixes, idKey(pMsg, d.id), idKey(pWait, d.id))
 	case engine.OpAddJob:
-		v, err := encodeJob(op.Job)
+		v, err := records.EncodeJob(op.Job)
 		if err != nil {
 			return err
 		}
@@ -608,7 +609,7 @@ func (ss *shardStore) applyOp(txn *badger.Txn, op *engine.StoreOp) error {
 		if _, dup := ss.txs[key]; dup {
 			return fmt.Errorf("%w: %s", ErrTxPrepared, key)
 		}
-		v, err := encodeTx(op.Tx)
+		v, err := records.EncodeTx(op.Tx)
 		if err != nil {
 			return err
 		}
@@ -781,7 +782,7 @@ func (ss *shardStore) recover(stubs bool, fn func(engine.RecoveredItem) error) e
 			}
 		}
 		if err := scan(txn, []byte{pTx}, true, func(_, v []byte) error {
-			t, err := decodeTx(v)
+			t, err := records.DecodeTx(v)
 			if err != nil {
 				return err
 			}
@@ -790,7 +791,7 @@ func (ss *shardStore) recover(stubs bool, fn func(engine.RecoveredItem) error) e
 			return err
 		}
 		return scan(txn, []byte{pJob}, true, func(_, v []byte) error {
-			j, err := decodeJob(v)
+			j, err := records.DecodeJob(v)
 			if err != nil {
 				return err
 			}
