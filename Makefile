@@ -201,12 +201,6 @@ console-screenshots:
 bench-engine:
 	$(GO) test -run='^$$' -bench='BenchmarkEngine|BenchmarkSTOMPQueue$$' -benchmem -count=5 ./engine/ ./bench/
 
-# Wharf against ActiveMQ 5.17 and Mosquitto on this machine, the same
-# `wharf bench` scenarios against each in turn for ROUNDS rounds (bench/compare):
-# installs what is missing when root, starts and stops every broker itself,
-# prints the table and writes bench/compare/results/<date>.json and .svg.
-# Under 15 minutes on 2 cores.
-ROUNDS ?= 3
 # bench-store: the same persistent OpenWire workloads on Wharf's KahaDB, LSM
 # and JDBC (PostgreSQL) stores and on ActiveMQ 5.17's JDBC store on the same
 # private PostgreSQL cluster, one broker after the other (bench/store);
@@ -215,6 +209,12 @@ ROUNDS ?= 3
 bench-store:
 	$(GO) run ./bench/store
 
+# Wharf against ActiveMQ 5.17 and Mosquitto on this machine, the same
+# `wharf bench` scenarios against each in turn for ROUNDS rounds (bench/compare):
+# installs what is missing when root, starts and stops every broker itself,
+# prints the table and writes bench/compare/results/<date>.json and .svg.
+# Under 15 minutes on 2 cores.
+ROUNDS ?= 3
 .PHONY: bench-compare
 bench-compare:
 	$(GO) run ./bench/compare -rounds $(ROUNDS)
