@@ -216,6 +216,7 @@ func (l *loader) validate() {
 		l.fail("tmp_data_directory", "must not be empty")
 	}
 	l.validateTransports()
+	l.validateNetwork()
 	l.validateSecurity()
 	l.validateStore()
 	l.validateInterceptors()
@@ -705,6 +706,14 @@ func freeze(c Config) Config {
 		t.TLSOptions.Versions = slices.Clone(t.TLSOptions.Versions)
 		t.TLSOptions.CipherSuites = slices.Clone(t.TLSOptions.CipherSuites)
 		out.Transports[i] = t
+	}
+	out.NetworkConnectors = slices.Clone(c.NetworkConnectors)
+	for i, nc := range c.NetworkConnectors {
+		nc.Peers = slices.Clone(nc.Peers)
+		nc.DynamicallyIncluded = slices.Clone(nc.DynamicallyIncluded)
+		nc.Excluded = slices.Clone(nc.Excluded)
+		nc.StaticallyIncluded = slices.Clone(nc.StaticallyIncluded)
+		out.NetworkConnectors[i] = nc
 	}
 	out.SSLContext = cloneSSL(c.SSLContext)
 	if c.HTTP.HTTPS != nil {
