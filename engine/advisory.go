@@ -143,7 +143,7 @@ func (s *Subscription) consumerID() string {
 
 func consumerInfo(sub *Subscription) *message.Advisory {
 	sp := sub.spec
-	return &message.Advisory{Command: "ConsumerInfo", Fields: message.Properties{
+	a := &message.Advisory{Command: "ConsumerInfo", Fields: message.Properties{
 		str("ConsumerId", sub.consumerID()),
 		str("Destination", sp.Destination.String()),
 		{Name: "PrefetchSize", Value: message.IntValue(int32(sp.Prefetch))},
@@ -155,6 +155,15 @@ func consumerInfo(sub *Subscription) *message.Advisory {
 		{Name: "Browser", Value: message.BoolValue(sp.Browser)},
 		{Name: "Priority", Value: message.ByteValue(sp.Priority)},
 	}}
+	if n := sp.Network; n != nil {
+		// ActiveMQ's bridge marks its demand consumers so (ConsumerInfo
+		// networkSubscription, brokerPath); the ids are comma-separated
+		// here (a broker id holds none).
+		a.Fields = append(a.Fields,
+			message.Property{Name: "NetworkSubscription", Value: message.BoolValue(true)},
+			str("BrokerPath", strings.Join(n.BrokerPath, ",")))
+	}
+	return a
 }
 
 // consumerAdded and consumerRemoved publish the Consumer advisory with the

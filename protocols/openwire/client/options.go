@@ -17,6 +17,10 @@ type Options struct {
 	ClientID string
 	// Username and Password go in ConnectionInfo (plain text, as in Java).
 	Username, Password string
+	// BrokerInfo, when set, is sent (one-way) before ConnectionInfo, as
+	// a network bridge introduces its broker to the remote one
+	// (DemandForwardingBridgeSupport: BrokerInfo with networkConnection).
+	BrokerInfo *wire.BrokerInfo
 
 	// Version is the highest OpenWire version advertised; 0 means 12.
 	Version int
