@@ -211,8 +211,10 @@ type bridgeConn struct {
 type demand struct {
 	sub       *engine.Subscription
 	consumers map[string]struct{}
-	static    bool
-	closed    bool
+	// path is the brokerPath the subscription advertises.
+	path   []string
+	static bool
+	closed bool
 }
 
 // Deliver queues a delivery for the forwarder (engine.Sink: never blocks).
@@ -345,6 +347,27 @@ func (bc *bridgeConn) addDemand(ci *wire.ConsumerInfo) error {
 		key = "static:" + d.String() // forwarded already
 	}
 	dm := bc.demands[key]
+	if dm != nil && !dm.static && len(path) < len(dm.path) {
+		// A conduit advertises the shortest path of the consumers it
+		// serves: were it to keep a longer one (demand that came round a
+		// ring through this very broker, say), the brokers on that path
+		// would refuse it as a loop and never forward for the nearer
+		// consumer. Re-subscribe with the shorter path; queue messages
+		// the old subscription held go back to the queue.
+		if err := bc.lc.CloseSubscription(dm.sub); err != nil {
+			bc.log.Warn("network demand: closing the local subscription failed", "err", err)
+		}
+		delete(bc.demands, key)
+		old := dm
+		dm = nil
+		defer func() {
+			if nd := bc.demands[key]; nd != nil {
+				for c := range old.consumers {
+					nd.consumers[c] = struct{}{}
+				}
+			}
+		}()
+	}
 	if dm == nil {
 		sub, err := bc.subscribe(d, selector, ci.Priority, path)
 		if err != nil {
@@ -353,12 +376,15 @@ func (bc *bridgeConn) addDemand(ci *wire.ConsumerInfo) error {
 			bc.log.Warn("network bridge cannot serve remote consumer", "dest", d.String(), "consumer", id, "err", err)
 			return nil
 		}
-		dm = &demand{sub: sub, consumers: map[string]struct{}{}}
+		dm = &demand{sub: sub, consumers: map[string]struct{}{}, path: path}
 		bc.demands[key] = dm
-		bc.log.Info("network demand added", "dest", d.String(), "consumer", id, "broker_path", strings.Join(path, ","))
 	}
 	dm.consumers[id] = struct{}{}
 	bc.byConsumer[id] = key
+	// One line per remote consumer served; consumers counts those the
+	// local subscription serves (more than 1: a conduit).
+	bc.log.Info("network demand added", "dest", d.String(), "consumer", id, "broker_path", strings.Join(path, ","),
+		"consumers", len(dm.consumers))
 	return nil
 }
 

@@ -1,0 +1,184 @@
+package cluster_test
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+
+	"wharf/protocols/openwire/client"
+)
+
+// A line A->B->C: a consumer on C is demand on A only when the
+// connectors' networkTTL lets it cross two brokers. With networkTTL 2
+// A's messages reach C; with the default 1, B's demand on A (made for
+// C's consumer, brokerPath [C]) is refused by A's consumerTTL, and
+// nothing leaves A.
+func TestClusterLineTTL(t *testing.T) {
+	t.Run("networkTTL=2", func(t *testing.T) {
+		c := startNode(t, "C", 0, "")
+		b := startNode(t, "B", 0, network(static(c), "network_ttl: 2"))
+		a := startNode(t, "A", 0, network(static(b), "network_ttl: 2"))
+		k := c.consumer("queue://LINE", client.ConsumerOptions{})
+		b.waitDemand("queue://LINE", 1)
+		a.waitDemand("queue://LINE", 1)
+		a.waitLog(`"msg":"network demand added".*"broker_path":"[^"]*,[^"]*"`) // two hops
+		a.send("queue://LINE", "m", 20, true)
+		if got := receive(t, k, 20); got[0] != "m0" || got[19] != "m19" {
+			t.Fatalf("C received %v", got)
+		}
+	})
+	t.Run("networkTTL=1", func(t *testing.T) {
+		c := startNode(t, "C", 0, "")
+		b := startNode(t, "B", 0, network(static(c)))
+		a := startNode(t, "A", 0, network(static(b)))
+		a.waitLog(`"msg":"network bridge started"`)
+		k := c.consumer("queue://LINE", client.ConsumerOptions{})
+		b.waitDemand("queue://LINE", 1)
+		// A barrier: a consumer on B made after C's is demand on A. A's
+		// advisories arrive in order, so by then C's (via B) was judged.
+		kb := b.consumer("queue://LINE.B", client.ConsumerOptions{})
+		a.waitDemand("queue://LINE.B", 1)
+		if n := a.countLog(`"msg":"network demand added".*"dest":"queue://LINE"`); n != 0 {
+			t.Fatalf("A took %d demands for LINE from two hops away with consumerTTL 1", n)
+		}
+		a.send("queue://LINE", "m", 5, true)
+		a.send("queue://LINE.B", "b", 1, true)
+		receive(t, kb, 1)
+		k.Close()
+		// Everything is still on A.
+		if got := receive(t, a.consumer("queue://LINE", client.ConsumerOptions{}), 5); got[0] != "m0" {
+			t.Fatalf("A kept %v", got)
+		}
+	})
+}
+
+// A triangle A->B->C->A with networkTTL 3, a topic consumer on each
+// broker: a message published on A reaches each consumer exactly once
+// (brokerPath stops the loop), and so does one published on B.
+func TestClusterTriangleNoLoop(t *testing.T) {
+	pa, pb, pc := freePort(t), freePort(t), freePort(t)
+	uri := func(p int) string { return fmt.Sprintf("static:(tcp://127.0.0.1:%d)", p) }
+	a := startNode(t, "A", pa, network(uri(pb), "network_ttl: 3"))
+	b := startNode(t, "B", pb, network(uri(pc), "network_ttl: 3"))
+	c := startNode(t, "C", pc, network(uri(pa), "network_ttl: 3"))
+	nodes := []*node{a, b, c}
+	ks := make([]*client.Consumer, 3)
+	for i, n := range nodes {
+		ks[i] = n.consumer("topic://RING", client.ConsumerOptions{})
+	}
+	// Each broker serves the other two consumers: one directly, one
+	// through its peer (and refuses its own, which came round the ring).
+	for _, n := range nodes {
+		n.waitDemand("topic://RING", 2)
+	}
+	for _, from := range []*node{a, b} {
+		from.send("topic://RING", from.name, 10, false)
+		for i, k := range ks {
+			got := receive(t, k, 10)
+			want := make([]string, 10)
+			for j := range want {
+				want[j] = fmt.Sprintf("%s%d", from.name, j)
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("consumer on %s got %v from %s, want %v", nodes[i].name, got, from.name, want)
+			}
+		}
+	}
+	// Barrier: a marker sent after the batches arrives at each consumer
+	// as the next message; a copy that looped would come before it.
+	a.send("topic://RING", "marker", 1, false)
+	for i, k := range ks {
+		if got := receive(t, k, 1); got[0] != "marker0" {
+			t.Fatalf("consumer on %s: %q before the marker: a message went round the ring", nodes[i].name, got[0])
+		}
+	}
+}
+
+// decreaseNetworkConsumerPriority: the bridge's consumer has priority -5,
+// so A's own consumer (priority 0) gets every message while it has
+// room; without it they share.
+func TestClusterDecreaseNetworkConsumerPriority(t *testing.T) {
+	b := startNode(t, "B", 0, "")
+	a := startNode(t, "A", 0, network(static(b), "decrease_network_consumer_priority: true"))
+	a.waitLog(`"msg":"network bridge started"`)
+	ka := a.consumer("queue://PRIO", client.ConsumerOptions{})
+	kb := b.consumer("queue://PRIO", client.ConsumerOptions{})
+	a.waitDemand("queue://PRIO", 1)
+	a.send("queue://PRIO", "m", 30, true)
+	counts := countSplit(t, 30, ka, kb)
+	if counts[0] != 30 || counts[1] != 0 {
+		t.Fatalf("A's consumer got %d, B's %d; want all 30 on A", counts[0], counts[1])
+	}
+}
+
+// A peer that goes away and comes back: the bridge logs the loss,
+// reconnects with back-off, and serves the demand B's new consumer makes.
+func TestClusterReconnect(t *testing.T) {
+	b := startNode(t, "B", freePort(t), "")
+	a := startNode(t, "A", 0, network(static(b)+"?initialReconnectDelay=50&maxReconnectDelay=200"))
+	a.waitLog(`"msg":"network bridge started"`)
+	b.restart()
+	a.waitLog(`"msg":"network bridge stopped"`)
+	a.waitLog(`"msg":"network bridge failed, reconnecting"`)
+	k := b.consumer("queue://AGAIN", client.ConsumerOptions{})
+	a.waitDemand("queue://AGAIN", 1)
+	if n := a.countLog(`"msg":"network bridge started"`); n < 2 {
+		t.Fatalf("bridge started %d times, want a second start after B's restart", n)
+	}
+	a.send("queue://AGAIN", "m", 10, true)
+	if got := receive(t, k, 10); got[9] != "m9" {
+		t.Fatalf("B received %v", got)
+	}
+}
+
+// Bad peers: nobody listening (bounded attempts, then a clear Error), a
+// peer speaking another protocol, and a peer refusing the credentials.
+func TestClusterBadPeers(t *testing.T) {
+	t.Run("unreachable", func(t *testing.T) {
+		a := startNode(t, "A", 0, network(fmt.Sprintf("static:(tcp://127.0.0.1:%d)?initialReconnectDelay=20&maxReconnectAttempts=2", freePort(t))))
+		a.waitLog(`"level":"ERROR","msg":"network bridge gave up: reconnect attempts exhausted".*"attempts":2`)
+		if n := a.countLog(`"msg":"network bridge failed, reconnecting".*connection refused`); n != 2 {
+			t.Fatalf("%d reconnect lines, want 2", n)
+		}
+	})
+	t.Run("another protocol", func(t *testing.T) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Write([]byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"))
+				c.Close()
+			}
+		}()
+		a := startNode(t, "A", 0, network("static:(tcp://"+l.Addr().String()+")?initialReconnectDelay=20&maxReconnectAttempts=1"))
+		a.waitLog(`"msg":"network bridge failed, reconnecting".*handshake`)
+		a.waitLog(`"msg":"network bridge gave up`)
+	})
+	t.Run("refused credentials", func(t *testing.T) {
+		b := startNode(t, "B", 0, `security:
+  authentication:
+    kind: simple
+    users:
+      - {username: bridge, password: right, groups: [admins]}
+`)
+		a := startNode(t, "A", 0, network(static(b)+"?initialReconnectDelay=20&maxReconnectAttempts=1", "user_name: bridge", "password: wrong"))
+		a.waitLog(`"msg":"network bridge failed, reconnecting".*SecurityException`)
+		a.waitLog(`"msg":"network bridge gave up`)
+		for _, l := range a.p.Lines() {
+			if strings.Contains(l, `"wrong"`) {
+				t.Fatalf("the password is in the log: %s", l)
+			}
+		}
+	})
+}
