@@ -3,8 +3,12 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,5 +135,136 @@ func TestConformanceNetworkActiveMQToWharf(t *testing.T) {
 		}
 		netSend(t, amq.openwire, dest, 50)
 		netReceive(t, k, 50)
+	}
+}
+
+// netNode is one broker of a mixed network: Wharf or ActiveMQ.
+type netNode struct {
+	kind string // "wharf" or "activemq"
+	addr string // OpenWire host:port
+	p    *proc
+}
+
+// startNetNode starts broker name of kind with a network connector to
+// peer when peer is not nil; attrs are the connector's attributes in
+// ActiveMQ's XML spelling (conduitSubscriptions="false" ...), yaml the same
+// in Wharf's YAML. It returns once a bridge to peer is up.
+func startNetNode(t *testing.T, kind, name string, peer *netNode, attrs, yaml string) *netNode {
+	t.Helper()
+	if kind == "wharf" {
+		nc := ""
+		if peer != nil {
+			nc = fmt.Sprintf("network_connectors:\n  - uri: \"static:(tcp://%s)\"\n%s", peer.addr, yaml)
+		}
+		w := startWharfNetwork(t, name, nc)
+		if peer != nil {
+			w.waitLine(regexp.MustCompile(`"msg":"network bridge started"`), procStartTimeout)
+		}
+		return &netNode{kind: kind, addr: w.openwire, p: w.proc}
+	}
+	nc := ""
+	if peer != nil {
+		nc = fmt.Sprintf(`<networkConnectors><networkConnector uri="static:(tcp://%s)" %s/></networkConnectors>`, peer.addr, attrs)
+	}
+	a := startActiveMQXML(t, amqNetworkXML(name, nc))
+	if peer != nil {
+		a.waitLine(regexp.MustCompile(`Network connection between .* has been established`), procStartTimeout)
+	}
+	return &netNode{kind: kind, addr: a.openwire, p: a.proc}
+}
+
+// waitNetworkConsumers waits until the broker at addr has n network
+// consumers on dest ("queue://Q"), as its consumer advisories say: the
+// bridges' demand subscriptions, whoever runs them.
+func waitNetworkConsumers(t *testing.T, addr, dest string, n int) {
+	t.Helper()
+	d, _ := client.ParseDestination(dest)
+	kind := "Queue."
+	if d.Kind == wire.TypeActiveMQTopic {
+		kind = "Topic."
+	}
+	adv := netConsumer(t, addr, "topic://ActiveMQ.Advisory.Consumer."+kind+d.PhysicalName)
+	defer adv.Close()
+	live := map[string]bool{}
+	for len(live) < n {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		m, err := adv.Receive(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %d of %d network consumers on %s: %v", addr, len(live), n, dest, err)
+		}
+		switch x := m.DataStructure.(type) {
+		case *wire.ConsumerInfo:
+			if x.NetworkSubscription {
+				live[x.ConsumerId.String()] = true
+			}
+		case *wire.RemoveInfo:
+			if id, ok := x.ObjectId.(*wire.ConsumerId); ok {
+				delete(live, id.String())
+			}
+		}
+	}
+}
+
+// jmsSplit runs seed 001's conduit example on brokers a (one consumer)
+// and b (two consumers), a bridged to b, with ActiveMQ's JMS client: 30
+// persistent messages sent to a's Q.TEST. It returns how many each
+// consumer got.
+func jmsSplit(t *testing.T, a, b *netNode, demands int) [3]int {
+	t.Helper()
+	cp := jmsClasspath(t)
+	classes := compileJMS(t, cp)
+	java := func(args ...string) *exec.Cmd {
+		return exec.Command("java", append([]string{"-cp", classes + string(os.PathListSeparator) + cp, "wharf.conformance.NetClient"}, args...)...)
+	}
+	split := startProc(t, "split", java("split", "queue://Q.TEST", "30", "tcp://"+a.addr, "tcp://"+b.addr, "tcp://"+b.addr))
+	split.waitLine(regexp.MustCompile(`^READY$`), procStartTimeout)
+	waitNetworkConsumers(t, a.addr, "queue://Q.TEST", demands)
+	prod := startProc(t, "produce", java("produce", "queue://Q.TEST", "30", "true", "tcp://"+a.addr))
+	prod.waitLine(regexp.MustCompile(`^SENT 30$`), procStartTimeout)
+	m := split.waitLine(regexp.MustCompile(`^(COUNTS|TIMEOUT) (\d+) (\d+) (\d+)$`), procStartTimeout)
+	if m[1] != "COUNTS" {
+		t.Fatalf("split: %s; log:\n%s", m[0], split.log.tail(20))
+	}
+	lines, _ := split.log.snapshot()
+	for _, l := range lines {
+		if strings.HasPrefix(l, "DUP ") {
+			t.Errorf("split: %s", l)
+		}
+	}
+	var out [3]int
+	for i := range out {
+		out[i], _ = strconv.Atoi(m[i+2])
+	}
+	return out
+}
+
+// Seed 001's conduit example on every pairing of Wharf and ActiveMQ, the
+// all-ActiveMQ network first as the reference: with conduitSubscriptions
+// A's consumer gets 15 and B's two 15 between them; without, 10 each.
+func TestConformanceNetworkConduitSplitMixed(t *testing.T) {
+	skipWithoutActiveMQ(t)
+	for _, conduit := range []bool{true, false} {
+		demands, wantA := 1, 15
+		if !conduit {
+			demands, wantA = 2, 10
+		}
+		var ref [3]int
+		for _, pair := range [][2]string{{"activemq", "activemq"}, {"wharf", "activemq"}, {"activemq", "wharf"}} {
+			t.Run(fmt.Sprintf("conduit=%v/%s->%s", conduit, pair[0], pair[1]), func(t *testing.T) {
+				b := startNetNode(t, pair[1], "B", nil, "", "")
+				a := startNetNode(t, pair[0], "A", b, fmt.Sprintf(`conduitSubscriptions="%v"`, conduit), fmt.Sprintf("    conduit_subscriptions: %v\n", conduit))
+				got := jmsSplit(t, a, b, demands)
+				t.Logf("A %d, B %d + %d", got[0], got[1], got[2])
+				if got[0] != wantA || got[1]+got[2] != 30-wantA {
+					t.Fatalf("A's consumer got %d, B's %d and %d; want %d on A, %d on B", got[0], got[1], got[2], wantA, 30-wantA)
+				}
+				if pair[0] == "activemq" && pair[1] == "activemq" {
+					ref = got
+				} else if ref[0] != 0 && got[0] != ref[0] {
+					t.Fatalf("A's consumer got %d, %d in the all-ActiveMQ network", got[0], ref[0])
+				}
+			})
+		}
 	}
 }
