@@ -268,3 +268,38 @@ func TestConformanceNetworkConduitSplitMixed(t *testing.T) {
 		}
 	}
 }
+
+// A three-broker line A->B->C mixing Wharf and ActiveMQ, every connector
+// with networkTTL 2: a JMS consumer on C gets what a JMS producer sends to
+// A, as in the all-ActiveMQ line (run first): C's consumer is demand two
+// hops from A, which networkTTL 2 lets through (cluster's
+// TestClusterLineTTL shows networkTTL 1 stopping it).
+func TestConformanceNetworkLineMixed(t *testing.T) {
+	skipWithoutActiveMQ(t)
+	cp := jmsClasspath(t)
+	classes := compileJMS(t, cp)
+	java := func(args ...string) *exec.Cmd {
+		return exec.Command("java", append([]string{"-cp", classes + string(os.PathListSeparator) + cp, "wharf.conformance.NetClient"}, args...)...)
+	}
+	for _, line := range [][3]string{
+		{"activemq", "activemq", "activemq"},
+		{"wharf", "activemq", "wharf"},
+		{"activemq", "wharf", "activemq"},
+	} {
+		t.Run(strings.Join(line[:], "->"), func(t *testing.T) {
+			c := startNetNode(t, line[2], "C", nil, "", "")
+			b := startNetNode(t, line[1], "B", c, `networkTTL="2"`, "    network_ttl: 2\n")
+			a := startNetNode(t, line[0], "A", b, `networkTTL="2"`, "    network_ttl: 2\n")
+			split := startProc(t, "consume", java("split", "queue://LINE", "20", "tcp://"+c.addr))
+			split.waitLine(regexp.MustCompile(`^READY$`), procStartTimeout)
+			waitNetworkConsumers(t, b.addr, "queue://LINE", 1)
+			waitNetworkConsumers(t, a.addr, "queue://LINE", 1)
+			prod := startProc(t, "produce", java("produce", "queue://LINE", "20", "true", "tcp://"+a.addr))
+			prod.waitLine(regexp.MustCompile(`^SENT 20$`), procStartTimeout)
+			m := split.waitLine(regexp.MustCompile(`^(COUNTS|TIMEOUT) (\d+)$`), procStartTimeout)
+			if m[0] != "COUNTS 20" {
+				t.Fatalf("C's consumer: %s, want COUNTS 20", m[0])
+			}
+		})
+	}
+}
