@@ -20,13 +20,16 @@ import (
 // process of its own, bridged over OpenWire.
 
 // amqNetworkXML is an ActiveMQ broker with one OpenWire connector on a
-// loopback port of its choosing and the network connectors nc.
+// loopback port of its choosing and the network connectors nc;
+// persistent, KahaDB with its defaults in its data directory, as the
+// Wharf brokers of these tests are.
 func amqNetworkXML(name, nc string) []byte {
 	return fmt.Appendf(nil, `<beans xmlns="http://www.springframework.org/schema/beans"
   xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
   xsi:schemaLocation="http://www.springframework.org/schema/beans http://www.springframework.org/schema/beans/spring-beans.xsd
   http://activemq.apache.org/schema/core http://activemq.apache.org/schema/core/activemq-core.xsd">
-<broker xmlns="http://activemq.apache.org/schema/core" brokerName="%s" persistent="false" useJmx="false">
+<bean class="org.springframework.beans.factory.config.PropertyPlaceholderConfigurer"/>
+<broker xmlns="http://activemq.apache.org/schema/core" brokerName="%s" persistent="true" useJmx="false" dataDirectory="${activemq.data}">
   %s
   <transportConnectors>
     <transportConnector name="openwire" uri="tcp://127.0.0.1:0"/>
@@ -35,12 +38,12 @@ func amqNetworkXML(name, nc string) []byte {
 </beans>`, name, nc)
 }
 
-func startWharfNetwork(t *testing.T, name, network string) *wharfProc {
+func startWharfNetwork(t testing.TB, name, network string) *wharfProc {
 	t.Helper()
 	return startWharfYAML(t, fmt.Sprintf("broker_name: %s\n", name)+fmt.Sprintf(wharfConfig, filepath.Join(t.TempDir(), "kahadb"), "")+network)
 }
 
-func netConsumer(t *testing.T, addr, dest string) *client.Consumer {
+func netConsumer(t testing.TB, addr, dest string) *client.Consumer {
 	t.Helper()
 	c := dialOW(t, addr, "")
 	s, err := c.Session(false)
@@ -58,7 +61,7 @@ func netConsumer(t *testing.T, addr, dest string) *client.Consumer {
 	return k
 }
 
-func netSend(t *testing.T, addr, dest string, n int) {
+func netSend(t testing.TB, addr, dest string, n int) {
 	t.Helper()
 	c := dialOW(t, addr, "")
 	s, err := c.Session(false)
@@ -77,7 +80,7 @@ func netSend(t *testing.T, addr, dest string, n int) {
 	}
 }
 
-func netReceive(t *testing.T, k *client.Consumer, n int) {
+func netReceive(t testing.TB, k *client.Consumer, n int) {
 	t.Helper()
 	for i := range n {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -149,7 +152,7 @@ type netNode struct {
 // peer when peer is not nil; attrs are the connector's attributes in
 // ActiveMQ's XML spelling (conduitSubscriptions="false" ...), yaml the same
 // in Wharf's YAML. It returns once a bridge to peer is up.
-func startNetNode(t *testing.T, kind, name string, peer *netNode, attrs, yaml string) *netNode {
+func startNetNode(t testing.TB, kind, name string, peer *netNode, attrs, yaml string) *netNode {
 	t.Helper()
 	if kind == "wharf" {
 		nc := ""
@@ -176,7 +179,7 @@ func startNetNode(t *testing.T, kind, name string, peer *netNode, attrs, yaml st
 // waitNetworkConsumers waits until the broker at addr has n network
 // consumers on dest ("queue://Q"), as its consumer advisories say: the
 // bridges' demand subscriptions, whoever runs them.
-func waitNetworkConsumers(t *testing.T, addr, dest string, n int) {
+func waitNetworkConsumers(t testing.TB, addr, dest string, n int) {
 	t.Helper()
 	d, _ := client.ParseDestination(dest)
 	kind := "Queue."
