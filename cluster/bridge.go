@@ -144,6 +144,8 @@ func (b *bridge) connect(ctx context.Context) (connected bool, err error) {
 	}
 	before := b.forwarded.Load()
 	bc.log.Info("network bridge started", "remote_id", remoteID, "local_broker", localName, "duplex", false)
+	b.bridgeAdvisory(bi, true)
+	defer b.bridgeAdvisory(bi, false)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 2)
@@ -510,4 +512,21 @@ func permitted(nc config.NetworkConnector, d message.Destination) bool {
 		}
 	}
 	return false
+}
+
+// bridgeAdvisory publishes ActiveMQ.Advisory.NetworkBridge as
+// AdvisoryBroker.networkBridgeStarted and networkBridgeStopped do: the
+// remote broker's BrokerInfo, started true or false, createdByDuplex and
+// the remote address.
+func (b *bridge) bridgeAdvisory(bi *wire.BrokerInfo, started bool) {
+	a := &message.Advisory{Command: "BrokerInfo", Fields: message.Properties{
+		{Name: "BrokerId", Value: message.StringValue(bi.BrokerId.Value)},
+		{Name: "BrokerName", Value: message.StringValue(bi.BrokerName)},
+		{Name: "BrokerURL", Value: message.StringValue(bi.BrokerURL)},
+		{Name: "NetworkConnection", Value: message.BoolValue(true)},
+	}}
+	b.e.PublishAdvisory(engine.NetworkBridgeAdvisoryTopic, a,
+		message.Property{Name: "started", Value: message.BoolValue(started)},
+		message.Property{Name: "createdByDuplex", Value: message.BoolValue(false)},
+		message.Property{Name: "remoteIp", Value: message.StringValue("tcp://" + b.peer)})
 }

@@ -40,6 +40,8 @@
 //     maxReconnectAttempts failures in a row (when not 0) the bridge gives
 //     up and says so at Error. Demand is rebuilt from the advisories the
 //     peer replays on every connection.
+//   - Each start and stop is announced on ActiveMQ.Advisory.NetworkBridge
+//     (the peer's BrokerInfo, started true or false), as ActiveMQ does.
 //
 // # Ownership
 //

@@ -1,13 +1,16 @@
 package cluster_test
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"wharf/protocols/openwire/client"
+	"wharf/protocols/openwire/wire"
 )
 
 // A line A->B->C: a consumer on C is demand on A only when the
@@ -121,9 +124,25 @@ func TestClusterReconnect(t *testing.T) {
 	b := startNode(t, "B", freePort(t), "")
 	a := startNode(t, "A", 0, network(static(b)+"?initialReconnectDelay=50&maxReconnectDelay=200"))
 	a.waitLog(`"msg":"network bridge started"`)
+	adv := a.consumer("topic://ActiveMQ.Advisory.NetworkBridge", client.ConsumerOptions{})
 	b.restart()
 	a.waitLog(`"msg":"network bridge stopped"`)
 	a.waitLog(`"msg":"network bridge failed, reconnecting"`)
+	// ActiveMQ.Advisory.NetworkBridge: stopped, then started again, each
+	// with B's BrokerInfo.
+	for _, want := range []bool{false, true} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		m, err := adv.Receive(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("NetworkBridge advisory (started=%v): %v", want, err)
+		}
+		props, _ := m.Properties(wire.DefaultLimits())
+		bi, ok := m.DataStructure.(*wire.BrokerInfo)
+		if !ok || bi.BrokerName != "B" || props["started"] != want || props["createdByDuplex"] != false {
+			t.Fatalf("NetworkBridge advisory %T %+v, properties %v; want B's BrokerInfo, started=%v", m.DataStructure, m.DataStructure, props, want)
+		}
+	}
 	k := b.consumer("queue://AGAIN", client.ConsumerOptions{})
 	a.waitDemand("queue://AGAIN", 1)
 	if n := a.countLog(`"msg":"network bridge started"`); n < 2 {

@@ -82,6 +82,22 @@ func (e *Engine) newAdvisory(topic string, a *message.Advisory, props ...message
 	return m
 }
 
+// NetworkBridgeAdvisoryTopic is where a network bridge's start and stop
+// are announced (AdvisorySupport.getNetworkBridgeAdvisoryTopic).
+const NetworkBridgeAdvisoryTopic = AdvisoryPrefix + "NetworkBridge"
+
+// PublishAdvisory publishes an advisory that the engine does not raise
+// itself (the network bridges' NetworkBridge advisory, package cluster) on
+// the advisory topic topic, with the broker's origin properties and props.
+// Nothing is published with advisorySupport off or to a topic outside
+// ActiveMQ.Advisory. Safe from any goroutine but a shard's.
+func (e *Engine) PublishAdvisory(topic string, a *message.Advisory, props ...message.Property) {
+	if !e.advisories() || !IsAdvisory(message.TopicDest(topic)) {
+		return
+	}
+	e.fire(e.newAdvisory(topic, a, props...), nil)
+}
+
 // fire publishes an advisory from any goroutine but a shard's.
 func (e *Engine) fire(m *message.Message, target *Subscription) {
 	e.shardFor(m.Destination).mailbox(command{op: opForward, msg: m, sub: target})

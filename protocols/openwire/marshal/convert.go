@@ -846,6 +846,18 @@ func convAdvisoryFromEngine(m *message.Message, depth int) (wire.DataStructure, 
 			// RemoveInfo's default: no last delivered sequence (v5+).
 			LastDeliveredSequenceId: -1,
 		}, nil
+	case "BrokerInfo":
+		// The NetworkBridge advisory's payload: the remote broker.
+		bi := &wire.BrokerInfo{
+			BrokerName:        str("BrokerName"),
+			BrokerURL:         str("BrokerURL"),
+			NetworkConnection: flag("NetworkConnection"),
+			DuplexConnection:  flag("DuplexConnection"),
+		}
+		if id := str("BrokerId"); id != "" {
+			bi.BrokerId = &wire.BrokerId{Value: id}
+		}
+		return bi, nil
 	case "RemoveSubscriptionInfo":
 		return &wire.RemoveSubscriptionInfo{
 			ConnectionId:     convConnectionID(str("ConnectionId")),
@@ -904,6 +916,15 @@ func convAdvisoryToEngine(ds wire.DataStructure, depth int) (*message.Advisory, 
 				p("BrokerPath", s(strings.Join(brokerPathToEngine(x.BrokerPath), ","))))
 		}
 		return a, nil
+	case *wire.BrokerInfo:
+		id := ""
+		if x.BrokerId != nil {
+			id = x.BrokerId.Value
+		}
+		return &message.Advisory{Command: "BrokerInfo", Fields: message.Properties{
+			p("BrokerId", s(id)), p("BrokerName", s(x.BrokerName)), p("BrokerURL", s(x.BrokerURL)),
+			p("NetworkConnection", b(x.NetworkConnection)), p("DuplexConnection", b(x.DuplexConnection)),
+		}}, nil
 	case *wire.ProducerInfo:
 		return &message.Advisory{Command: "ProducerInfo", Fields: message.Properties{
 			p("ProducerId", idStr(x.ProducerId, x.ProducerId == nil)),
