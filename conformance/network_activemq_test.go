@@ -215,29 +215,46 @@ func waitNetworkConsumers(t testing.TB, addr, dest string, n int) {
 // consumer got.
 func jmsSplit(t *testing.T, a, b *netNode, demands int) [3]int {
 	t.Helper()
+	got := jmsSplitURLs(t, a, demands, a, b, b)
+	return [3]int{got[0], got[1], got[2]}
+}
+
+// jmsSplitURLs sends 30 persistent messages to a's Q.TEST once a has
+// demands network consumers on it and returns how many each consumer,
+// one per node of on, got.
+func jmsSplitURLs(t *testing.T, a *netNode, demands int, on ...*netNode) []int {
+	t.Helper()
 	cp := jmsClasspath(t)
 	classes := compileJMS(t, cp)
 	java := func(args ...string) *exec.Cmd {
 		return exec.Command("java", append([]string{"-cp", classes + string(os.PathListSeparator) + cp, "wharf.conformance.NetClient"}, args...)...)
 	}
-	split := startProc(t, "split", java("split", "queue://Q.TEST", "30", "tcp://"+a.addr, "tcp://"+b.addr, "tcp://"+b.addr))
+	args := []string{"split", "queue://Q.TEST", "30"}
+	for _, n := range on {
+		args = append(args, "tcp://"+n.addr)
+	}
+	split := startProc(t, "split", java(args...))
 	split.waitLine(regexp.MustCompile(`^READY$`), procStartTimeout)
 	waitNetworkConsumers(t, a.addr, "queue://Q.TEST", demands)
 	prod := startProc(t, "produce", java("produce", "queue://Q.TEST", "30", "true", "tcp://"+a.addr))
 	prod.waitLine(regexp.MustCompile(`^SENT 30$`), procStartTimeout)
-	m := split.waitLine(regexp.MustCompile(`^(COUNTS|TIMEOUT) (\d+) (\d+) (\d+)$`), procStartTimeout)
+	m := split.waitLine(regexp.MustCompile(`^(COUNTS|TIMEOUT)((?: \d+)+)$`), procStartTimeout)
 	if m[1] != "COUNTS" {
 		t.Fatalf("split: %s; log:\n%s", m[0], split.log.tail(20))
 	}
+	fields := strings.Fields(m[2])
 	lines, _ := split.log.snapshot()
 	for _, l := range lines {
 		if strings.HasPrefix(l, "DUP ") {
 			t.Errorf("split: %s", l)
 		}
 	}
-	var out [3]int
-	for i := range out {
-		out[i], _ = strconv.Atoi(m[i+2])
+	out := make([]int, len(fields))
+	for i, f := range fields {
+		out[i], _ = strconv.Atoi(f)
+	}
+	if len(out) != len(on) {
+		t.Fatalf("split: %s, want %d counts", m[0], len(on))
 	}
 	return out
 }
@@ -302,6 +319,23 @@ func TestConformanceNetworkLineMixed(t *testing.T) {
 			m := split.waitLine(regexp.MustCompile(`^(COUNTS|TIMEOUT) (\d+)$`), procStartTimeout)
 			if m[0] != "COUNTS 20" {
 				t.Fatalf("C's consumer: %s, want COUNTS 20", m[0])
+			}
+		})
+	}
+}
+
+// decreaseNetworkConsumerPriority on A's connector: the bridge's consumer
+// ranks below A's own, which gets all 30 messages; the all-ActiveMQ pair
+// (run first) does the same.
+func TestConformanceNetworkDecreasePriorityMixed(t *testing.T) {
+	skipWithoutActiveMQ(t)
+	for _, pair := range [][2]string{{"activemq", "activemq"}, {"wharf", "activemq"}, {"activemq", "wharf"}} {
+		t.Run(pair[0]+"->"+pair[1], func(t *testing.T) {
+			b := startNetNode(t, pair[1], "B", nil, "", "")
+			a := startNetNode(t, pair[0], "A", b, `decreaseNetworkConsumerPriority="true"`, "    decrease_network_consumer_priority: true\n")
+			got := jmsSplitURLs(t, a, 1, a, b)
+			if got[0] != 30 || got[1] != 0 {
+				t.Fatalf("A's consumer got %d, B's %d; want 30 and 0", got[0], got[1])
 			}
 		})
 	}
