@@ -246,3 +246,40 @@ func TestClusterPeerKilledMidForward(t *testing.T) {
 	}
 	t.Logf("%d messages, %d duplicates after B was killed mid-forward", total, dups)
 }
+
+// Destination filters: A's connector includes queues "inc.>" dynamically,
+// excludes "inc.no" and forwards "always" statically. B's consumers on
+// inc.yes make demand; on inc.no and other.q they do not; and messages
+// sent to A's "always" queue go to B with no consumer anywhere.
+func TestClusterDestinationFilters(t *testing.T) {
+	b := startNode(t, "B", 0, "")
+	a := startNode(t, "A", 0, network(static(b),
+		`dynamically_included_destinations: [{queue: "inc.>"}]`,
+		`excluded_destinations: [{queue: inc.no}]`,
+		`statically_included_destinations: [{queue: always}]`))
+	a.waitLog(`"msg":"network bridge forwards statically".*"dest":"queue://always"`)
+	a.waitLog(`"msg":"network bridge started"`)
+	b.consumer("queue://inc.no", client.ConsumerOptions{})
+	b.consumer("queue://other.q", client.ConsumerOptions{})
+	yes := b.consumer("queue://inc.yes", client.ConsumerOptions{})
+	// inc.yes's demand comes after the others' advisories (B, with one
+	// shard, publishes them in order): by then A has judged them.
+	a.waitDemand("queue://inc.yes", 1)
+	for _, d := range []string{"queue://inc.no", "queue://other.q"} {
+		if n := a.countLog(`"msg":"network demand added".*"dest":"` + d + `"`); n != 0 {
+			t.Errorf("A made %d demands for %s", n, d)
+		}
+	}
+	a.send("queue://always", "s", 5, true)
+	a.send("queue://inc.yes", "y", 5, true)
+	receive(t, yes, 5)
+	// The static queue's messages wait on B for a consumer.
+	if got := receive(t, b.consumer("queue://always", client.ConsumerOptions{}), 5); got[0] != "s0" || got[4] != "s4" {
+		t.Fatalf("B's always queue: %v", got)
+	}
+	// With the filter, A asked B only for the included destinations'
+	// advisories: B never told A of other.q's consumer at all.
+	if n := a.countLog(`"dest":"queue://other.q"`); n != 0 {
+		t.Errorf("A logged %d lines about other.q", n)
+	}
+}
