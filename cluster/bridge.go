@@ -464,12 +464,17 @@ func (bc *bridgeConn) forward(ctx context.Context, d engine.Delivery) error {
 	cancel()
 	if err != nil {
 		var be *client.BrokerError
-		if errors.As(err, &be) {
-			// The peer refused this message (not authorized, say): ActiveMQ
-			// logs it and acknowledges it locally, or it would loop.
-			bc.log.Warn("network bridge: remote broker refused a message", "msg_id", d.Msg.ID, "dest", d.Msg.Destination.String(), "err", err)
-			return bc.lc.Ack(d.Sub, d.ID, "")
+		if errors.As(err, &be) && strings.Contains(be.ClassName(), "SecurityException") {
+			// The peer may not take this message (not authorized):
+			// DemandForwardingBridgeSupport.serviceLocalException
+			// poison-acks it, so it goes to the local dead letter queue
+			// rather than block its queue or go round for ever.
+			bc.log.Warn("network bridge: remote broker refused a message; it goes to the dead letter queue",
+				"msg_id", d.Msg.ID, "dest", d.Msg.Destination.String(), "err", err)
+			return bc.lc.Nack(d.Sub, d.ID, engine.NackPoison, "network bridge to "+bc.remoteName+": "+be.Message())
 		}
+		// Any other failure ends this connection: the message returns
+		// to its queue and is forwarded again after the reconnect.
 		return fmt.Errorf("forward %s to %s: %w", d.Msg.ID, bc.remoteName, err)
 	}
 	bc.b.forwarded.Add(1)

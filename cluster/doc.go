@@ -29,7 +29,10 @@
 //     id; persistent messages (and all with alwaysSyncSend) synchronously.
 //     It is acknowledged locally only once sent (or, synchronously, once
 //     the peer has it): a queue message in flight when the peer goes away
-//     returns to the local queue.
+//     returns to the local queue. A message the peer refuses with a
+//     SecurityException goes to the local dead letter queue (a poison
+//     ack, as ActiveMQ's serviceLocalException does); any other refusal
+//     restarts the connection.
 //   - When the remote consumer goes (its RemoveInfo advisory), the demand
 //     is dropped; the last one of a conduit closes the local subscription.
 //   - statically included destinations are subscribed at once, whatever

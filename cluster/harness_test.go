@@ -177,9 +177,17 @@ func (n *node) waitDemand(dest string, k int) {
 
 func (n *node) dial() *client.Conn {
 	n.t.Helper()
+	return n.dialAs("", "")
+}
+
+// dialAs connects with credentials.
+func (n *node) dialAs(user, password string) *client.Conn {
+	n.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, n.addr, client.DefaultOptions())
+	o := client.DefaultOptions()
+	o.Username, o.Password = user, password
+	c, err := client.Dial(ctx, n.addr, o)
 	if err != nil {
 		n.t.Fatal(err)
 	}
@@ -190,7 +198,13 @@ func (n *node) dial() *client.Conn {
 // consumer opens a consumer on dest ("queue://Q", "topic://T").
 func (n *node) consumer(dest string, o client.ConsumerOptions) *client.Consumer {
 	n.t.Helper()
-	s, err := n.dial().Session(false)
+	return n.consumerAs(n.dial(), dest, o)
+}
+
+// consumerAs opens a consumer on dest over c.
+func (n *node) consumerAs(c *client.Conn, dest string, o client.ConsumerOptions) *client.Consumer {
+	n.t.Helper()
+	s, err := c.Session(false)
 	if err != nil {
 		n.t.Fatal(err)
 	}

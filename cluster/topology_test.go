@@ -283,3 +283,42 @@ func TestClusterDestinationFilters(t *testing.T) {
 		t.Errorf("A logged %d lines about other.q", n)
 	}
 }
+
+// B refuses the bridge's user to write one queue: the messages A's bridge
+// forwards there are refused with a SecurityException and go to A's dead
+// letter queue (ActiveMQ's poison ack), and the bridge carries on with
+// the queues it may write.
+func TestClusterRemoteRefusesMessage(t *testing.T) {
+	b := startNode(t, "B", 0, `security:
+  authentication:
+    kind: simple
+    users:
+      - {username: bridge, password: pw, groups: [bridges]}
+      - {username: app, password: pw, groups: [apps]}
+  authorization:
+    entries:
+      - {queue: ">", read: [apps], write: [apps], admin: [apps]}
+      - {queue: "ok.>", read: [apps], write: [apps, bridges], admin: [apps, bridges]}
+      - {topic: "ActiveMQ.Advisory.>", read: [apps, bridges], write: [apps, bridges], admin: [apps, bridges]}
+`)
+	a := startNode(t, "A", 0, network(static(b), "user_name: bridge", "password: pw"))
+	a.waitLog(`"msg":"network bridge started"`)
+	app := b.dialAs("app", "pw")
+	// Demand only: B refuses the bridge's writes to secret.
+	b.consumerAs(app, "queue://secret", client.ConsumerOptions{})
+	ok := b.consumerAs(app, "queue://ok.q", client.ConsumerOptions{})
+	a.waitDemand("queue://secret", 1)
+	a.waitDemand("queue://ok.q", 1)
+	a.send("queue://secret", "s", 3, true)
+	a.send("queue://ok.q", "o", 3, true)
+	if got := receive(t, ok, 3); got[2] != "o2" {
+		t.Fatalf("ok.q on B: %v", got)
+	}
+	dlq := a.consumer("queue://ActiveMQ.DLQ", client.ConsumerOptions{})
+	if got := receive(t, dlq, 3); !slices.Equal(got, []string{"s0", "s1", "s2"}) {
+		t.Fatalf("A's DLQ holds %v, want s0..s2", got)
+	}
+	if n := a.countLog(`"msg":"network bridge: remote broker refused a message; it goes to the dead letter queue"`); n != 3 {
+		t.Fatalf("%d refusal lines, want 3", n)
+	}
+}
