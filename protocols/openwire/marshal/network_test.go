@@ -13,7 +13,7 @@ import (
 // (networkSubscription, brokerPath) as ActiveMQ's bridges read it.
 func TestOpenWireConvertNetwork(t *testing.T) {
 	w := &wire.Message{Kind: wire.TypeActiveMQTextMessage, Destination: wire.NewQueue("q"),
-		MessageId: &wire.MessageId{ProducerId: &wire.ProducerId{ConnectionId: "ID:p-1", SessionId: 1, Value: 1}, ProducerSequenceId: 1},
+		MessageId:  &wire.MessageId{ProducerId: &wire.ProducerId{ConnectionId: "ID:p-1", SessionId: 1, Value: 1}, ProducerSequenceId: 1},
 		BrokerPath: []*wire.BrokerId{{Value: "ID:a"}, {Value: "ID:b"}}}
 	m, err := ToEngine(w)
 	if err != nil {
