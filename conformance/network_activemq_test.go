@@ -115,6 +115,7 @@ func TestConformanceNetworkActiveMQToWharf(t *testing.T) {
 	w := startWharfNetwork(t, "wharf", "")
 	amq := startActiveMQXML(t, amqNetworkXML("amq", fmt.Sprintf(`<networkConnectors><networkConnector uri="static:(tcp://%s)"/></networkConnectors>`, w.openwire)))
 	amq.waitLine(regexp.MustCompile(`Network connection between .* has been established`), procStartTimeout)
+	w.waitLine(regexp.MustCompile(`"msg":"network bridge connected".*"remote_broker":"amq"`), procStartTimeout)
 	for _, dest := range []string{"queue://NET.Q", "topic://NET.T"} {
 		k := netConsumer(t, w.openwire, dest)
 		// No event tells when ActiveMQ's bridge has made its demand
@@ -339,4 +340,15 @@ func TestConformanceNetworkDecreasePriorityMixed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ActiveMQ's duplex bridge to Wharf: Wharf does not run the reverse
+// bridge, says so at Warn, and the forward direction works.
+func TestConformanceNetworkActiveMQDuplexToWharf(t *testing.T) {
+	w := startWharfNetwork(t, "wharf", "")
+	amq := startActiveMQXML(t, amqNetworkXML("amq", fmt.Sprintf(`<networkConnectors><networkConnector duplex="true" uri="static:(tcp://%s)"/></networkConnectors>`, w.openwire)))
+	w.waitLine(regexp.MustCompile(`"level":"WARN","msg":"duplex network bridge: Wharf does not run the reverse bridge.*"remote_broker":"amq"`), procStartTimeout)
+	k := netConsumer(t, w.openwire, "queue://DUPLEX.Q")
+	netSend(t, amq.openwire, "queue://DUPLEX.Q", 10)
+	netReceive(t, k, 10)
 }
