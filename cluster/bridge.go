@@ -143,15 +143,24 @@ func (b *bridge) connect(ctx context.Context) (connected bool, err error) {
 		}
 	}
 	before := b.forwarded.Load()
-	bc.log.Info("network bridge started", "remote_id", remoteID, "local_broker", localName, "duplex", false)
+	bc.log.Info("network bridge started", "remote_id", remoteID, "local_broker", localName, "duplex", nc.Duplex)
 	b.bridgeAdvisory(bi, true)
 	defer b.bridgeAdvisory(bi, false)
+	var rev *reverse
+	if nc.Duplex {
+		if rev, err = bc.startReverse(); err != nil {
+			return false, err
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	go func() { errc <- bc.forwardLoop(ctx) }()
 	if adv != nil {
 		go func() { errc <- bc.demandLoop(ctx, adv) }()
+	}
+	if rev != nil {
+		go func() { errc <- rev.loop(ctx) }()
 	}
 	select {
 	case err = <-errc:

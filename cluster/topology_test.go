@@ -340,3 +340,40 @@ func TestClusterRemoteRefusesMessage(t *testing.T) {
 		t.Fatalf("%d refusal lines, want 3", n)
 	}
 }
+
+// duplex: A's one connection to B carries both ways. A consumer on A gets
+// what is sent to B, a consumer on B what is sent to A; a topic consumer
+// on each broker gets each message once (no echo over the two
+// directions).
+func TestClusterDuplex(t *testing.T) {
+	b := startNode(t, "B", 0, "")
+	a := startNode(t, "A", 0, network(static(b), "duplex: true"))
+	a.waitLog(`"msg":"network bridge started".*"duplex":true`)
+	ka := a.consumer("queue://DUP.A", client.ConsumerOptions{})
+	kb := b.consumer("queue://DUP.B", client.ConsumerOptions{})
+	a.waitLog(`"msg":"duplex demand added".*"dest":"queue://DUP.A"`)
+	a.waitDemand("queue://DUP.B", 1)
+	b.send("queue://DUP.A", "toA", 20, true)
+	a.send("queue://DUP.B", "toB", 20, true)
+	if got := receive(t, ka, 20); got[0] != "toA0" || got[19] != "toA19" {
+		t.Fatalf("A's consumer got %v", got)
+	}
+	if got := receive(t, kb, 20); got[0] != "toB0" || got[19] != "toB19" {
+		t.Fatalf("B's consumer got %v", got)
+	}
+	ta := a.consumer("topic://DUP.T", client.ConsumerOptions{})
+	tb := b.consumer("topic://DUP.T", client.ConsumerOptions{})
+	a.waitLog(`"msg":"duplex demand added".*"dest":"topic://DUP.T"`)
+	a.waitDemand("topic://DUP.T", 1)
+	a.send("topic://DUP.T", "a", 5, false)
+	b.send("topic://DUP.T", "b", 5, false)
+	b.send("topic://DUP.T", "marker", 1, false)
+	for name, k := range map[string]*client.Consumer{"A": ta, "B": tb} {
+		got := receive(t, k, 11)
+		slices.Sort(got)
+		want := []string{"a0", "a1", "a2", "a3", "a4", "b0", "b1", "b2", "b3", "b4", "marker0"}
+		if !slices.Equal(got, want) {
+			t.Fatalf("topic consumer on %s got %v, want %v", name, got, want)
+		}
+	}
+}

@@ -36,6 +36,9 @@ type NetworkConnector struct {
 	// MaxReconnectAttempts bounds the reconnects after a failure; 0 (the
 	// default) never gives up.
 	MaxReconnectAttempts int
+	// Duplex also forwards the other way over the same connection: what
+	// this broker's consumers ask of the peer (cluster/duplex.go).
+	Duplex bool
 	// ConduitSubscriptions folds the remote consumers of one destination
 	// into one bridge consumer (true).
 	ConduitSubscriptions bool
@@ -149,9 +152,7 @@ func (p *xmlParser) networkConnectors(e *xmlElem) {
 			"password":                        f("password", func(v val) { l.setString(&nc.Password, v) }),
 		})
 		l.applyNetworkTTL(nc, &ttl)
-		if duplex {
-			l.fail(path+".duplex", "duplex bridges are not supported by Wharf yet (a bridge forwards one way; configure a connector on each broker instead)")
-		}
+		nc.Duplex = duplex
 		once := map[string]bool{}
 		for _, kk := range k.kids {
 			var dst *[]message.Destination
@@ -249,9 +250,7 @@ func (p *yamlParser) networkConnectors(n *yaml.Node, path string) {
 			"statically_included_destinations":   dests(&nc.StaticallyIncluded),
 		})
 		l.applyNetworkTTL(&nc, &ttl)
-		if duplex {
-			l.fail(ep+".duplex", "duplex bridges are not supported by Wharf yet (a bridge forwards one way; configure a connector on each broker instead)")
-		}
+		nc.Duplex = duplex
 		c.NetworkConnectors = append(c.NetworkConnectors, nc)
 	})
 }

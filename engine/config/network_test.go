@@ -22,7 +22,7 @@ func netBroker(body string) string {
 func TestConfigNetworkSeedExample(t *testing.T) {
 	doc := netBroker(`<networkConnectors>
       <networkConnector uri="static:(tcp://127.0.0.1:61617,tcp://h2:61618)?initialReconnectDelay=200&amp;maxReconnectDelay=5000&amp;useExponentialBackOff=false&amp;backOffMultiplier=3&amp;maxReconnectAttempts=4"
-         name="bridge"
+         name="bridge" duplex="true"
          conduitSubscriptions="false"
          decreaseNetworkConsumerPriority="true" networkTTL="3" consumerTTL="2" dynamicOnly="true" prefetchSize="10"
          userName="u" password="p" alwaysSyncSend="true">
@@ -45,7 +45,7 @@ func TestConfigNetworkSeedExample(t *testing.T) {
 		Peers:                 []string{"127.0.0.1:61617", "h2:61618"},
 		InitialReconnectDelay: 200 * time.Millisecond, MaxReconnectDelay: 5 * time.Second,
 		UseExponentialBackOff: false, BackOffMultiplier: 3, MaxReconnectAttempts: 4,
-		ConduitSubscriptions: false, MessageTTL: 3, ConsumerTTL: 2,
+		Duplex: true, ConduitSubscriptions: false, MessageTTL: 3, ConsumerTTL: 2,
 		DecreaseNetworkConsumerPriority: true, DynamicOnly: true, PrefetchSize: 10, AlwaysSyncSend: true,
 		UserName: "u", Password: "p",
 		DynamicallyIncluded: []message.Destination{message.QueueDest("include.test.foo"), message.TopicDest("include.test.bar")},
@@ -63,6 +63,7 @@ func TestConfigNetworkSeedExample(t *testing.T) {
 	y := `broker_name: a
 network_connectors:
   - name: bridge
+    duplex: true
     uri: "static:(tcp://127.0.0.1:61617,tcp://h2:61618)?initialReconnectDelay=200&maxReconnectDelay=5000&useExponentialBackOff=false&backOffMultiplier=3&maxReconnectAttempts=4"
     conduit_subscriptions: false
     decrease_network_consumer_priority: true
@@ -114,7 +115,6 @@ func TestConfigNetworkRefused(t *testing.T) {
 	}{
 		{"multicast", `<networkConnector uri="multicast://default"/>`, "multicast discovery (multicast://) is not supported by Wharf yet"},
 		{"masterslave", `<networkConnector uri="masterslave:(tcp://h1:61616,tcp://h2:61616)"/>`, "masterslave: discovery is not supported by Wharf yet"},
-		{"duplex", `<networkConnector duplex="true" uri="static:(tcp://h:1)"/>`, "duplex bridges are not supported by Wharf yet"},
 		{"destinationFilter", `<networkConnector uri="static:(tcp://h:1)" destinationFilter="NO_DESTINATION"/>`, "attribute destinationFilter is not supported by Wharf yet"},
 		{"useVirtualDestSubs", `<networkConnector uri="static:(tcp://h:1)" useVirtualDestSubs="true"/>`, "attribute useVirtualDestSubs is not supported by Wharf yet"},
 		{"suppressDuplicateQueueSubscriptions", `<networkConnector uri="static:(tcp://h:1)" suppressDuplicateQueueSubscriptions="true"/>`, "attribute suppressDuplicateQueueSubscriptions is not supported by Wharf yet"},
