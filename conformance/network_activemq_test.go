@@ -63,6 +63,12 @@ func netConsumer(t testing.TB, addr, dest string) *client.Consumer {
 
 func netSend(t testing.TB, addr, dest string, n int) {
 	t.Helper()
+	netSendP(t, addr, dest, "m", n)
+}
+
+// netSendP sends n messages "<prefix>0".. to dest.
+func netSendP(t testing.TB, addr, dest, prefix string, n int) {
+	t.Helper()
 	c := dialOW(t, addr, "")
 	s, err := c.Session(false)
 	if err != nil {
@@ -74,13 +80,20 @@ func netSend(t testing.TB, addr, dest string, n int) {
 		t.Fatal(err)
 	}
 	for i := range n {
-		if err := p.Send(context.Background(), client.NewTextMessage(fmt.Sprintf("m%d", i)), true); err != nil {
+		if err := p.Send(context.Background(), client.NewTextMessage(fmt.Sprintf("%s%d", prefix, i)), true); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
 func netReceive(t testing.TB, k *client.Consumer, n int) {
+	t.Helper()
+	netReceiveP(t, k, "m", n)
+}
+
+// netReceiveP receives n messages and checks they are "<prefix>0".. in
+// order.
+func netReceiveP(t testing.TB, k *client.Consumer, prefix string, n int) {
 	t.Helper()
 	for i := range n {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -89,7 +102,7 @@ func netReceive(t testing.TB, k *client.Consumer, n int) {
 		if err != nil {
 			t.Fatalf("after %d of %d: %v", i, n, err)
 		}
-		if s, _, _ := m.Text(wire.DefaultLimits()); s != fmt.Sprintf("m%d", i) {
+		if s, _, _ := m.Text(wire.DefaultLimits()); s != fmt.Sprintf("%s%d", prefix, i) {
 			t.Fatalf("message %d is %q", i, s)
 		}
 	}
@@ -351,4 +364,40 @@ func TestConformanceNetworkActiveMQDuplexToWharf(t *testing.T) {
 	k := netConsumer(t, w.openwire, "queue://DUPLEX.Q")
 	netSend(t, amq.openwire, "queue://DUPLEX.Q", 10)
 	netReceive(t, k, 10)
+}
+
+// Wharf's duplex bridge to ActiveMQ: both ways over Wharf's one
+// connection, JMS producers and consumers, each topic message once on each
+// side.
+func TestConformanceNetworkWharfDuplexToActiveMQ(t *testing.T) {
+	amq := startActiveMQXML(t, amqNetworkXML("amq", ""))
+	w := startWharfNetwork(t, "wharf", fmt.Sprintf("network_connectors:\n  - uri: \"static:(tcp://%s)\"\n    duplex: true\n", amq.openwire))
+	w.waitLine(regexp.MustCompile(`"msg":"network bridge started".*"remote_broker":"amq".*"duplex":true`), procStartTimeout)
+	wn := &netNode{kind: "wharf", addr: w.openwire}
+	an := &netNode{kind: "activemq", addr: amq.openwire}
+	// Into Wharf from ActiveMQ: the demand is Wharf's consumer, served by
+	// a network consumer on ActiveMQ.
+	got := jmsSplitURLs(t, an, 1, wn)
+	if got[0] != 30 {
+		t.Fatalf("Wharf's consumer got %d of 30 sent to ActiveMQ", got[0])
+	}
+	// And the other way.
+	got = jmsSplitURLs(t, wn, 1, an)
+	if got[0] != 30 {
+		t.Fatalf("ActiveMQ's consumer got %d of 30 sent to Wharf", got[0])
+	}
+	// A topic with a consumer on each side: a message published on
+	// either reaches both once. ActiveMQ applies the NetworkBridgeFilter
+	// of Wharf's consumer on it, so Wharf's own messages do not come back.
+	tw := netConsumer(t, w.openwire, "topic://DUP.T")
+	ta := netConsumer(t, amq.openwire, "topic://DUP.T")
+	waitNetworkConsumers(t, amq.openwire, "topic://DUP.T", 1)
+	waitNetworkConsumers(t, w.openwire, "topic://DUP.T", 1)
+	netSendP(t, w.openwire, "topic://DUP.T", "w", 10)
+	netReceiveP(t, tw, "w", 10)
+	netReceiveP(t, ta, "w", 10)
+	// An echo of Wharf's messages would come before these.
+	netSendP(t, amq.openwire, "topic://DUP.T", "a", 10)
+	netReceiveP(t, tw, "a", 10)
+	netReceiveP(t, ta, "a", 10)
 }
