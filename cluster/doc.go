@@ -43,6 +43,9 @@
 //     maxReconnectAttempts failures in a row (when not 0) the bridge gives
 //     up and says so at Error. Demand is rebuilt from the advisories the
 //     peer replays on every connection.
+//   - With duplex, the same connection also serves this broker's consumers
+//     from the peer (duplex.go, which says how this departs from
+//     ActiveMQ).
 //   - Each start and stop is announced on ActiveMQ.Advisory.NetworkBridge
 //     (the peer's BrokerInfo, started true or false), as ActiveMQ does.
 //
