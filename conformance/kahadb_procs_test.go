@@ -65,7 +65,7 @@ func TestMain(m *testing.M) {
 }
 
 // wharfBinary builds cmd/wharf once per test run and returns its path.
-func wharfBinary(t *testing.T) string {
+func wharfBinary(t testing.TB) string {
 	t.Helper()
 	wharfBin.once.Do(func() {
 		if _, err := exec.LookPath("go"); err != nil {
@@ -134,7 +134,7 @@ func (l *procLog) tail(n int) string {
 
 // proc is a broker running as a child process.
 type proc struct {
-	t      *testing.T
+	t      testing.TB
 	name   string
 	cmd    *exec.Cmd
 	log    *procLog
@@ -146,7 +146,7 @@ type proc struct {
 // procLog (the pipes are drained until the process ends, so it never
 // blocks on a full pipe). The process is killed at the end of the test if
 // it still runs.
-func startProc(t *testing.T, name string, cmd *exec.Cmd) *proc {
+func startProc(t testing.TB, name string, cmd *exec.Cmd) *proc {
 	t.Helper()
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
@@ -276,7 +276,7 @@ func startWharf(t *testing.T, dir string, kahadb ...string) *wharfProc {
 // startWharfYAML runs the wharf binary with the YAML configuration yml,
 // which has an OpenWire and a STOMP connector named openwire and stomp,
 // and returns once the broker has started.
-func startWharfYAML(t *testing.T, yml string) *wharfProc {
+func startWharfYAML(t testing.TB, yml string) *wharfProc {
 	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "wharf.yaml")
 	if err := os.WriteFile(cfg, []byte(yml), 0o644); err != nil {
@@ -289,7 +289,7 @@ func startWharfYAML(t *testing.T, yml string) *wharfProc {
 // configuration has an OpenWire and a STOMP connector named openwire and
 // stomp (and may have an MQTT one named mqtt), and returns once the broker
 // has started.
-func startWharfArgs(t *testing.T, args ...string) *wharfProc {
+func startWharfArgs(t testing.TB, args ...string) *wharfProc {
 	t.Helper()
 	bin := wharfBinary(t)
 	p := startProc(t, "wharf", exec.Command(bin, append([]string{"run", "--log-format", "json", "--http=false"}, args...)...))
@@ -298,7 +298,7 @@ func startWharfArgs(t *testing.T, args ...string) *wharfProc {
 
 // wharfStarted waits until the wharf process p has started and returns
 // it with the addresses of its listeners.
-func wharfStarted(t *testing.T, p *proc) *wharfProc {
+func wharfStarted(t testing.TB, p *proc) *wharfProc {
 	t.Helper()
 	p.waitLine(regexp.MustCompile(`"msg":"broker started"`), procStartTimeout)
 	w := &wharfProc{proc: p}
@@ -354,7 +354,7 @@ type amqProc struct {
 }
 
 // skipWithoutActiveMQ skips the test when Java or ActiveMQ is missing.
-func skipWithoutActiveMQ(t *testing.T) {
+func skipWithoutActiveMQ(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("java"); err != nil {
 		t.Skipf("java not found (%s)", amqInstallHint)
@@ -383,7 +383,7 @@ func startActiveMQ(t *testing.T, kahaDir string) *amqProc {
 // startActiveMQXML starts ActiveMQ as startActiveMQ does, with the
 // activemq.xml xml (one OpenWire connector on loopback port 0) and the
 // -D settings props.
-func startActiveMQXML(t *testing.T, xml []byte, props ...string) *amqProc {
+func startActiveMQXML(t testing.TB, xml []byte, props ...string) *amqProc {
 	t.Helper()
 	p := spawnActiveMQXML(t, xml, props...)
 	port := p.waitLine(amqListening, procStartTimeout)[1]
@@ -394,14 +394,14 @@ func startActiveMQXML(t *testing.T, xml []byte, props ...string) *amqProc {
 // spawnActiveMQXML starts ActiveMQ as startActiveMQXML does but returns
 // at once, without waiting for it to listen (a slave waits for its
 // store's lock first).
-func spawnActiveMQXML(t *testing.T, xml []byte, props ...string) *proc {
+func spawnActiveMQXML(t testing.TB, xml []byte, props ...string) *proc {
 	t.Helper()
 	return spawnActiveMQXMLLog(t, xml, "", props...)
 }
 
 // spawnActiveMQXMLLog is spawnActiveMQXML with log4jExtra appended to
 // activemq/log4j.properties (more loggers, other levels).
-func spawnActiveMQXMLLog(t *testing.T, xml []byte, log4jExtra string, props ...string) *proc {
+func spawnActiveMQXMLLog(t testing.TB, xml []byte, log4jExtra string, props ...string) *proc {
 	t.Helper()
 	skipWithoutActiveMQ(t)
 	base := t.TempDir()
@@ -433,7 +433,7 @@ func (a *amqProc) stop() { a.t.Helper(); a.signal(syscall.SIGTERM, 143) }
 func (a *amqProc) kill() { a.t.Helper(); a.signal(syscall.SIGKILL) }
 
 // dialOW connects the Go OpenWire client; clientID may be empty.
-func dialOW(t *testing.T, addr, clientID string) *client.Conn {
+func dialOW(t testing.TB, addr, clientID string) *client.Conn {
 	t.Helper()
 	o := client.DefaultOptions()
 	o.ClientID = clientID

@@ -82,6 +82,22 @@ func (e *Engine) newAdvisory(topic string, a *message.Advisory, props ...message
 	return m
 }
 
+// NetworkBridgeAdvisoryTopic is where a network bridge's start and stop
+// are announced (AdvisorySupport.getNetworkBridgeAdvisoryTopic).
+const NetworkBridgeAdvisoryTopic = AdvisoryPrefix + "NetworkBridge"
+
+// PublishAdvisory publishes an advisory that the engine does not raise
+// itself (the network bridges' NetworkBridge advisory, package cluster) on
+// the advisory topic topic, with the broker's origin properties and props.
+// Nothing is published with advisorySupport off or to a topic outside
+// ActiveMQ.Advisory. Safe from any goroutine but a shard's.
+func (e *Engine) PublishAdvisory(topic string, a *message.Advisory, props ...message.Property) {
+	if !e.advisories() || !IsAdvisory(message.TopicDest(topic)) {
+		return
+	}
+	e.fire(e.newAdvisory(topic, a, props...), nil)
+}
+
 // fire publishes an advisory from any goroutine but a shard's.
 func (e *Engine) fire(m *message.Message, target *Subscription) {
 	e.shardFor(m.Destination).mailbox(command{op: opForward, msg: m, sub: target})
@@ -143,7 +159,7 @@ func (s *Subscription) consumerID() string {
 
 func consumerInfo(sub *Subscription) *message.Advisory {
 	sp := sub.spec
-	return &message.Advisory{Command: "ConsumerInfo", Fields: message.Properties{
+	a := &message.Advisory{Command: "ConsumerInfo", Fields: message.Properties{
 		str("ConsumerId", sub.consumerID()),
 		str("Destination", sp.Destination.String()),
 		{Name: "PrefetchSize", Value: message.IntValue(int32(sp.Prefetch))},
@@ -155,6 +171,15 @@ func consumerInfo(sub *Subscription) *message.Advisory {
 		{Name: "Browser", Value: message.BoolValue(sp.Browser)},
 		{Name: "Priority", Value: message.ByteValue(sp.Priority)},
 	}}
+	if n := sp.Network; n != nil {
+		// ActiveMQ's bridge marks its demand consumers so (ConsumerInfo
+		// networkSubscription, brokerPath); the ids are comma-separated
+		// here (a broker id holds none).
+		a.Fields = append(a.Fields,
+			message.Property{Name: "NetworkSubscription", Value: message.BoolValue(true)},
+			str("BrokerPath", strings.Join(n.BrokerPath, ",")))
+	}
+	return a
 }
 
 // consumerAdded and consumerRemoved publish the Consumer advisory with the

@@ -297,6 +297,9 @@ func (s *Subscription) matches(m *message.Message, redeliveries int32) bool {
 	if s.spec.NoLocal && m.Origin != "" && m.Origin == s.conn.id {
 		return false
 	}
+	if n := s.spec.Network; n != nil && !n.admits(m) {
+		return false
+	}
 	return s.sel == nil || s.sel.Matches(m, redeliveries)
 }
 

@@ -76,6 +76,40 @@ type SubSpec struct {
 	// Paused subscribes with a closed window; Start opens it. STOMP uses it
 	// so that no MESSAGE overtakes the RECEIPT of its SUBSCRIBE.
 	Paused bool
+	// Network marks a network bridge's demand subscription (package
+	// cluster); nil for every client's.
+	Network *NetworkSpec
+}
+
+// NetworkSpec describes a network bridge's demand subscription: what
+// ActiveMQ's bridge puts in its ConsumerInfo (networkSubscription,
+// brokerPath) and its NetworkBridgeFilter (the additionalPredicate).
+type NetworkSpec struct {
+	// BrokerPath are the ids of the brokers the demand came through, the
+	// remote consumer's broker first and the bridge's peer last; the
+	// subscription's Consumer advisory carries it, so that other bridges
+	// can refuse demand that would loop or outlive its consumerTTL.
+	BrokerPath []string
+	// RemoteBrokerID is the bridge's peer: a message that already went
+	// through it is not dispatched to the subscription (no loop).
+	RemoteBrokerID string
+	// MessageTTL: a message that crossed this many brokers is not
+	// dispatched to the subscription.
+	MessageTTL int
+}
+
+// admits is NetworkBridgeFilter.matchesForwardingFilter: not back to a
+// broker the message came through, and no further than messageTTL hops.
+func (n *NetworkSpec) admits(m *message.Message) bool {
+	if len(m.BrokerPath) >= n.MessageTTL {
+		return false
+	}
+	for _, id := range m.BrokerPath {
+		if id == n.RemoteBrokerID {
+			return false
+		}
+	}
+	return true
 }
 
 // Delivery is one message handed to a subscription's sink.

@@ -25,10 +25,10 @@ func TestWharfCommandLine(t *testing.T) {
 	}
 	cfg := filepath.Join(t.TempDir(), "activemq.xml")
 	os.WriteFile(cfg, []byte(`<broker xmlns="http://activemq.apache.org/schema/core">
-  <networkConnectors/>
+  <networkBridge/>
 </broker>`), 0o644)
 	err := run([]string{"run", "--config", cfg}, &out, &errOut)
-	if err == nil || !strings.Contains(err.Error(), "activemq.xml:2") || !strings.Contains(err.Error(), "networkConnectors") {
+	if err == nil || !strings.Contains(err.Error(), "activemq.xml:2") || !strings.Contains(err.Error(), "networkBridge") {
 		t.Fatalf("unsupported element: %v, want it named with its line", err)
 	}
 }

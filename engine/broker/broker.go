@@ -59,7 +59,19 @@ type Factories struct {
 	// cfg.Security; nil (or a config that configures none) lets every
 	// client do everything (engine.AllowAll).
 	Security SecurityFactory
+	// Network starts cfg.NetworkConnectors (package cluster); nil refuses
+	// a config that has any.
+	Network NetworkFactory
 }
+
+// Service is a running part of a broker that Close stops.
+type Service interface {
+	Close() error
+}
+
+// NetworkFactory starts the network connectors of cfg on e, once the
+// transport connectors listen. Their bridges connect in the background.
+type NetworkFactory func(e *engine.Engine, cfg *config.Config, log *slog.Logger) (Service, error)
 
 // Security is a running security plugin: the engine's two hooks, and
 // Close to stop what it runs (the JAAS plugin's file reload).
@@ -98,6 +110,7 @@ type Broker struct {
 	e         *engine.Engine
 	security  Security
 	listeners []named
+	network   Service
 }
 
 type named struct {
@@ -247,6 +260,17 @@ func (b *Broker) start(ctx context.Context, o Options) (err error) {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("broker start: %w", err)
 	}
+	if len(cfg.NetworkConnectors) > 0 {
+		nf := o.Factories.Network
+		if nf == nil {
+			return fmt.Errorf("%w: network connectors", ErrUnsupported)
+		}
+		n, err := nf(b.e, cfg, log)
+		if err != nil {
+			return fmt.Errorf("network connectors: %w", err)
+		}
+		b.network = n
+	}
 	if open := b.openListeners(); len(open) > 0 && cfg.Security.Authentication == nil {
 		// Every start, so that a trusted-network broker is never silent
 		// about it (config.Config.TrustedNetwork).
@@ -373,6 +397,12 @@ func (b *Broker) OpenConnections() map[string]int {
 // then the store.
 func (b *Broker) Close() error {
 	var errs []error
+	if b.network != nil {
+		// Bridges first: what they hold goes back to the queues while
+		// the engine still runs.
+		errs = append(errs, b.network.Close())
+		b.network = nil
+	}
 	for i := len(b.listeners) - 1; i >= 0; i-- {
 		errs = append(errs, b.listeners[i].l.Close())
 	}

@@ -78,6 +78,9 @@ type Config struct {
 	TrustedNetwork bool
 	// Transports are the <transportConnectors>, in file order.
 	Transports []Transport
+	// NetworkConnectors are the <networkConnectors>, in file order
+	// (network.go).
+	NetworkConnectors []NetworkConnector
 	// Security is what <plugins> configures for authentication and
 	// authorization (YAML security).
 	Security Security

@@ -212,8 +212,18 @@ func TestConfigSeedSnippets(t *testing.T) {
 				t.Errorf("Persistence = %+v, want mKahaDB in ./data/kahadb with filters %+v", c.Persistence, want)
 			}
 		}},
-		{file: "seed001-network.xml", line: 6, col: 1, err: "<networkConnectors> is not supported by Wharf yet"},
-		{file: "seed001-static.xml", line: 6, col: 5, err: "<networkConnectors> is not supported by Wharf yet"},
+		{file: "seed001-network.xml", check: func(t *testing.T, c *Config) {
+			want := []string{"host1:61616", "host2:61616"}
+			if len(c.NetworkConnectors) != 1 || !reflect.DeepEqual(c.NetworkConnectors[0].Peers, want) {
+				t.Errorf("NetworkConnectors = %+v, want one with peers %v", c.NetworkConnectors, want)
+			}
+		}},
+		{file: "seed001-static.xml", check: func(t *testing.T, c *Config) {
+			nc := c.NetworkConnectors
+			if c.BrokerName != "receiver" || len(nc) != 1 || !reflect.DeepEqual(nc[0].Peers, []string{"127.0.0.1:62001"}) || nc[0].Name != "NC" {
+				t.Errorf("broker %q, NetworkConnectors = %+v", c.BrokerName, nc)
+			}
+		}},
 		{file: "seed001-bridgefilter.xml", line: 9, col: 39, err: `<policyEntry enableAudit="false">: attribute enableAudit is not supported`},
 		{file: "seed001-bridgefilter.xml", line: 10, col: 13, err: "<networkBridgeFilterFactory> is not supported by Wharf yet"},
 		{file: "seed003-amq.xml", line: 3, col: 5, err: `<amqPersistenceAdapter>: the AMQ message store was removed from ActiveMQ in 5.9 (5.17 refuses it too) and Wharf does not read it; use <kahaDB>, here <kahaDB directory="activemq-data" journalMaxFileLength="32mb"/>; messages still in an AMQ store`},
@@ -539,7 +549,7 @@ func TestConfigYAMLUnknownKey(t *testing.T) {
 func TestConfigMultipleProblems(t *testing.T) {
 	doc := `<beans>
 <broker brokerName="m" persistent="maybe">
-  <networkConnectors/>
+  <networkConnectors><networkConnector uri="multicast://default"/></networkConnectors>
   <persistenceAdapter>
     <kahaDB journalMaxFileLength="32 parsecs" indexCacheSize="0"/>
   </persistenceAdapter>
@@ -555,7 +565,7 @@ func TestConfigMultipleProblems(t *testing.T) {
 </beans>`
 	_, err := ParseXML(strings.NewReader(doc), "activemq.xml", nil)
 	wantProblem(t, err, 2, 24, `<broker persistent="maybe">: not a boolean`)
-	wantProblem(t, err, 3, 3, "<networkConnectors> is not supported by Wharf yet")
+	wantProblem(t, err, 3, 0, "multicast discovery (multicast://) is not supported by Wharf yet")
 	wantProblem(t, err, 5, 13, `<kahaDB journalMaxFileLength="32 parsecs">: not a size`)
 	wantProblem(t, err, 5, 47, `<kahaDB indexCacheSize="0">: 0 pages must be positive`)
 	wantProblem(t, err, 9, 25, `duplicate connector name "a" (first at line 8)`)

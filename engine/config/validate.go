@@ -217,6 +217,7 @@ func (l *loader) validate() {
 	}
 	l.validateTransports()
 	l.validateClusterClients()
+	l.validateNetwork()
 	l.validateSecurity()
 	l.validateStore()
 	l.validateInterceptors()
@@ -714,6 +715,14 @@ func freeze(c Config) Config {
 		t.TLSOptions.Versions = slices.Clone(t.TLSOptions.Versions)
 		t.TLSOptions.CipherSuites = slices.Clone(t.TLSOptions.CipherSuites)
 		out.Transports[i] = t
+	}
+	out.NetworkConnectors = slices.Clone(c.NetworkConnectors)
+	for i, nc := range c.NetworkConnectors {
+		nc.Peers = slices.Clone(nc.Peers)
+		nc.DynamicallyIncluded = slices.Clone(nc.DynamicallyIncluded)
+		nc.Excluded = slices.Clone(nc.Excluded)
+		nc.StaticallyIncluded = slices.Clone(nc.StaticallyIncluded)
+		out.NetworkConnectors[i] = nc
 	}
 	out.SSLContext = cloneSSL(c.SSLContext)
 	if c.HTTP.HTTPS != nil {

@@ -448,6 +448,8 @@ func (p *xmlParser) broker(e *xmlElem) {
 			p.persistenceAdapter(k)
 		case "transportConnectors":
 			p.transportConnectors(k)
+		case "networkConnectors":
+			p.networkConnectors(k)
 		case "destinationPolicy":
 			p.destinationPolicy(k)
 		case "systemUsage":

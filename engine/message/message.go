@@ -111,6 +111,12 @@ type Message struct {
 
 	Original Encoded
 
+	// BrokerPath are the ids of the brokers the message was forwarded
+	// from by network bridges, the first broker first (OpenWire's
+	// Message.brokerPath); nil for a message sent to this broker by a
+	// client. Shared by copies: never changed in place.
+	BrokerPath []string
+
 	// Advisory is the payload of an advisory message (ActiveMQ's
 	// Message.DataStructure), nil for every other message.
 	Advisory *Advisory

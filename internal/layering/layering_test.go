@@ -66,6 +66,20 @@ var rules = []rule{
 		deny: []string{"wharf/protocols/...", "wharf/storage/...", "wharf/security/...", "wharf/bench/...", "wharf/cmd/..."},
 	},
 	{
+		// A bridge is an OpenWire client of its peer: it needs the
+		// project's client, its codec, and the stored form to turn the
+		// engine's messages into OpenWire ones. Locally it is a client of
+		// the engine's command API, like any protocol session, so it
+		// needs no server-side protocol code, store or security package.
+		name: "cluster depends on the engine and the OpenWire client, codec and stored form only",
+		from: []string{"wharf/cluster/..."},
+		deny: []string{
+			"wharf/storage/...", "wharf/security/...", "wharf/bench/...", "wharf/cmd/...",
+			"wharf/protocols/openwire", "wharf/protocols/stomp/...", "wharf/protocols/mqtt/...",
+			"wharf/protocols/amqp/...", "wharf/protocols/transport/...", "wharf/protocols/http/...",
+		},
+	},
+	{
 		name: "security depends on no protocol or store package",
 		from: []string{"wharf/security/..."},
 		deny: []string{"wharf/protocols/...", "wharf/storage/..."},
@@ -230,12 +244,16 @@ func TestLayeringCheckerFails(t *testing.T) {
 			Deps: []string{"fmt", "wharf/engine/message", "wharf/protocols/openwire/marshal", "wharf/protocols/openwire/wire", "wharf/storage/memory"}},
 		{ImportPath: "wharf/security", Imports: []string{"wharf/engine"},
 			Deps: []string{"fmt", "wharf/engine", "wharf/engine/message", "wharf/protocols/openwire/marshal", "wharf/protocols/openwire/wire", "wharf/storage/memory"}},
+		// A bridge on the server session rather than the client.
+		{ImportPath: "wharf/cluster", Imports: []string{"wharf/protocols/openwire"},
+			Deps: []string{"example.com/thirdparty", "fmt", "net", "wharf/engine/message", "wharf/protocols/openwire", "wharf/protocols/openwire/marshal", "wharf/protocols/openwire/wire", "wharf/protocols/transport"}},
 	}
 	got := check(pkgs, rules)
 	want := []string{
 		"storage depends only on the standard library, engine, the OpenWire codec and stored form, and the named third-party modules: wharf/storage/kahadb -> wharf/protocols/openwire",
 		"wire packages depend only on the standard library: wharf/protocols/stomp/wire -> example.com/thirdparty",
 		"the engine depends on no protocol, store, security, bench or command package: wharf/engine -> wharf/storage/memory",
+		"cluster depends on the engine and the OpenWire client, codec and stored form only: wharf/cluster -> wharf/protocols/openwire",
 		"security depends on no protocol or store package: wharf/security -> wharf/engine -> wharf/storage/memory",
 	}
 	if !slices.Equal(got, want) {
@@ -249,11 +267,13 @@ func TestLayeringCheckerFails(t *testing.T) {
 	// The real rules over a clean module: nothing to report.
 	clean := slices.DeleteFunc(slices.Clone(pkgs), func(p pkg) bool {
 		return p.ImportPath == "wharf/storage/kahadb" || p.ImportPath == "wharf/protocols/stomp/wire" ||
-			p.ImportPath == "wharf/engine" || p.ImportPath == "wharf/security"
+			p.ImportPath == "wharf/engine" || p.ImportPath == "wharf/security" || p.ImportPath == "wharf/cluster"
 	})
 	clean = append(clean,
 		pkg{ImportPath: "wharf/engine", Imports: []string{"wharf/engine/message"}, Deps: []string{"fmt", "wharf/engine/message"}},
-		pkg{ImportPath: "wharf/security", Imports: []string{"wharf/engine"}, Deps: []string{"fmt", "wharf/engine", "wharf/engine/message"}})
+		pkg{ImportPath: "wharf/security", Imports: []string{"wharf/engine"}, Deps: []string{"fmt", "wharf/engine", "wharf/engine/message"}},
+		pkg{ImportPath: "wharf/cluster", Imports: []string{"wharf/engine", "wharf/protocols/openwire/marshal"},
+			Deps: []string{"fmt", "wharf/engine", "wharf/engine/message", "wharf/protocols/openwire/marshal", "wharf/protocols/openwire/wire"}})
 	if got := check(clean, rules); len(got) != 0 {
 		t.Errorf("clean module: got %q", got)
 	}

@@ -3,6 +3,7 @@ package openwire
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -63,6 +64,9 @@ func (s *session) onConsumer(c *wire.ConsumerInfo) {
 		Priority:    c.Priority,
 		Browser:     c.Browser,
 		Retroactive: c.Retroactive,
+	}
+	if c.NetworkSubscription || c.AdditionalPredicate != nil {
+		spec.Network = networkSpec(c)
 	}
 	switch {
 	case c.Browser:
@@ -328,4 +332,30 @@ func (s *session) restoreAcked(tx string) {
 		c.mu.Unlock()
 	}
 	delete(s.txAcked, tx)
+}
+
+// networkSpec reads a network bridge's ConsumerInfo (a duplex bridge's
+// demand on this broker): its brokerPath, and its NetworkBridgeFilter
+// (additionalPredicate), which ActiveMQ's subscriptions apply with the
+// selector (AbstractSubscription); no filter: no hop limit.
+func networkSpec(c *wire.ConsumerInfo) *engine.NetworkSpec {
+	ns := &engine.NetworkSpec{MessageTTL: math.MaxInt32}
+	for _, id := range c.BrokerPath {
+		if id != nil {
+			ns.BrokerPath = append(ns.BrokerPath, id.Value)
+		}
+	}
+	if f, ok := c.AdditionalPredicate.(*wire.NetworkBridgeFilter); ok {
+		if f.NetworkBrokerId != nil {
+			ns.RemoteBrokerID = f.NetworkBrokerId.Value
+		}
+		ttl := f.MessageTTL
+		if ttl <= 0 {
+			ttl = f.NetworkTTL // before v10
+		}
+		if ttl > 0 {
+			ns.MessageTTL = int(ttl)
+		}
+	}
+	return ns
 }

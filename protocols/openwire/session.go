@@ -264,10 +264,21 @@ func (s *session) handle(ds wire.DataStructure) {
 		} else if c.ResponseRequired {
 			s.send(&wire.KeepAliveInfo{})
 		}
+	case *wire.BrokerInfo:
+		// A network bridge introducing its broker. A duplex one expects
+		// this broker to run the reverse bridge over the connection
+		// (TransportConnection.processBrokerInfo), which Wharf does not:
+		// the bridge forwards one way only, and the operator is told.
+		if c.DuplexConnection {
+			s.log.Warn("duplex network bridge: Wharf does not run the reverse bridge over it; messages flow only from the remote broker; configure a network connector on this broker for the other way",
+				"remote_broker", c.BrokerName)
+		} else if c.NetworkConnection {
+			s.log.Info("network bridge connected", "remote_broker", c.BrokerName)
+		}
+		s.respond(c, nil)
 	case wire.Command:
-		// FlushCommand, ControlCommand, ConsumerControl, ConnectionControl,
-		// BrokerInfo from a client: nothing to do but
-		// answer when asked.
+		// FlushCommand, ControlCommand, ConsumerControl, ConnectionControl:
+		// nothing to do but answer when asked.
 		s.respond(c, nil)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"time"
 
+	"wharf/cluster"
 	"wharf/engine"
 	"wharf/engine/broker"
 	"wharf/engine/config"
@@ -83,7 +84,17 @@ func factories(obs journal.Observer) broker.Factories {
 		},
 		Temp:     tempStore,
 		Security: securityPlugin,
+		Network:  networkConnectors,
 	}
+}
+
+// networkConnectors runs the config's network connectors (package cluster).
+func networkConnectors(e *engine.Engine, c *config.Config, log *slog.Logger) (broker.Service, error) {
+	n, err := cluster.Start(e, c, log)
+	if err != nil {
+		return nil, err // not n: a typed nil would be a non-nil broker.Service
+	}
+	return n, nil
 }
 
 // securityPlugin builds the authentication and authorization plugins of

@@ -212,6 +212,12 @@ func (c *Conn) open(ctx context.Context, addr string) error {
 
 	// The Java client sends Manageable and ClientMaster true; the broker
 	// answers Manageable with a ConnectionControl (ignored here).
+	if o.BrokerInfo != nil {
+		bi := *o.BrokerInfo
+		if err := c.oneway(&bi); err != nil {
+			return ctxErr(ctx, err)
+		}
+	}
 	info := &wire.ConnectionInfo{
 		ConnectionId: c.id,
 		ClientId:     c.clientID,

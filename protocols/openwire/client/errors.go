@@ -39,6 +39,9 @@ var (
 	ErrNoDestination = errors.New("openwire client: no destination")
 	// ErrBadDestination: ParseDestination was given a name it cannot read.
 	ErrBadDestination = errors.New("openwire client: bad destination")
+	// ErrBadMessage: Producer.Forward was given a message it cannot
+	// forward (no MessageId).
+	ErrBadMessage = errors.New("openwire client: bad message")
 )
 
 // BrokerError is a failure the broker reported in an ExceptionResponse (to

@@ -17,6 +17,10 @@ type Options struct {
 	ClientID string
 	// Username and Password go in ConnectionInfo (plain text, as in Java).
 	Username, Password string
+	// BrokerInfo, when set, is sent (one-way) before ConnectionInfo, as
+	// a network bridge introduces its broker to the remote one
+	// (DemandForwardingBridgeSupport: BrokerInfo with networkConnection).
+	BrokerInfo *wire.BrokerInfo
 
 	// Version is the highest OpenWire version advertised; 0 means 12.
 	Version int
@@ -171,4 +175,22 @@ type ConsumerOptions struct {
 	Exclusive bool
 	// AckMode is ignored in transacted sessions.
 	AckMode AckMode
+	// Network, when set, makes the consumer a network bridge's demand
+	// subscription (a duplex bridge's, package cluster): ConsumerInfo
+	// networkSubscription and brokerPath, and a NetworkBridgeFilter as
+	// its additionalPredicate, as ActiveMQ's bridges send them.
+	Network *NetworkConsumer
+}
+
+// NetworkConsumer describes a network bridge's consumer.
+type NetworkConsumer struct {
+	// BrokerPath are the ids of the brokers the demand came through.
+	BrokerPath []string
+	// NetworkBrokerID is the bridge's broker: the filter keeps from the
+	// consumer messages that went through it.
+	NetworkBrokerID string
+	// MessageTTL and ConsumerTTL go in the NetworkBridgeFilter.
+	MessageTTL, ConsumerTTL int
+	// Priority is ConsumerInfo.priority.
+	Priority int8
 }

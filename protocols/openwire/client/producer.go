@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -37,6 +38,23 @@ func (p *Producer) Destination() *wire.Destination { return p.dest }
 // this way by default, and everything else asynchronously. ctx bounds the
 // wait for the Response, not the write.
 func (p *Producer) Send(ctx context.Context, m *wire.Message, sync bool) error {
+	return p.send(ctx, m, sync, false)
+}
+
+// Forward sends m as a network bridge forwards a message it consumed
+// (ActiveMQ's DemandForwardingBridgeSupport.configureMessage): its
+// MessageId, Timestamp, RedeliveryCounter and BrokerPath stay as the
+// caller set them; ProducerId becomes this producer's, Destination the
+// producer's when it has one, and TransactionId the session's (none
+// outside a transaction). sync is Send's.
+func (p *Producer) Forward(ctx context.Context, m *wire.Message, sync bool) error {
+	if m.MessageId == nil {
+		return fmt.Errorf("%w: a forwarded message needs its MessageId", ErrBadMessage)
+	}
+	return p.send(ctx, m, sync, true)
+}
+
+func (p *Producer) send(ctx context.Context, m *wire.Message, sync, keepID bool) error {
 	if p.closed.Load() {
 		return ErrClosed
 	}
@@ -54,11 +72,13 @@ func (p *Producer) Send(ctx context.Context, m *wire.Message, sync bool) error {
 	c := s.c
 	m.ProducerId = p.id
 	m.Destination = dest
-	m.MessageId = &wire.MessageId{ProducerId: p.id, ProducerSequenceId: p.seq.Add(1)}
-	if m.Timestamp == 0 {
-		m.Timestamp = time.Now().UnixMilli()
+	if !keepID {
+		m.MessageId = &wire.MessageId{ProducerId: p.id, ProducerSequenceId: p.seq.Add(1)}
+		if m.Timestamp == 0 {
+			m.Timestamp = time.Now().UnixMilli()
+		}
+		m.RedeliveryCounter = 0
 	}
-	m.RedeliveryCounter = 0
 	m.CommandId, m.ResponseRequired = c.nextID(), sync
 	var ch chan wire.DataStructure
 	if sync {

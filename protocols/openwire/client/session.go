@@ -130,6 +130,19 @@ func (s *Session) Consumer(dest *wire.Destination, o ConsumerOptions) (*Consumer
 		NoLocal:          o.NoLocal,
 		Exclusive:        o.Exclusive,
 	}
+	if n := o.Network; n != nil {
+		info.NetworkSubscription = true
+		info.Priority = n.Priority
+		for _, id := range n.BrokerPath {
+			info.BrokerPath = append(info.BrokerPath, &wire.BrokerId{Value: id})
+		}
+		info.AdditionalPredicate = &wire.NetworkBridgeFilter{
+			NetworkBrokerId: &wire.BrokerId{Value: n.NetworkBrokerID},
+			NetworkTTL:      int32(n.MessageTTL),
+			MessageTTL:      int32(n.MessageTTL),
+			ConsumerTTL:     int32(n.ConsumerTTL),
+		}
+	}
 	if _, err := c.requestDefault(info); err != nil {
 		c.mu.Lock()
 		delete(c.consumers, keyOf(k.id))

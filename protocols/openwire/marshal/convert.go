@@ -130,6 +130,7 @@ func convToEngine(w *wire.Message, depth int) (*message.Message, error) {
 		GroupID:           w.GroupID,
 		GroupSeq:          w.GroupSequence,
 		RedeliveryCounter: w.RedeliveryCounter,
+		BrokerPath:        brokerPathToEngine(w.BrokerPath),
 	}
 	if w.MessageId != nil {
 		m.ID = w.MessageId.String()
@@ -382,6 +383,7 @@ func convFromEngine(m *message.Message, redeliveries int32, depth int) (*wire.Me
 		Type:                m.Type,
 		RedeliveryCounter:   redeliveries,
 		UserID:              m.UserID,
+		BrokerPath:          BrokerPathFromEngine(m.BrokerPath),
 	}
 	if mid != nil {
 		w.ProducerId = mid.ProducerId // as Java sets both from one producer
@@ -821,6 +823,8 @@ func convAdvisoryFromEngine(m *message.Message, depth int) (wire.DataStructure, 
 			Exclusive:                  flag("Exclusive"),
 			Retroactive:                flag("Retroactive"),
 			Priority:                   int8(num("Priority")),
+			NetworkSubscription:        flag("NetworkSubscription"),
+			BrokerPath:                 BrokerPathFromEngine(splitPath(str("BrokerPath"))),
 		}, nil
 	case "ProducerInfo":
 		return &wire.ProducerInfo{
@@ -842,6 +846,18 @@ func convAdvisoryFromEngine(m *message.Message, depth int) (wire.DataStructure, 
 			// RemoveInfo's default: no last delivered sequence (v5+).
 			LastDeliveredSequenceId: -1,
 		}, nil
+	case "BrokerInfo":
+		// The NetworkBridge advisory's payload: the remote broker.
+		bi := &wire.BrokerInfo{
+			BrokerName:        str("BrokerName"),
+			BrokerURL:         str("BrokerURL"),
+			NetworkConnection: flag("NetworkConnection"),
+			DuplexConnection:  flag("DuplexConnection"),
+		}
+		if id := str("BrokerId"); id != "" {
+			bi.BrokerId = &wire.BrokerId{Value: id}
+		}
+		return bi, nil
 	case "RemoveSubscriptionInfo":
 		return &wire.RemoveSubscriptionInfo{
 			ConnectionId:     convConnectionID(str("ConnectionId")),
@@ -885,7 +901,7 @@ func convAdvisoryToEngine(ds wire.DataStructure, depth int) (*message.Advisory, 
 			p("ClientId", s(x.ClientId)), p("UserName", s(x.UserName)), p("ClientIp", s(x.ClientIp)),
 		}}, nil
 	case *wire.ConsumerInfo:
-		return &message.Advisory{Command: "ConsumerInfo", Fields: message.Properties{
+		a := &message.Advisory{Command: "ConsumerInfo", Fields: message.Properties{
 			p("ConsumerId", idStr(x.ConsumerId, x.ConsumerId == nil)),
 			p("Destination", dest(x.Destination)),
 			p("PrefetchSize", message.IntValue(x.PrefetchSize)),
@@ -894,6 +910,20 @@ func convAdvisoryToEngine(ds wire.DataStructure, depth int) (*message.Advisory, 
 			p("ClientId", s(x.ClientId)),
 			p("NoLocal", b(x.NoLocal)), p("Exclusive", b(x.Exclusive)), p("Browser", b(x.Browser)),
 			p("Priority", message.ByteValue(x.Priority)),
+		}}
+		if x.NetworkSubscription || len(x.BrokerPath) > 0 {
+			a.Fields = append(a.Fields, p("NetworkSubscription", b(x.NetworkSubscription)),
+				p("BrokerPath", s(strings.Join(brokerPathToEngine(x.BrokerPath), ","))))
+		}
+		return a, nil
+	case *wire.BrokerInfo:
+		id := ""
+		if x.BrokerId != nil {
+			id = x.BrokerId.Value
+		}
+		return &message.Advisory{Command: "BrokerInfo", Fields: message.Properties{
+			p("BrokerId", s(id)), p("BrokerName", s(x.BrokerName)), p("BrokerURL", s(x.BrokerURL)),
+			p("NetworkConnection", b(x.NetworkConnection)), p("DuplexConnection", b(x.DuplexConnection)),
 		}}, nil
 	case *wire.ProducerInfo:
 		return &message.Advisory{Command: "ProducerInfo", Fields: message.Properties{
@@ -932,4 +962,38 @@ func convAdvisoryToEngine(ds wire.DataStructure, depth int) (*message.Advisory, 
 		return &message.Advisory{Command: "Message", Message: pm}, nil
 	}
 	return &message.Advisory{Command: wire.TypeName(ds.DataStructureType())}, nil
+}
+
+// brokerPathToEngine lists the ids of an OpenWire brokerPath (nil ids
+// skipped); nil for an empty path.
+func brokerPathToEngine(path []*wire.BrokerId) []string {
+	var out []string
+	for _, id := range path {
+		if id != nil {
+			out = append(out, id.Value)
+		}
+	}
+	return out
+}
+
+// BrokerPathFromEngine is the OpenWire brokerPath of broker ids; nil for
+// none.
+func BrokerPathFromEngine(ids []string) []*wire.BrokerId {
+	if len(ids) == 0 {
+		return nil
+	}
+	out := make([]*wire.BrokerId, len(ids))
+	for i, id := range ids {
+		out[i] = &wire.BrokerId{Value: id}
+	}
+	return out
+}
+
+// splitPath reads the comma-separated BrokerPath of a ConsumerInfo
+// advisory's fields.
+func splitPath(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
 }

@@ -1,0 +1,438 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"wharf/engine/message"
+)
+
+// NetworkConnector is one <networkConnector>: a store-and-forward bridge
+// from this broker to each of its static peers (package cluster runs it).
+// Defaults are ActiveMQ 5.17's (NetworkBridgeConfiguration,
+// SimpleDiscoveryAgent); docs/config.md lists what is refused.
+type NetworkConnector struct {
+	// Name is the connector's name (ActiveMQ's default "NC"); it is part
+	// of the bridge's client id on the remote broker.
+	Name string
+	// URI is the discovery URI as written: static:(tcp://h:p,...)?opts.
+	URI string
+	// Peers are the remote brokers' host:port, one bridge each.
+	Peers []string
+	// InitialReconnectDelay is the wait before the first reconnect
+	// (1000 ms); MaxReconnectDelay caps the back-off (30000 ms).
+	InitialReconnectDelay time.Duration
+	MaxReconnectDelay     time.Duration
+	// UseExponentialBackOff multiplies the delay by BackOffMultiplier after
+	// each failure (true, 2).
+	UseExponentialBackOff bool
+	BackOffMultiplier     int64
+	// MaxReconnectAttempts bounds the reconnects after a failure; 0 (the
+	// default) never gives up.
+	MaxReconnectAttempts int
+	// Duplex also forwards the other way over the same connection: what
+	// this broker's consumers ask of the peer (cluster/duplex.go).
+	Duplex bool
+	// ConduitSubscriptions folds the remote consumers of one destination
+	// into one bridge consumer (true).
+	ConduitSubscriptions bool
+	// MessageTTL is how many brokers a message may cross, ConsumerTTL how
+	// many a consumer's demand may (1 each; networkTTL sets both).
+	MessageTTL  int
+	ConsumerTTL int
+	// DecreaseNetworkConsumerPriority gives bridge consumers priority
+	// -5 minus the hops of the demand, so local consumers are preferred.
+	DecreaseNetworkConsumerPriority bool
+	// DynamicOnly is ActiveMQ's flag that network durable subscriptions
+	// are activated only by demand, never restored at start. Wharf's
+	// bridges never restore any at start (they forward no durable
+	// subscriptions), so both values behave as true does.
+	DynamicOnly bool
+	// StaticBridge: no advisory subscription at all; only the statically
+	// included destinations are forwarded.
+	StaticBridge bool
+	// PrefetchSize is the bridge consumers' window (1000).
+	PrefetchSize int
+	// AlwaysSyncSend sends non-persistent messages synchronously too.
+	AlwaysSyncSend bool
+	// UserName and Password authenticate the bridge to the remote broker.
+	UserName, Password string
+	// DynamicallyIncluded, Excluded and StaticallyIncluded are the
+	// destination filters (wildcards allowed).
+	DynamicallyIncluded []message.Destination
+	Excluded            []message.Destination
+	StaticallyIncluded  []message.Destination
+	// Line is where the connector is declared (0 in YAML or Go).
+	Line int
+}
+
+// DefaultNetworkConnector returns ActiveMQ's defaults.
+func DefaultNetworkConnector() NetworkConnector {
+	return NetworkConnector{
+		Name:                  "NC",             // NetworkConnector's default name
+		InitialReconnectDelay: time.Second,      // SimpleDiscoveryAgent.initialReconnectDelay
+		MaxReconnectDelay:     30 * time.Second, // SimpleDiscoveryAgent.maxReconnectDelay
+		UseExponentialBackOff: true,
+		BackOffMultiplier:     2,
+		ConduitSubscriptions:  true,
+		MessageTTL:            1,
+		ConsumerTTL:           1,
+		PrefetchSize:          1000,
+	}
+}
+
+// networkTTL records a networkTTL setting: it sets messageTTL and
+// consumerTTL unless those are written too (NetworkBridgeConfiguration).
+type networkTTL struct {
+	ttl               val
+	set, msgSet, cSet bool
+}
+
+func (l *loader) applyNetworkTTL(nc *NetworkConnector, t *networkTTL) {
+	if !t.set {
+		return
+	}
+	var n int
+	l.setInt(&n, t.ttl)
+	if !t.msgSet {
+		nc.MessageTTL = n
+	}
+	if !t.cSet {
+		nc.ConsumerTTL = n
+	}
+}
+
+func (p *xmlParser) networkConnectors(e *xmlElem) {
+	p.attrs(e, "network_connectors", nil)
+	p.noText(e, "network_connectors")
+	l, c := p.l, &p.l.cfg
+	for _, k := range e.kids {
+		if k.name != "networkConnector" {
+			p.unsupported(k, "network_connectors", "")
+			continue
+		}
+		i := len(c.NetworkConnectors)
+		c.NetworkConnectors = append(c.NetworkConnectors, DefaultNetworkConnector())
+		nc := &c.NetworkConnectors[i]
+		nc.Line = k.line
+		path := fmt.Sprintf("network_connectors[%d]", i)
+		l.note(path, k.line, k.col, "<networkConnector>")
+		p.noText(k, path)
+		f := func(key string, set func(val)) func(val) { return at(path+"."+key, set) }
+		var ttl networkTTL
+		var duplex bool
+		p.attrs(k, path, map[string]func(val){
+			"name":                 f("name", func(v val) { l.setString(&nc.Name, v) }),
+			"uri":                  f("uri", func(v val) { l.setString(&nc.URI, v) }),
+			"duplex":               f("duplex", func(v val) { l.setBool(&duplex, v) }),
+			"conduitSubscriptions": f("conduit_subscriptions", func(v val) { l.setBool(&nc.ConduitSubscriptions, v) }),
+			"networkTTL": f("network_ttl", func(v val) {
+				ttl.ttl, ttl.set = v, true
+			}),
+			"messageTTL": f("message_ttl", func(v val) {
+				ttl.msgSet = true
+				l.setInt(&nc.MessageTTL, v)
+			}),
+			"consumerTTL": f("consumer_ttl", func(v val) {
+				ttl.cSet = true
+				l.setInt(&nc.ConsumerTTL, v)
+			}),
+			"decreaseNetworkConsumerPriority": f("decrease_network_consumer_priority", func(v val) { l.setBool(&nc.DecreaseNetworkConsumerPriority, v) }),
+			"dynamicOnly":                     f("dynamic_only", func(v val) { l.setBool(&nc.DynamicOnly, v) }),
+			"staticBridge":                    f("static_bridge", func(v val) { l.setBool(&nc.StaticBridge, v) }),
+			"prefetchSize":                    f("prefetch_size", func(v val) { l.setInt(&nc.PrefetchSize, v) }),
+			"alwaysSyncSend":                  f("always_sync_send", func(v val) { l.setBool(&nc.AlwaysSyncSend, v) }),
+			"userName":                        f("user_name", func(v val) { l.setString(&nc.UserName, v) }),
+			"password":                        f("password", func(v val) { l.setString(&nc.Password, v) }),
+		})
+		l.applyNetworkTTL(nc, &ttl)
+		nc.Duplex = duplex
+		once := map[string]bool{}
+		for _, kk := range k.kids {
+			var dst *[]message.Destination
+			var key string
+			switch kk.name {
+			case "dynamicallyIncludedDestinations":
+				dst, key = &nc.DynamicallyIncluded, "dynamically_included_destinations"
+			case "excludedDestinations":
+				dst, key = &nc.Excluded, "excluded_destinations"
+			case "staticallyIncludedDestinations":
+				dst, key = &nc.StaticallyIncluded, "statically_included_destinations"
+			default:
+				p.unsupported(kk, path, "")
+				continue
+			}
+			if once[kk.name] {
+				l.problemAt(path, kk.line, kk.col, fmt.Sprintf("<%s> appears more than once in <networkConnector>", kk.name))
+				continue
+			}
+			once[kk.name] = true
+			p.attrs(kk, path+"."+key, nil)
+			p.noText(kk, path+"."+key)
+			for _, d := range kk.kids {
+				dp := fmt.Sprintf("%s.%s[%d]", path, key, len(*dst))
+				typ := message.Queue
+				switch d.name {
+				case "queue":
+				case "topic":
+					typ = message.Topic
+				default:
+					p.unsupported(d, dp, "a destination list holds <queue> and <topic>")
+					continue
+				}
+				l.note(dp, d.line, d.col, "<"+d.name+">")
+				dest := message.Destination{Type: typ}
+				p.attrs(d, dp, map[string]func(val){
+					"physicalName": at(dp+"."+d.name, func(v val) { l.setString(&dest.Name, v) }),
+				})
+				p.noText(d, dp)
+				for _, x := range d.kids {
+					p.unsupported(x, dp, "")
+				}
+				*dst = append(*dst, dest)
+			}
+		}
+	}
+}
+
+// yamlNetworkConnectors reads network_connectors: a list of mappings with
+// the attributes' snake_case names.
+func (p *yamlParser) networkConnectors(n *yaml.Node, path string) {
+	l, c := p.l, &p.l.cfg
+	p.list(n, path, func(el *yaml.Node, ep string) {
+		nc := DefaultNetworkConnector()
+		nc.Line = el.Line
+		var ttl networkTTL
+		var duplex bool
+		dests := func(dst *[]message.Destination) handler {
+			return func(n *yaml.Node, path string) {
+				p.list(n, path, func(el *yaml.Node, dp string) {
+					var d message.Destination
+					p.mapping(el, dp, map[string]handler{
+						"queue": p.dest(&d, message.Queue),
+						"topic": p.dest(&d, message.Topic),
+					})
+					*dst = append(*dst, d)
+				})
+			}
+		}
+		p.mapping(el, ep, map[string]handler{
+			"name":                  p.str(&nc.Name),
+			"uri":                   p.str(&nc.URI),
+			"duplex":                p.boolean(&duplex),
+			"conduit_subscriptions": p.boolean(&nc.ConduitSubscriptions),
+			"network_ttl": p.scalar(func(l *loader, v val) {
+				ttl.ttl, ttl.set = v, true
+			}),
+			"message_ttl": func(n *yaml.Node, path string) {
+				ttl.msgSet = true
+				p.integer(&nc.MessageTTL)(n, path)
+			},
+			"consumer_ttl": func(n *yaml.Node, path string) {
+				ttl.cSet = true
+				p.integer(&nc.ConsumerTTL)(n, path)
+			},
+			"decrease_network_consumer_priority": p.boolean(&nc.DecreaseNetworkConsumerPriority),
+			"dynamic_only":                       p.boolean(&nc.DynamicOnly),
+			"static_bridge":                      p.boolean(&nc.StaticBridge),
+			"prefetch_size":                      p.integer(&nc.PrefetchSize),
+			"always_sync_send":                   p.boolean(&nc.AlwaysSyncSend),
+			"user_name":                          p.str(&nc.UserName),
+			"password":                           p.str(&nc.Password),
+			"dynamically_included_destinations":  dests(&nc.DynamicallyIncluded),
+			"excluded_destinations":              dests(&nc.Excluded),
+			"statically_included_destinations":   dests(&nc.StaticallyIncluded),
+		})
+		l.applyNetworkTTL(&nc, &ttl)
+		nc.Duplex = duplex
+		c.NetworkConnectors = append(c.NetworkConnectors, nc)
+	})
+}
+
+// discoveryOptions are the static: URI's options (SimpleDiscoveryAgent's
+// setters), by name.
+var discoveryOptions = map[string]func(nc *NetworkConnector, s string) error{
+	"initialReconnectDelay": func(nc *NetworkConnector, s string) error {
+		return millisOption(&nc.InitialReconnectDelay, s)
+	},
+	"maxReconnectDelay": func(nc *NetworkConnector, s string) error {
+		return millisOption(&nc.MaxReconnectDelay, s)
+	},
+	"useExponentialBackOff": func(nc *NetworkConnector, s string) error {
+		b, ok := parseBool(s)
+		if !ok {
+			return fmt.Errorf(`%q is not a boolean (want "true" or "false")`, s)
+		}
+		nc.UseExponentialBackOff = b
+		return nil
+	},
+	"backOffMultiplier": func(nc *NetworkConnector, s string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%q is not a whole number of at least 1 (ActiveMQ's backOffMultiplier is a long)", s)
+		}
+		nc.BackOffMultiplier = n
+		return nil
+	},
+	"maxReconnectAttempts": func(nc *NetworkConnector, s string) error {
+		n, ok := parseInt(s)
+		if !ok || n < 0 {
+			return fmt.Errorf("%q is not a count (0 retries forever)", s)
+		}
+		nc.MaxReconnectAttempts = n
+		return nil
+	},
+}
+
+func millisOption(dst *time.Duration, s string) error {
+	d, ok := parseMillis(s)
+	if !ok || d < 0 {
+		return fmt.Errorf("%q is not a number of milliseconds", s)
+	}
+	*dst = d
+	return nil
+}
+
+// refusedDiscovery names the discovery schemes ActiveMQ has and Wharf
+// does not build yet.
+var refusedDiscovery = map[string]string{
+	"multicast":   "multicast discovery (multicast://) is not supported by Wharf yet; list the peers with static:(tcp://host:port,...)",
+	"masterslave": "masterslave: discovery is not supported by Wharf yet; list the master with static:(tcp://host:port)",
+	"rendezvous":  "rendezvous (zeroconf) discovery is not supported by Wharf yet; use static:(tcp://host:port,...)",
+	"zeroconf":    "zeroconf discovery is not supported by Wharf yet; use static:(tcp://host:port,...)",
+}
+
+// parseNetworkURI fills nc.Peers and the discovery options from nc.URI.
+func parseNetworkURI(nc *NetworkConnector) error {
+	u := strings.TrimSpace(nc.URI)
+	scheme, rest, ok := strings.Cut(u, ":")
+	if !ok {
+		return fmt.Errorf("%q is not a discovery URI (want static:(tcp://host:port,...))", u)
+	}
+	if why, refused := refusedDiscovery[scheme]; refused {
+		return fmt.Errorf("%s", why)
+	}
+	if scheme != "static" {
+		return fmt.Errorf("discovery scheme %q is not supported by Wharf (want static:(tcp://host:port,...))", scheme)
+	}
+	var list, query string
+	if strings.HasPrefix(rest, "(") {
+		end := strings.LastIndex(rest, ")")
+		if end < 0 {
+			return fmt.Errorf("%q: unbalanced parentheses", u)
+		}
+		list, query = rest[1:end], rest[end+1:]
+		if query != "" && !strings.HasPrefix(query, "?") {
+			return fmt.Errorf("%q: unexpected %q after the peer list", u, query)
+		}
+		query = strings.TrimPrefix(query, "?")
+	} else {
+		// static:tcp://host:port (one peer; its options would be the
+		// transport's, which Wharf's bridge does not take).
+		list = rest
+	}
+	if strings.TrimSpace(list) == "" {
+		return fmt.Errorf("%q names no peer", u)
+	}
+	for _, one := range strings.Split(list, ",") {
+		one = strings.TrimSpace(one)
+		pu, err := url.Parse(one)
+		if err != nil {
+			return fmt.Errorf("peer %q: %v", one, err)
+		}
+		switch pu.Scheme {
+		case "tcp", "nio":
+		default:
+			return fmt.Errorf("peer %q: transport %q is not supported for network connectors by Wharf yet (want tcp://host:port)", one, pu.Scheme)
+		}
+		if pu.RawQuery != "" {
+			return fmt.Errorf("peer %q: transport options (%s) are not supported for network connectors by Wharf yet", one, pu.RawQuery)
+		}
+		host, port, err := net.SplitHostPort(pu.Host)
+		if err != nil || host == "" {
+			return fmt.Errorf("peer %q: want tcp://host:port", one)
+		}
+		if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
+			return fmt.Errorf("peer %q: port %q is not in 1..65535", one, port)
+		}
+		nc.Peers = append(nc.Peers, net.JoinHostPort(host, port))
+	}
+	if query != "" {
+		q, err := url.ParseQuery(query)
+		if err != nil {
+			return fmt.Errorf("%q: options: %v", u, err)
+		}
+		for name, vs := range q {
+			set, ok := discoveryOptions[name]
+			if !ok {
+				return fmt.Errorf("discovery option %s is not supported by Wharf yet (supported: initialReconnectDelay, maxReconnectDelay, useExponentialBackOff, backOffMultiplier, maxReconnectAttempts)", name)
+			}
+			if err := set(nc, vs[len(vs)-1]); err != nil {
+				return fmt.Errorf("discovery option %s: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// validateNetwork checks the network connectors: their URIs, TTLs,
+// prefetch, and that two connectors to the same peer have distinct names
+// (ActiveMQ's rule for several bridges between two brokers).
+func (l *loader) validateNetwork() {
+	c := &l.cfg
+	names := map[string]int{}
+	for i := range c.NetworkConnectors {
+		nc := &c.NetworkConnectors[i]
+		path := fmt.Sprintf("network_connectors[%d]", i)
+		if nc.URI == "" {
+			l.fail(path, "uri is required (static:(tcp://host:port,...))")
+		} else if err := parseNetworkURI(nc); err != nil {
+			l.fail(path+".uri", "%v", err)
+		}
+		if nc.Name == "" {
+			l.fail(path+".name", "must not be empty")
+		} else if j, dup := names[nc.Name]; dup {
+			l.fail(path+".name", "%q is also the name of network connector %d: each connector needs a unique name", nc.Name, j)
+		} else {
+			names[nc.Name] = i
+		}
+		if nc.MessageTTL < 1 {
+			l.fail(path+".message_ttl", "messageTTL (or networkTTL) %d must be at least 1", nc.MessageTTL)
+		}
+		if nc.ConsumerTTL < 1 {
+			l.fail(path+".consumer_ttl", "consumerTTL (or networkTTL) %d must be at least 1", nc.ConsumerTTL)
+		}
+		if nc.PrefetchSize < 1 {
+			// ActiveMQ refuses prefetchSize 0 for a bridge
+			// (DemandForwardingBridgeSupport: "prefetchSize must be > 0").
+			l.fail(path+".prefetch_size", "prefetchSize %d must be at least 1", nc.PrefetchSize)
+		}
+		if nc.MaxReconnectDelay < nc.InitialReconnectDelay {
+			l.fail(path+".uri", "maxReconnectDelay (%v) is less than initialReconnectDelay (%v)", nc.MaxReconnectDelay, nc.InitialReconnectDelay)
+		}
+		for _, list := range []struct {
+			key   string
+			dests []message.Destination
+		}{{"dynamically_included_destinations", nc.DynamicallyIncluded}, {"excluded_destinations", nc.Excluded}, {"statically_included_destinations", nc.StaticallyIncluded}} {
+			for j, d := range list.dests {
+				dp := fmt.Sprintf("%s.%s[%d]", path, list.key, j)
+				if d.Name == "" {
+					l.fail(dp, "physicalName is required")
+				} else if list.key == "statically_included_destinations" && d.IsWildcard() {
+					// The seed: wildcards only in excluded and dynamically
+					// included destinations.
+					l.fail(dp, "%s: wildcards are allowed only in excludedDestinations and dynamicallyIncludedDestinations", d)
+				}
+			}
+		}
+		if nc.StaticBridge && len(nc.StaticallyIncluded) == 0 {
+			l.fail(path+".static_bridge", "a static bridge forwards only its staticallyIncludedDestinations, and there are none")
+		}
+	}
+}

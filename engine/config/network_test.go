@@ -1,0 +1,153 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"wharf/engine/message"
+)
+
+func netBroker(body string) string {
+	return `<beans>
+<broker xmlns="http://activemq.apache.org/schema/core" brokerName="a">
+` + body + `
+</broker>
+</beans>`
+}
+
+// The seed's "example configuration using NetworkConnector properties",
+// with the discovery options of the static: section, in both forms.
+func TestConfigNetworkSeedExample(t *testing.T) {
+	doc := netBroker(`<networkConnectors>
+      <networkConnector uri="static:(tcp://127.0.0.1:61617,tcp://h2:61618)?initialReconnectDelay=200&amp;maxReconnectDelay=5000&amp;useExponentialBackOff=false&amp;backOffMultiplier=3&amp;maxReconnectAttempts=4"
+         name="bridge" duplex="true"
+         conduitSubscriptions="false"
+         decreaseNetworkConsumerPriority="true" networkTTL="3" consumerTTL="2" dynamicOnly="true" prefetchSize="10"
+         userName="u" password="p" alwaysSyncSend="true">
+      	<dynamicallyIncludedDestinations>
+      		<queue physicalName="include.test.foo"/>
+      		<topic physicalName="include.test.bar"/>
+      	</dynamicallyIncludedDestinations>
+      	<excludedDestinations>
+      		<queue physicalName="exclude.test.foo"/>
+      		<topic physicalName=">"/>
+      	</excludedDestinations>
+        <staticallyIncludedDestinations>
+      		<queue physicalName="always.include.queue"/>
+      		<topic physicalName="always.include.topic"/>
+      	</staticallyIncludedDestinations>
+      </networkConnector>
+    </networkConnectors>`)
+	want := NetworkConnector{
+		Name: "bridge", URI: "static:(tcp://127.0.0.1:61617,tcp://h2:61618)?initialReconnectDelay=200&maxReconnectDelay=5000&useExponentialBackOff=false&backOffMultiplier=3&maxReconnectAttempts=4",
+		Peers:                 []string{"127.0.0.1:61617", "h2:61618"},
+		InitialReconnectDelay: 200 * time.Millisecond, MaxReconnectDelay: 5 * time.Second,
+		UseExponentialBackOff: false, BackOffMultiplier: 3, MaxReconnectAttempts: 4,
+		Duplex: true, ConduitSubscriptions: false, MessageTTL: 3, ConsumerTTL: 2,
+		DecreaseNetworkConsumerPriority: true, DynamicOnly: true, PrefetchSize: 10, AlwaysSyncSend: true,
+		UserName: "u", Password: "p",
+		DynamicallyIncluded: []message.Destination{message.QueueDest("include.test.foo"), message.TopicDest("include.test.bar")},
+		Excluded:            []message.Destination{message.QueueDest("exclude.test.foo"), message.TopicDest(">")},
+		StaticallyIncluded:  []message.Destination{message.QueueDest("always.include.queue"), message.TopicDest("always.include.topic")},
+		Line:                4,
+	}
+	c, err := ParseXML(strings.NewReader(doc), "activemq.xml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.NetworkConnectors) != 1 || !reflect.DeepEqual(c.NetworkConnectors[0], want) {
+		t.Fatalf("XML: got %+v\nwant %+v", c.NetworkConnectors, want)
+	}
+	y := `broker_name: a
+network_connectors:
+  - name: bridge
+    duplex: true
+    uri: "static:(tcp://127.0.0.1:61617,tcp://h2:61618)?initialReconnectDelay=200&maxReconnectDelay=5000&useExponentialBackOff=false&backOffMultiplier=3&maxReconnectAttempts=4"
+    conduit_subscriptions: false
+    decrease_network_consumer_priority: true
+    network_ttl: 3
+    consumer_ttl: 2
+    dynamic_only: true
+    prefetch_size: 10
+    user_name: u
+    password: p
+    always_sync_send: true
+    dynamically_included_destinations: [{queue: include.test.foo}, {topic: include.test.bar}]
+    excluded_destinations: [{queue: exclude.test.foo}, {topic: ">"}]
+    statically_included_destinations: [{queue: always.include.queue}, {topic: always.include.topic}]
+`
+	c, err = ParseYAML(strings.NewReader(y), "wharf.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Line = 3
+	if len(c.NetworkConnectors) != 1 || !reflect.DeepEqual(c.NetworkConnectors[0], want) {
+		t.Fatalf("YAML: got %+v\nwant %+v", c.NetworkConnectors, want)
+	}
+}
+
+func TestConfigNetworkDefaults(t *testing.T) {
+	c, err := ParseXML(strings.NewReader(netBroker(`<networkConnectors><networkConnector uri="static:tcp://b:61616"/></networkConnectors>`)), "activemq.xml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := c.NetworkConnectors[0]
+	want := DefaultNetworkConnector()
+	want.URI, want.Peers, want.Line = "static:tcp://b:61616", []string{"b:61616"}, 3
+	if !reflect.DeepEqual(nc, want) {
+		t.Fatalf("got %+v, want %+v", nc, want)
+	}
+	// ActiveMQ's defaults (NetworkBridgeConfiguration, SimpleDiscoveryAgent).
+	if nc.Name != "NC" || !nc.ConduitSubscriptions || nc.MessageTTL != 1 || nc.ConsumerTTL != 1 || nc.PrefetchSize != 1000 ||
+		nc.InitialReconnectDelay != time.Second || nc.MaxReconnectDelay != 30*time.Second || !nc.UseExponentialBackOff ||
+		nc.BackOffMultiplier != 2 || nc.MaxReconnectAttempts != 0 {
+		t.Errorf("defaults %+v", nc)
+	}
+}
+
+// Everything seed 001 configures that Wharf has not built is refused,
+// named, with its line.
+func TestConfigNetworkRefused(t *testing.T) {
+	cases := []struct {
+		name, body, err string
+	}{
+		{"multicast", `<networkConnector uri="multicast://default"/>`, "multicast discovery (multicast://) is not supported by Wharf yet"},
+		{"masterslave", `<networkConnector uri="masterslave:(tcp://h1:61616,tcp://h2:61616)"/>`, "masterslave: discovery is not supported by Wharf yet"},
+		{"destinationFilter", `<networkConnector uri="static:(tcp://h:1)" destinationFilter="NO_DESTINATION"/>`, "attribute destinationFilter is not supported by Wharf yet"},
+		{"useVirtualDestSubs", `<networkConnector uri="static:(tcp://h:1)" useVirtualDestSubs="true"/>`, "attribute useVirtualDestSubs is not supported by Wharf yet"},
+		{"suppressDuplicateQueueSubscriptions", `<networkConnector uri="static:(tcp://h:1)" suppressDuplicateQueueSubscriptions="true"/>`, "attribute suppressDuplicateQueueSubscriptions is not supported by Wharf yet"},
+		{"suppressDuplicateTopicSubscriptions", `<networkConnector uri="static:(tcp://h:1)" suppressDuplicateTopicSubscriptions="true"/>`, "attribute suppressDuplicateTopicSubscriptions is not supported by Wharf yet"},
+		{"bridgeTempDestinations", `<networkConnector uri="static:(tcp://h:1)" bridgeTempDestinations="true"/>`, "attribute bridgeTempDestinations is not supported by Wharf yet"},
+		{"http transport", `<networkConnector uri="static:(http://h:1)"/>`, `transport "http" is not supported for network connectors by Wharf yet`},
+		{"unknown option", `<networkConnector uri="static:(tcp://h:1)?frob=1"/>`, "discovery option frob is not supported by Wharf yet"},
+		{"bad multiplier", `<networkConnector uri="static:(tcp://h:1)?backOffMultiplier=1.5"/>`, `discovery option backOffMultiplier: "1.5" is not a whole number`},
+		{"no uri", `<networkConnector name="x"/>`, "uri is required"},
+		{"no port", `<networkConnector uri="static:(tcp://h)"/>`, "want tcp://host:port"},
+		{"zero ttl", `<networkConnector uri="static:(tcp://h:1)" networkTTL="0"/>`, "messageTTL (or networkTTL) 0 must be at least 1"},
+		{"prefetch 0", `<networkConnector uri="static:(tcp://h:1)" prefetchSize="0"/>`, "prefetchSize 0 must be at least 1"},
+		{"static wildcard", `<networkConnector uri="static:(tcp://h:1)"><staticallyIncludedDestinations><queue physicalName="a.>"/></staticallyIncludedDestinations></networkConnector>`, "wildcards are allowed only in excludedDestinations and dynamicallyIncludedDestinations"},
+		{"same name", `<networkConnector uri="static:(tcp://h:1)"/><networkConnector uri="static:(tcp://h:2)"/>`, `"NC" is also the name of network connector 0`},
+		{"static bridge without destinations", `<networkConnector uri="static:(tcp://h:1)" staticBridge="true"/>`, "a static bridge forwards only its staticallyIncludedDestinations, and there are none"},
+		{"unknown child", `<networkConnector uri="static:(tcp://h:1)"><durableDestinations/></networkConnector>`, "<durableDestinations> is not supported by Wharf yet"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseXML(strings.NewReader(netBroker("<networkConnectors>"+tc.body+"</networkConnectors>")), "activemq.xml", nil)
+			wantProblem(t, err, 3, 0, tc.err)
+		})
+	}
+	// The broker's networkConnectorStartAsync and the connector's
+	// discoveryUri (seed 001's multicast example) are refused too.
+	_, err := ParseXML(strings.NewReader(`<broker brokerName="a" networkConnectorStartAsync="true"/>`), "activemq.xml", nil)
+	wantProblem(t, err, 1, 0, "networkConnectorStartAsync")
+	_, err = ParseXML(strings.NewReader(`<broker brokerName="a"><transportConnectors>
+<transportConnector uri="tcp://127.0.0.1:0" discoveryUri="multicast://default"/></transportConnectors></broker>`), "activemq.xml", nil)
+	wantProblem(t, err, 2, 0, "attribute discoveryUri is not supported by Wharf yet")
+	// YAML refuses the same.
+	_, err = ParseYAML(strings.NewReader("network_connectors:\n  - uri: multicast://default\n"), "wharf.yaml", nil)
+	wantProblem(t, err, 2, 0, "multicast discovery")
+	_, err = ParseYAML(strings.NewReader("network_connectors:\n  - uri: static:(tcp://h:1)\n    use_virtual_dest_subs: true\n"), "wharf.yaml", nil)
+	wantProblem(t, err, 3, 0, `unknown key "use_virtual_dest_subs"`)
+}
