@@ -2,6 +2,8 @@ package openwire
 
 import (
 	"net"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,12 +13,17 @@ import (
 	"wharf/storage/memory"
 )
 
+var ccSeq atomic.Int64
+
 // connectionControl connects to addr over a real socket as a JMS client
 // does (WireFormatInfo, then a manageable ConnectionInfo, a failover
 // client's reconnection when failoverReconnect) and returns the
 // ConnectionControl the broker sends.
 func connectionControl(t *testing.T, addr string, failoverReconnect bool) *wire.ConnectionControl {
 	t.Helper()
+	// A client id of its own: the previous call's connection may not be
+	// gone from the broker yet, and a client id in use is refused.
+	id := "cc-" + strconv.FormatInt(ccSeq.Add(1), 10)
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +47,7 @@ func connectionControl(t *testing.T, addr string, failoverReconnect bool) *wire.
 	}
 	enc.SetFormat(f)
 	b, err = enc.Append(b, &wire.ConnectionInfo{BaseCommand: wire.BaseCommand{CommandId: 1, ResponseRequired: true},
-		ConnectionId: &wire.ConnectionId{Value: "cc"}, ClientId: "cc", Manageable: true, FailoverReconnect: failoverReconnect})
+		ConnectionId: &wire.ConnectionId{Value: id}, ClientId: id, Manageable: true, FailoverReconnect: failoverReconnect})
 	if err != nil {
 		t.Fatal(err)
 	}
