@@ -16,10 +16,11 @@ import (
 	"wharf/protocols/openwire/wire"
 )
 
-// What a broker keeps in its store comes back after a restart on KahaDB,
-// the store users get by default: each test runs an in-process broker
-// whose Restart closes the store and opens it again from disk
-// (brokertest.WithKahaDB), so nothing survives in memory. After the
+// What a broker keeps in its store comes back after a restart, on every
+// store of the matrix (storematrix_test.go: KahaDB, the default, then LSM
+// and JDBC), each a subtest: each test runs an in-process broker whose
+// Restart closes the store and opens it again (from disk, or from the
+// database), so nothing survives in memory. After the
 // expected messages each test sends a live marker and expects it next: a
 // barrier that shows nothing else (an acknowledged message, one a
 // selector excludes) came back.
@@ -29,33 +30,35 @@ import (
 // keeps, across a restart, the persistent messages it matched while
 // offline, and its selector.
 func TestConformanceRestartSTOMPDurableSubscription(t *testing.T) {
-	b := startBroker(t, brokertest.WithKahaDB())
-	tp := topic(t, "")
-	clientID := uniq(t)
-	durable := func() *rawConn {
-		c, _ := connectRaw(t, b.STOMPAddr(), "1.2", "client-id:"+clientID)
-		c.subscribe("d", tp, "activemq.subscriptionName:sub1", "selector:n > 1")
-		return c
-	}
-	c := durable()
-	c.disconnect()
-	p, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-	for i := 1; i <= 3; i++ {
-		p.sendMsg(tp, "m"+strconv.Itoa(i), "persistent:true", "n:"+strconv.Itoa(i))
-	}
-	p.disconnect()
+	forEachStoreInProcess(t, func(t *testing.T, store brokertest.Option) {
+		b := startBroker(t, store)
+		tp := topic(t, "")
+		clientID := uniq(t)
+		durable := func() *rawConn {
+			c, _ := connectRaw(t, b.STOMPAddr(), "1.2", "client-id:"+clientID)
+			c.subscribe("d", tp, "activemq.subscriptionName:sub1", "selector:n > 1")
+			return c
+		}
+		c := durable()
+		c.disconnect()
+		p, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+		for i := 1; i <= 3; i++ {
+			p.sendMsg(tp, "m"+strconv.Itoa(i), "persistent:true", "n:"+strconv.Itoa(i))
+		}
+		p.disconnect()
 
-	b.Restart()
-	c = durable()
-	for _, want := range []string{"m2", "m3"} {
-		f := c.expectMessage(want)
-		expectHeader(t, f, "destination", tp)
-	}
-	p, _ = connectRaw(t, b.STOMPAddr(), "1.2")
-	p.sendMsg(tp, "excluded", "persistent:true", "n:0")
-	p.sendMsg(tp, "marker", "persistent:true", "n:9")
-	c.expectMessage("marker")
-	c.mustSync()
+		b.Restart()
+		c = durable()
+		for _, want := range []string{"m2", "m3"} {
+			f := c.expectMessage(want)
+			expectHeader(t, f, "destination", tp)
+		}
+		p, _ = connectRaw(t, b.STOMPAddr(), "1.2")
+		p.sendMsg(tp, "excluded", "persistent:true", "n:0")
+		p.sendMsg(tp, "marker", "persistent:true", "n:9")
+		c.expectMessage("marker")
+		c.mustSync()
+	})
 }
 
 // TestConformanceRestartOpenWireDurableSubscription: a JMS durable
@@ -66,52 +69,54 @@ func TestConformanceRestartSTOMPDurableSubscription(t *testing.T) {
 // restart stays gone, and a message its own connection sends after the
 // restart does not reach it.
 func TestConformanceRestartOpenWireDurableSubscription(t *testing.T) {
-	b := startBroker(t, brokertest.WithKahaDB())
-	if b.Addr("openwire") == nil {
-		t.Skip("no OpenWire connector in this build")
-	}
-	addr := b.Addr("openwire").String()
-	clientID := uniq(t)
-	top := wire.NewTopic(uniq(t))
-	const sel = "i >= 1"
-	c := dialOW(t, addr, clientID)
-	s := must(c.Session(false))(t)
-	d := must(s.Consumer(top, client.ConsumerOptions{DurableName: "sub1", Selector: sel, NoLocal: true, AckMode: client.AckClient}))(t)
-	if err := d.Close(); err != nil {
-		t.Fatal(err)
-	}
-	pub := dialOW(t, addr, "")
-	ps := must(pub.Session(false))(t)
-	pp := must(ps.Producer(top))(t)
-	var sent []*wire.Message
-	for i := range 4 {
-		m := richMessage("d"+strconv.Itoa(i), i)
-		owSend(t, pp, m)
-		sent = append(sent, m)
-	}
-	// d0 (i = 0) is excluded; d1 is taken and acknowledged.
-	d = must(s.Consumer(top, client.ConsumerOptions{DurableName: "sub1", Selector: sel, NoLocal: true, AckMode: client.AckClient, Prefetch: 1}))(t)
-	got := receiveN(t, d, "sub1 before the restart", 1)
-	checkMessages(t, "sub1 before the restart", got, sent[1:2])
-	if err := d.Ack(got[0]); err != nil {
-		t.Fatal(err)
-	}
-	// An ack is not answered; a synchronous send after it on the same
-	// connection is handled after it.
-	owSend(t, must(s.Producer(wire.NewQueue(uniq(t)+".barrier")))(t), markerMessage("barrier"))
-	c.Close()
-	pub.Close()
+	forEachStoreInProcess(t, func(t *testing.T, store brokertest.Option) {
+		b := startBroker(t, store)
+		if b.Addr("openwire") == nil {
+			t.Skip("no OpenWire connector in this build")
+		}
+		addr := b.Addr("openwire").String()
+		clientID := uniq(t)
+		top := wire.NewTopic(uniq(t))
+		const sel = "i >= 1"
+		c := dialOW(t, addr, clientID)
+		s := must(c.Session(false))(t)
+		d := must(s.Consumer(top, client.ConsumerOptions{DurableName: "sub1", Selector: sel, NoLocal: true, AckMode: client.AckClient}))(t)
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		pub := dialOW(t, addr, "")
+		ps := must(pub.Session(false))(t)
+		pp := must(ps.Producer(top))(t)
+		var sent []*wire.Message
+		for i := range 4 {
+			m := richMessage("d"+strconv.Itoa(i), i)
+			owSend(t, pp, m)
+			sent = append(sent, m)
+		}
+		// d0 (i = 0) is excluded; d1 is taken and acknowledged.
+		d = must(s.Consumer(top, client.ConsumerOptions{DurableName: "sub1", Selector: sel, NoLocal: true, AckMode: client.AckClient, Prefetch: 1}))(t)
+		got := receiveN(t, d, "sub1 before the restart", 1)
+		checkMessages(t, "sub1 before the restart", got, sent[1:2])
+		if err := d.Ack(got[0]); err != nil {
+			t.Fatal(err)
+		}
+		// An ack is not answered; a synchronous send after it on the same
+		// connection is handled after it.
+		owSend(t, must(s.Producer(wire.NewQueue(uniq(t)+".barrier")))(t), markerMessage("barrier"))
+		c.Close()
+		pub.Close()
 
-	b.Restart()
-	addr = b.Addr("openwire").String()
-	c = dialOW(t, addr, clientID)
-	s = must(c.Session(false))(t)
-	d = must(s.Consumer(top, client.ConsumerOptions{DurableName: "sub1", Selector: sel, NoLocal: true}))(t)
-	checkMessages(t, "sub1 after the restart", receiveN(t, d, "sub1 after the restart", 2), sent[2:])
-	own := richMessage("own", 1)
-	owSend(t, must(s.Producer(top))(t), own) // noLocal: not for sub1
-	pub = dialOW(t, addr, "")
-	expectMarkerNext(t, must(must(pub.Session(false))(t).Producer(top))(t), d, "sub1")
+		b.Restart()
+		addr = b.Addr("openwire").String()
+		c = dialOW(t, addr, clientID)
+		s = must(c.Session(false))(t)
+		d = must(s.Consumer(top, client.ConsumerOptions{DurableName: "sub1", Selector: sel, NoLocal: true}))(t)
+		checkMessages(t, "sub1 after the restart", receiveN(t, d, "sub1 after the restart", 2), sent[2:])
+		own := richMessage("own", 1)
+		owSend(t, must(s.Producer(top))(t), own) // noLocal: not for sub1
+		pub = dialOW(t, addr, "")
+		expectMarkerNext(t, must(must(pub.Session(false))(t).Producer(top))(t), d, "sub1")
+	})
 }
 
 // TestConformanceRestartAMQPDurableSubscription: an AMQP durable
@@ -120,49 +125,51 @@ func TestConformanceRestartOpenWireDurableSubscription(t *testing.T) {
 // it matched while it was detached, and its selector (re-attached with
 // the same filter, it is not re-made empty).
 func TestConformanceRestartAMQPDurableSubscription(t *testing.T) {
-	b := amqpBroker(t, nil, brokertest.WithKahaDB())
-	base := uniq(t)
-	topic := "topic://" + base
-	durable := &amqp.ReceiverOptions{Name: "sub1", SourceDurability: amqp.DurabilityUnsettledState, SourceExpiryPolicy: amqp.ExpiryPolicyNever,
-		Filters: []amqp.LinkFilter{amqp.NewSelectorFilter("color = 'red'")}}
-	colored := func(body, color string) *amqp.Message {
-		m := amqp.NewMessage([]byte(body))
-		m.Header = &amqp.MessageHeader{Durable: true} // offline subscriptions keep persistent messages only
-		m.ApplicationProperties = map[string]any{"color": color}
-		return m
-	}
-	clientConn := func() *amqp.Conn {
-		return amqpDial(t, b.AMQPAddr(), &amqp.ConnOptions{ContainerID: base + "-client", SASLType: amqp.SASLTypeAnonymous()})
-	}
-	c := clientConn()
-	amqpReceiver(t, amqpSession(t, c), topic, durable)
-	c.Close() // detaches the link: the subscription stays
-	eventually(t, func() bool { return len(b.Engine().DurableSubs(base+"-client")) == 1 })
-	snd := amqpSender(t, amqpSession(t, amqpDial(t, b.AMQPAddr(), nil)), topic, nil)
-	amqpSend(t, snd, colored("away-1", "red"))
-	amqpSend(t, snd, colored("blue", "blue"))
-	amqpSend(t, snd, colored("away-2", "red"))
+	forEachStoreInProcess(t, func(t *testing.T, store brokertest.Option) {
+		b := amqpBroker(t, nil, store)
+		base := uniq(t)
+		topic := "topic://" + base
+		durable := &amqp.ReceiverOptions{Name: "sub1", SourceDurability: amqp.DurabilityUnsettledState, SourceExpiryPolicy: amqp.ExpiryPolicyNever,
+			Filters: []amqp.LinkFilter{amqp.NewSelectorFilter("color = 'red'")}}
+		colored := func(body, color string) *amqp.Message {
+			m := amqp.NewMessage([]byte(body))
+			m.Header = &amqp.MessageHeader{Durable: true} // offline subscriptions keep persistent messages only
+			m.ApplicationProperties = map[string]any{"color": color}
+			return m
+		}
+		clientConn := func() *amqp.Conn {
+			return amqpDial(t, b.AMQPAddr(), &amqp.ConnOptions{ContainerID: base + "-client", SASLType: amqp.SASLTypeAnonymous()})
+		}
+		c := clientConn()
+		amqpReceiver(t, amqpSession(t, c), topic, durable)
+		c.Close() // detaches the link: the subscription stays
+		eventually(t, func() bool { return len(b.Engine().DurableSubs(base+"-client")) == 1 })
+		snd := amqpSender(t, amqpSession(t, amqpDial(t, b.AMQPAddr(), nil)), topic, nil)
+		amqpSend(t, snd, colored("away-1", "red"))
+		amqpSend(t, snd, colored("blue", "blue"))
+		amqpSend(t, snd, colored("away-2", "red"))
 
-	b.Restart()
-	if subs := b.Engine().DurableSubs(base + "-client"); len(subs) != 1 || subs[0].Key.Name != "sub1" {
-		t.Fatalf("durable subscriptions after the restart: %+v, want sub1", subs)
-	}
-	r := amqpReceiver(t, amqpSession(t, clientConn()), topic, durable)
-	snd = amqpSender(t, amqpSession(t, amqpDial(t, b.AMQPAddr(), nil)), topic, nil)
-	for _, want := range []string{"away-1", "away-2"} {
-		m := amqpRecv(t, r)
-		if string(m.GetData()) != want {
-			t.Fatalf("after the restart got %q, want %q", m.GetData(), want)
+		b.Restart()
+		if subs := b.Engine().DurableSubs(base + "-client"); len(subs) != 1 || subs[0].Key.Name != "sub1" {
+			t.Fatalf("durable subscriptions after the restart: %+v, want sub1", subs)
 		}
-		if err := r.AcceptMessage(amqpCtx(t), m); err != nil {
-			t.Fatal(err)
+		r := amqpReceiver(t, amqpSession(t, clientConn()), topic, durable)
+		snd = amqpSender(t, amqpSession(t, amqpDial(t, b.AMQPAddr(), nil)), topic, nil)
+		for _, want := range []string{"away-1", "away-2"} {
+			m := amqpRecv(t, r)
+			if string(m.GetData()) != want {
+				t.Fatalf("after the restart got %q, want %q", m.GetData(), want)
+			}
+			if err := r.AcceptMessage(amqpCtx(t), m); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	amqpSend(t, snd, colored("blue-after", "blue"))
-	amqpSend(t, snd, colored("marker", "red"))
-	if m := amqpRecv(t, r); string(m.GetData()) != "marker" {
-		t.Fatalf("after the kept messages got %q, want the marker", m.GetData())
-	}
+		amqpSend(t, snd, colored("blue-after", "blue"))
+		amqpSend(t, snd, colored("marker", "red"))
+		if m := amqpRecv(t, r); string(m.GetData()) != "marker" {
+			t.Fatalf("after the kept messages got %q, want the marker", m.GetData())
+		}
+	})
 }
 
 // TestConformanceRestartMQTTExactlyOnceSession: a persistent MQTT session's
@@ -170,42 +177,44 @@ func TestConformanceRestartAMQPDurableSubscription(t *testing.T) {
 // after a restart it is still there, and what was published to it while
 // the client was away is delivered at QoS 2.
 func TestConformanceRestartMQTTExactlyOnceSession(t *testing.T) {
-	b := mqttBroker(t, nil, brokertest.WithKahaDB())
-	base := uniq(t)
-	id := base + "-dev"
-	persistent := func(o *paho.ClientOptions) { o.SetCleanSession(false) }
-	c := mqttConnect(t, b.MQTTAddr(), id, persistent)
-	mqttSub(t, c, base+"/x", 2)
-	c.Disconnect(50)
-	pub := mqttConnect(t, b.MQTTAddr(), base+"-pub")
-	mqttPub(t, pub, base+"/x", 2, false, "away-2")
-	mqttPub(t, pub, base+"/x", 1, false, "away-1")
+	forEachStoreInProcess(t, func(t *testing.T, store brokertest.Option) {
+		b := mqttBroker(t, nil, store)
+		base := uniq(t)
+		id := base + "-dev"
+		persistent := func(o *paho.ClientOptions) { o.SetCleanSession(false) }
+		c := mqttConnect(t, b.MQTTAddr(), id, persistent)
+		mqttSub(t, c, base+"/x", 2)
+		c.Disconnect(50)
+		pub := mqttConnect(t, b.MQTTAddr(), base+"-pub")
+		mqttPub(t, pub, base+"/x", 2, false, "away-2")
+		mqttPub(t, pub, base+"/x", 1, false, "away-1")
 
-	b.Restart()
-	subs := b.Engine().DurableSubs(id)
-	if len(subs) != 1 || subs[0].Key.Name != "EXACTLY_ONCE:"+base+"/x" {
-		t.Fatalf("durable subscriptions of %s after the restart: %+v", id, subs)
-	}
-	ch := make(msgs, 10)
-	c = mqttConnect(t, b.MQTTAddr(), id, persistent, func(o *paho.ClientOptions) {
-		o.SetDefaultPublishHandler(ch.handler)
-	})
-	// A QoS 2 subscription gets each message at the QoS it was published
-	// with [MQTT-3.8.4-6].
-	for _, want := range []struct {
-		body string
-		qos  byte
-	}{{"away-2", 2}, {"away-1", 1}} {
-		m := ch.next(t)
-		if string(m.Payload()) != want.body || m.Qos() != want.qos {
-			t.Fatalf("resumed session got %q at QoS %d, want %q at QoS %d", m.Payload(), m.Qos(), want.body, want.qos)
+		b.Restart()
+		subs := b.Engine().DurableSubs(id)
+		if len(subs) != 1 || subs[0].Key.Name != "EXACTLY_ONCE:"+base+"/x" {
+			t.Fatalf("durable subscriptions of %s after the restart: %+v", id, subs)
 		}
-	}
-	pub = mqttConnect(t, b.MQTTAddr(), base+"-pub2")
-	mqttPub(t, pub, base+"/x", 2, false, "marker")
-	if m := ch.next(t); string(m.Payload()) != "marker" {
-		t.Fatalf("after the kept messages got %q, want the marker", m.Payload())
-	}
+		ch := make(msgs, 10)
+		c = mqttConnect(t, b.MQTTAddr(), id, persistent, func(o *paho.ClientOptions) {
+			o.SetDefaultPublishHandler(ch.handler)
+		})
+		// A QoS 2 subscription gets each message at the QoS it was published
+		// with [MQTT-3.8.4-6].
+		for _, want := range []struct {
+			body string
+			qos  byte
+		}{{"away-2", 2}, {"away-1", 1}} {
+			m := ch.next(t)
+			if string(m.Payload()) != want.body || m.Qos() != want.qos {
+				t.Fatalf("resumed session got %q at QoS %d, want %q at QoS %d", m.Payload(), m.Qos(), want.body, want.qos)
+			}
+		}
+		pub = mqttConnect(t, b.MQTTAddr(), base+"-pub2")
+		mqttPub(t, pub, base+"/x", 2, false, "marker")
+		if m := ch.next(t); string(m.Payload()) != "marker" {
+			t.Fatalf("after the kept messages got %q, want the marker", m.Payload())
+		}
+	})
 }
 
 // TestConformanceRestartScheduledJobs: scheduled messages (schedulerSupport
@@ -213,46 +222,48 @@ func TestConformanceRestartMQTTExactlyOnceSession(t *testing.T) {
 // engine's clock; a repeated job fires its remaining times after it, and
 // a delivered one-shot job does not fire again.
 func TestConformanceRestartScheduledJobs(t *testing.T) {
-	clock := &fakeClock{}
-	b := startBroker(t, brokertest.WithKahaDB(), brokertest.WithEngine(func(o *engine.Options) {
-		o.Now = clock.now
-		o.TickInterval = time.Hour // only the test's Tick fires jobs
-	}))
-	q := queue(t, "")
-	p, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-	p.sendMsg(q, "soon", "persistent:true", "AMQ_SCHEDULED_DELAY:1000")
-	p.sendMsg(q, "delayed", "persistent:true", "AMQ_SCHEDULED_DELAY:60000")
-	p.sendMsg(q, "repeated", "persistent:true", "AMQ_SCHEDULED_DELAY:120000", "AMQ_SCHEDULED_PERIOD:60000", "AMQ_SCHEDULED_REPEAT:1")
-	c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-	c.subscribe("s", q)
-	clock.add(2 * time.Second)
-	b.Engine().Tick()
-	c.expectMessage("soon")
-	c.mustSync()
-	c.disconnect()
+	forEachStoreInProcess(t, func(t *testing.T, store brokertest.Option) {
+		clock := &fakeClock{}
+		b := startBroker(t, store, brokertest.WithEngine(func(o *engine.Options) {
+			o.Now = clock.now
+			o.TickInterval = time.Hour // only the test's Tick fires jobs
+		}))
+		q := queue(t, "")
+		p, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+		p.sendMsg(q, "soon", "persistent:true", "AMQ_SCHEDULED_DELAY:1000")
+		p.sendMsg(q, "delayed", "persistent:true", "AMQ_SCHEDULED_DELAY:60000")
+		p.sendMsg(q, "repeated", "persistent:true", "AMQ_SCHEDULED_DELAY:120000", "AMQ_SCHEDULED_PERIOD:60000", "AMQ_SCHEDULED_REPEAT:1")
+		c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+		c.subscribe("s", q)
+		clock.add(2 * time.Second)
+		b.Engine().Tick()
+		c.expectMessage("soon")
+		c.mustSync()
+		c.disconnect()
 
-	b.Restart()
-	c, _ = connectRaw(t, b.STOMPAddr(), "1.2")
-	c.subscribe("s", q)
-	c.mustSync() // nothing is due yet: "soon" fired before the restart
-	clock.add(time.Minute)
-	b.Engine().Tick()
-	f := c.expectMessage("delayed")
-	if v, _ := f.Get("scheduledJobId"); v == "" {
-		t.Fatalf("recovered job delivered without scheduledJobId: %s", f)
-	}
-	c.mustSync()
-	for range 2 {
+		b.Restart()
+		c, _ = connectRaw(t, b.STOMPAddr(), "1.2")
+		c.subscribe("s", q)
+		c.mustSync() // nothing is due yet: "soon" fired before the restart
 		clock.add(time.Minute)
 		b.Engine().Tick()
-		c.expectMessage("repeated")
-	}
-	clock.add(time.Hour)
-	b.Engine().Tick()
-	p, _ = connectRaw(t, b.STOMPAddr(), "1.2")
-	p.sendMsg(q, "marker")
-	c.expectMessage("marker")
-	c.mustSync()
+		f := c.expectMessage("delayed")
+		if v, _ := f.Get("scheduledJobId"); v == "" {
+			t.Fatalf("recovered job delivered without scheduledJobId: %s", f)
+		}
+		c.mustSync()
+		for range 2 {
+			clock.add(time.Minute)
+			b.Engine().Tick()
+			c.expectMessage("repeated")
+		}
+		clock.add(time.Hour)
+		b.Engine().Tick()
+		p, _ = connectRaw(t, b.STOMPAddr(), "1.2")
+		p.sendMsg(q, "marker")
+		c.expectMessage("marker")
+		c.mustSync()
+	})
 }
 
 // TestConformanceRestartDLQOriginalDestination: persistent messages sent
@@ -261,36 +272,38 @@ func TestConformanceRestartScheduledJobs(t *testing.T) {
 // queue they came from (original-destination), as ActiveMQ's
 // OriginalDestination.
 func TestConformanceRestartDLQOriginalDestination(t *testing.T) {
-	clock := &fakeClock{}
-	b := startBroker(t, brokertest.WithKahaDB(), brokertest.WithEngine(func(o *engine.Options) {
-		o.Now = clock.now
-		o.TickInterval = time.Hour // only the test's Tick sweeps
-	}))
-	if b.Addr("openwire") == nil {
-		t.Skip("no OpenWire connector in this build")
-	}
-	q := queue(t, "")
-	dlq := "/queue/ActiveMQ.DLQ"
-	exp := clock.now().Add(time.Minute).UnixMilli()
-	p, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-	p.sendMsg(q, "from stomp", "persistent:true", "expires:"+strconv.FormatInt(exp, 10))
-	ow := dialOW(t, b.Addr("openwire").String(), "")
-	op := must(must(ow.Session(false))(t).Producer(wire.NewQueue(strings.TrimPrefix(q, "/queue/"))))(t)
-	m := client.NewTextMessage("from openwire")
-	m.Expiration = exp
-	owSend(t, op, m)
-	clock.add(2 * time.Minute) // past the expiry and the sweep period
-	b.Engine().Tick()
+	forEachStoreInProcess(t, func(t *testing.T, store brokertest.Option) {
+		clock := &fakeClock{}
+		b := startBroker(t, store, brokertest.WithEngine(func(o *engine.Options) {
+			o.Now = clock.now
+			o.TickInterval = time.Hour // only the test's Tick sweeps
+		}))
+		if b.Addr("openwire") == nil {
+			t.Skip("no OpenWire connector in this build")
+		}
+		q := queue(t, "")
+		dlq := "/queue/ActiveMQ.DLQ"
+		exp := clock.now().Add(time.Minute).UnixMilli()
+		p, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+		p.sendMsg(q, "from stomp", "persistent:true", "expires:"+strconv.FormatInt(exp, 10))
+		ow := dialOW(t, b.Addr("openwire").String(), "")
+		op := must(must(ow.Session(false))(t).Producer(wire.NewQueue(strings.TrimPrefix(q, "/queue/"))))(t)
+		m := client.NewTextMessage("from openwire")
+		m.Expiration = exp
+		owSend(t, op, m)
+		clock.add(2 * time.Minute) // past the expiry and the sweep period
+		b.Engine().Tick()
 
-	b.Restart()
-	c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-	c.subscribe("dlq", dlq)
-	for _, want := range []string{"from stomp", "from openwire"} {
-		f := c.expectMessage(want)
-		expectHeader(t, f, "original-destination", q)
-		expectHeader(t, f, "destination", dlq)
-	}
-	c.mustSync()
+		b.Restart()
+		c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+		c.subscribe("dlq", dlq)
+		for _, want := range []string{"from stomp", "from openwire"} {
+			f := c.expectMessage(want)
+			expectHeader(t, f, "original-destination", q)
+			expectHeader(t, f, "destination", dlq)
+		}
+		c.mustSync()
+	})
 }
 
 // TestConformanceRestartVirtualTopicCopy: the copy a virtual topic makes
@@ -299,34 +312,36 @@ func TestConformanceRestartDLQOriginalDestination(t *testing.T) {
 // reaches a consumer before one: the same destination headers, the topic
 // as original-destination.
 func TestConformanceRestartVirtualTopicCopy(t *testing.T) {
-	b := startBroker(t, brokertest.WithKahaDB())
-	if b.Addr("openwire") == nil {
-		t.Skip("no OpenWire connector in this build")
-	}
-	vt := "VirtualTopic." + uniq(t)
-	qa, qb := "/queue/Consumer.A."+vt, "/queue/Consumer.B."+vt
-	// The consumer queues exist once something consumes from them.
-	c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-	c.subscribe("a", qa)
-	c.subscribe("b", qb)
-	c.send("UNSUBSCRIBE", []string{"id:b", "receipt:u"}, nil)
-	c.expectReceipt("u")
-	ow := dialOW(t, b.Addr("openwire").String(), "")
-	op := must(must(ow.Session(false))(t).Producer(wire.NewTopic(vt)))(t)
-	owSend(t, op, client.NewTextMessage("copied"))
-	before := c.expectMessage("copied")
-	c.mustSync()
-	c.disconnect()
+	forEachStoreInProcess(t, func(t *testing.T, store brokertest.Option) {
+		b := startBroker(t, store)
+		if b.Addr("openwire") == nil {
+			t.Skip("no OpenWire connector in this build")
+		}
+		vt := "VirtualTopic." + uniq(t)
+		qa, qb := "/queue/Consumer.A."+vt, "/queue/Consumer.B."+vt
+		// The consumer queues exist once something consumes from them.
+		c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+		c.subscribe("a", qa)
+		c.subscribe("b", qb)
+		c.send("UNSUBSCRIBE", []string{"id:b", "receipt:u"}, nil)
+		c.expectReceipt("u")
+		ow := dialOW(t, b.Addr("openwire").String(), "")
+		op := must(must(ow.Session(false))(t).Producer(wire.NewTopic(vt)))(t)
+		owSend(t, op, client.NewTextMessage("copied"))
+		before := c.expectMessage("copied")
+		c.mustSync()
+		c.disconnect()
 
-	b.Restart()
-	c, _ = connectRaw(t, b.STOMPAddr(), "1.2")
-	c.subscribe("b", qb)
-	after := c.expectMessage("copied")
-	c.mustSync()
-	expectHeader(t, before, "original-destination", "/topic/"+vt)
-	expectHeader(t, after, "original-destination", "/topic/"+vt)
-	// The same destination as before, on the other consumer queue.
-	expectHeader(t, after, "destination", strings.Replace(header(before, "destination"), "Consumer.A.", "Consumer.B.", 1))
+		b.Restart()
+		c, _ = connectRaw(t, b.STOMPAddr(), "1.2")
+		c.subscribe("b", qb)
+		after := c.expectMessage("copied")
+		c.mustSync()
+		expectHeader(t, before, "original-destination", "/topic/"+vt)
+		expectHeader(t, after, "original-destination", "/topic/"+vt)
+		// The same destination as before, on the other consumer queue.
+		expectHeader(t, after, "destination", strings.Replace(header(before, "destination"), "Consumer.A.", "Consumer.B.", 1))
+	})
 }
 
 // TestConformanceRestartMQTT5Session: an MQTT 5 session that outlives its
@@ -335,17 +350,19 @@ func TestConformanceRestartVirtualTopicCopy(t *testing.T) {
 // delivering what was published while it was away: after a reconnect, and
 // after a restart (before and after it).
 func TestConformanceRestartMQTT5Session(t *testing.T) {
-	for _, restart := range []bool{false, true} {
-		name := "reconnect"
-		if restart {
-			name = "restart"
+	forEachStoreInProcess(t, func(t *testing.T, store brokertest.Option) {
+		for _, restart := range []bool{false, true} {
+			name := "reconnect"
+			if restart {
+				name = "restart"
+			}
+			t.Run(name, func(t *testing.T) { testMQTT5SessionResumed(t, restart, store) })
 		}
-		t.Run(name, func(t *testing.T) { testMQTT5SessionResumed(t, restart) })
-	}
+	})
 }
 
-func testMQTT5SessionResumed(t *testing.T, restart bool) {
-	b := mqttBroker(t, nil, brokertest.WithKahaDB())
+func testMQTT5SessionResumed(t *testing.T, restart bool, store brokertest.Option) {
+	b := mqttBroker(t, nil, store)
 	base := uniq(t)
 	expiry := uint32(3600)
 	connect := func() *v5Client {
@@ -398,24 +415,26 @@ func testMQTT5SessionResumed(t *testing.T, restart bool) {
 // sent to the topic while the consumer is away, as ActiveMQ's KahaDB keeps
 // the queue's StoredDestination in db.data and re-creates it at start.
 func TestConformanceRestartVirtualTopicEmptyConsumerQueue(t *testing.T) {
-	b := startBroker(t, brokertest.WithKahaDB())
-	vt := "VirtualTopic.Orders" + uniq(t)
-	qa := "/queue/Consumer.A." + vt
-	c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-	c.subscribe("a", qa)
-	c.send("UNSUBSCRIBE", []string{"id:a", "receipt:u"}, nil)
-	c.expectReceipt("u")
-	c.disconnect()
+	forEachStoreInProcess(t, func(t *testing.T, store brokertest.Option) {
+		b := startBroker(t, store)
+		vt := "VirtualTopic.Orders" + uniq(t)
+		qa := "/queue/Consumer.A." + vt
+		c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+		c.subscribe("a", qa)
+		c.send("UNSUBSCRIBE", []string{"id:a", "receipt:u"}, nil)
+		c.expectReceipt("u")
+		c.disconnect()
 
-	b.Restart()
-	p, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-	p.sendMsg("/topic/"+vt, "while away", "persistent:true")
-	p.disconnect()
-	c, _ = connectRaw(t, b.STOMPAddr(), "1.2")
-	c.subscribe("a", qa)
-	f := c.expectMessage("while away")
-	expectHeader(t, f, "original-destination", "/topic/"+vt)
-	c.mustSync()
+		b.Restart()
+		p, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+		p.sendMsg("/topic/"+vt, "while away", "persistent:true")
+		p.disconnect()
+		c, _ = connectRaw(t, b.STOMPAddr(), "1.2")
+		c.subscribe("a", qa)
+		f := c.expectMessage("while away")
+		expectHeader(t, f, "original-destination", "/topic/"+vt)
+		c.mustSync()
+	})
 }
 
 // TestConformanceRestartEmptyQueue: a queue emptied by its consumer (a
@@ -424,23 +443,25 @@ func TestConformanceRestartVirtualTopicEmptyConsumerQueue(t *testing.T) {
 // the existing destinations (AdvisoryBroker's replay), as ActiveMQ's
 // KahaDB lists it in db.data until it is removed; and it is empty.
 func TestConformanceRestartEmptyQueue(t *testing.T) {
-	b := startBroker(t, brokertest.WithKahaDB())
-	q := uniq(t) + ".emptied"
-	c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-	c.sendMsg("/queue/"+q, "consumed", "persistent:true")
-	c.subscribe("q", "/queue/"+q)
-	c.expectMessage("consumed")
-	c.disconnect()
+	forEachStoreInProcess(t, func(t *testing.T, store brokertest.Option) {
+		b := startBroker(t, store)
+		q := uniq(t) + ".emptied"
+		c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+		c.sendMsg("/queue/"+q, "consumed", "persistent:true")
+		c.subscribe("q", "/queue/"+q)
+		c.expectMessage("consumed")
+		c.disconnect()
 
-	b.Restart()
-	adv, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-	adv.subscribe("adv", advisoryTopic("Queue", ""))
-	expectAdvisory(t, adv, `"DestinationInfo"`, q)
-	c, _ = connectRaw(t, b.STOMPAddr(), "1.2")
-	c.subscribe("q", "/queue/"+q)
-	c.sendMsg("/queue/"+q, "marker", "persistent:true")
-	c.expectMessage("marker") // nothing came back before it
-	c.mustSync()
+		b.Restart()
+		adv, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+		adv.subscribe("adv", advisoryTopic("Queue", ""))
+		expectAdvisory(t, adv, `"DestinationInfo"`, q)
+		c, _ = connectRaw(t, b.STOMPAddr(), "1.2")
+		c.subscribe("q", "/queue/"+q)
+		c.sendMsg("/queue/"+q, "marker", "persistent:true")
+		c.expectMessage("marker") // nothing came back before it
+		c.mustSync()
+	})
 }
 
 // TestConformanceRestartMQTT5EmptySharedSubscription: an MQTT 5 session's
@@ -450,31 +471,33 @@ func TestConformanceRestartEmptyQueue(t *testing.T) {
 // destinations: the MQTT server re-creates a shared subscription's queue
 // from its members' durable subscriptions. It guards that case.)
 func TestConformanceRestartMQTT5EmptySharedSubscription(t *testing.T) {
-	b := mqttBroker(t, nil, brokertest.WithKahaDB())
-	base := uniq(t)
-	expiry := uint32(3600)
-	connect := func() *v5Client {
-		return mqtt5Connect(t, b.MQTTAddr(), &paho5.Connect{ClientID: base, CleanStart: false,
-			Properties: &paho5.ConnectProperties{SessionExpiryInterval: &expiry}})
-	}
-	c := connect()
-	c.sub(t, &paho5.Subscribe{Subscriptions: []paho5.SubscribeOptions{{Topic: "$share/g/" + base + "/shared", QoS: 1}}})
-	c.Disconnect(&paho5.Disconnect{})
-	b.Restart()
-	publish := func(body string) {
-		p := mqtt5Connect(t, b.MQTTAddr(), &paho5.Connect{ClientID: base + "-pub", CleanStart: true})
-		p.pub(t, &paho5.Publish{Topic: base + "/shared", QoS: 1, Payload: []byte(body)})
-		p.Disconnect(&paho5.Disconnect{})
-	}
-	publish("while away")
-	c = connect()
-	if m := c.next(t); string(m.Payload) != "while away" {
-		t.Fatalf("resumed shared subscription got %q, want the message published while away", m.Payload)
-	}
-	publish("marker")
-	if m := c.next(t); string(m.Payload) != "marker" {
-		t.Fatalf("after the kept message got %q, want the marker", m.Payload)
-	}
+	forEachStoreInProcess(t, func(t *testing.T, store brokertest.Option) {
+		b := mqttBroker(t, nil, store)
+		base := uniq(t)
+		expiry := uint32(3600)
+		connect := func() *v5Client {
+			return mqtt5Connect(t, b.MQTTAddr(), &paho5.Connect{ClientID: base, CleanStart: false,
+				Properties: &paho5.ConnectProperties{SessionExpiryInterval: &expiry}})
+		}
+		c := connect()
+		c.sub(t, &paho5.Subscribe{Subscriptions: []paho5.SubscribeOptions{{Topic: "$share/g/" + base + "/shared", QoS: 1}}})
+		c.Disconnect(&paho5.Disconnect{})
+		b.Restart()
+		publish := func(body string) {
+			p := mqtt5Connect(t, b.MQTTAddr(), &paho5.Connect{ClientID: base + "-pub", CleanStart: true})
+			p.pub(t, &paho5.Publish{Topic: base + "/shared", QoS: 1, Payload: []byte(body)})
+			p.Disconnect(&paho5.Disconnect{})
+		}
+		publish("while away")
+		c = connect()
+		if m := c.next(t); string(m.Payload) != "while away" {
+			t.Fatalf("resumed shared subscription got %q, want the message published while away", m.Payload)
+		}
+		publish("marker")
+		if m := c.next(t); string(m.Payload) != "marker" {
+			t.Fatalf("after the kept message got %q, want the marker", m.Payload)
+		}
+	})
 }
 
 // TestConformanceRestartMQTTVirtualTopicSession: with the virtual-topic
@@ -483,18 +506,20 @@ func TestConformanceRestartMQTT5EmptySharedSubscription(t *testing.T) {
 // a clean restart still collects what is published before the session
 // resumes.
 func TestConformanceRestartMQTTVirtualTopicSession(t *testing.T) {
-	b := mqttBroker(t, map[string]string{"transport.subscriptionStrategy": "mqtt-virtual-topic-subscriptions"}, brokertest.WithKahaDB())
-	base := uniq(t)
-	id := base + "-dev"
-	persistent := func(o *paho.ClientOptions) { o.SetCleanSession(false) }
-	c := mqttConnect(t, b.MQTTAddr(), id, persistent)
-	mqttSub(t, c, base+"/t", 1)
-	c.Disconnect(50)
-	b.Restart()
-	mqttPub(t, mqttConnect(t, b.MQTTAddr(), base+"-p"), base+"/t", 1, false, "while away")
-	ch := make(msgs, 10)
-	mqttConnect(t, b.MQTTAddr(), id, persistent, func(o *paho.ClientOptions) { o.SetDefaultPublishHandler(ch.handler) })
-	if m := ch.next(t); string(m.Payload()) != "while away" {
-		t.Fatalf("resumed virtual-topic session got %q, want the message published while away", m.Payload())
-	}
+	forEachStoreInProcess(t, func(t *testing.T, store brokertest.Option) {
+		b := mqttBroker(t, map[string]string{"transport.subscriptionStrategy": "mqtt-virtual-topic-subscriptions"}, store)
+		base := uniq(t)
+		id := base + "-dev"
+		persistent := func(o *paho.ClientOptions) { o.SetCleanSession(false) }
+		c := mqttConnect(t, b.MQTTAddr(), id, persistent)
+		mqttSub(t, c, base+"/t", 1)
+		c.Disconnect(50)
+		b.Restart()
+		mqttPub(t, mqttConnect(t, b.MQTTAddr(), base+"-p"), base+"/t", 1, false, "while away")
+		ch := make(msgs, 10)
+		mqttConnect(t, b.MQTTAddr(), id, persistent, func(o *paho.ClientOptions) { o.SetDefaultPublishHandler(ch.handler) })
+		if m := ch.next(t); string(m.Payload()) != "while away" {
+			t.Fatalf("resumed virtual-topic session got %q, want the message published while away", m.Payload())
+		}
+	})
 }

@@ -150,3 +150,12 @@ func TestConformanceStoreXARestart(t *testing.T) {
 		}
 	})
 }
+
+// forEachStoreInProcess runs fn as a subtest per store with the option
+// that starts an in-process broker on a fresh store of that kind.
+func forEachStoreInProcess(t *testing.T, fn func(t *testing.T, store brokertest.Option)) {
+	forEachStore(t, func(t *testing.T, s storeCase) {
+		opt, _ := s.inProcess(t)
+		fn(t, opt)
+	})
+}
