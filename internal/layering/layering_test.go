@@ -66,6 +66,14 @@ var rules = []rule{
 		deny: []string{"wharf/protocols/...", "wharf/storage/...", "wharf/security/...", "wharf/bench/...", "wharf/cmd/..."},
 	},
 	{
+		// wharf conform runs against any broker, so its cases must see a
+		// broker only through the wire: the project's OpenWire client is
+		// the one Wharf package it may use (issue 21).
+		name: "conform is a client: it depends on no engine, store, security, cluster or command package",
+		from: []string{"wharf/conform/..."},
+		deny: []string{"wharf/engine/...", "wharf/storage/...", "wharf/security/...", "wharf/cluster/...", "wharf/cmd/...", "wharf/bench/..."},
+	},
+	{
 		name: "security depends on no protocol or store package",
 		from: []string{"wharf/security/..."},
 		deny: []string{"wharf/protocols/...", "wharf/storage/..."},
@@ -230,12 +238,16 @@ func TestLayeringCheckerFails(t *testing.T) {
 			Deps: []string{"fmt", "wharf/engine/message", "wharf/protocols/openwire/marshal", "wharf/protocols/openwire/wire", "wharf/storage/memory"}},
 		{ImportPath: "wharf/security", Imports: []string{"wharf/engine"},
 			Deps: []string{"fmt", "wharf/engine", "wharf/engine/message", "wharf/protocols/openwire/marshal", "wharf/protocols/openwire/wire", "wharf/storage/memory"}},
+		// A conformance case that peeks at the engine instead of the wire.
+		{ImportPath: "wharf/conform", Imports: []string{"wharf/engine/message", "wharf/protocols/openwire/wire"},
+			Deps: []string{"fmt", "wharf/engine/message", "wharf/protocols/openwire/wire"}},
 	}
 	got := check(pkgs, rules)
 	want := []string{
 		"storage depends only on the standard library, engine, the OpenWire codec and stored form, and the named third-party modules: wharf/storage/kahadb -> wharf/protocols/openwire",
 		"wire packages depend only on the standard library: wharf/protocols/stomp/wire -> example.com/thirdparty",
 		"the engine depends on no protocol, store, security, bench or command package: wharf/engine -> wharf/storage/memory",
+		"conform is a client: it depends on no engine, store, security, cluster or command package: wharf/conform -> wharf/engine/message",
 		"security depends on no protocol or store package: wharf/security -> wharf/engine -> wharf/storage/memory",
 	}
 	if !slices.Equal(got, want) {
@@ -249,11 +261,12 @@ func TestLayeringCheckerFails(t *testing.T) {
 	// The real rules over a clean module: nothing to report.
 	clean := slices.DeleteFunc(slices.Clone(pkgs), func(p pkg) bool {
 		return p.ImportPath == "wharf/storage/kahadb" || p.ImportPath == "wharf/protocols/stomp/wire" ||
-			p.ImportPath == "wharf/engine" || p.ImportPath == "wharf/security"
+			p.ImportPath == "wharf/engine" || p.ImportPath == "wharf/security" || p.ImportPath == "wharf/conform"
 	})
 	clean = append(clean,
 		pkg{ImportPath: "wharf/engine", Imports: []string{"wharf/engine/message"}, Deps: []string{"fmt", "wharf/engine/message"}},
-		pkg{ImportPath: "wharf/security", Imports: []string{"wharf/engine"}, Deps: []string{"fmt", "wharf/engine", "wharf/engine/message"}})
+		pkg{ImportPath: "wharf/security", Imports: []string{"wharf/engine"}, Deps: []string{"fmt", "wharf/engine", "wharf/engine/message"}},
+		pkg{ImportPath: "wharf/conform", Imports: []string{"wharf/protocols/openwire/wire"}, Deps: []string{"fmt", "wharf/protocols/openwire/wire"}})
 	if got := check(clean, rules); len(got) != 0 {
 		t.Errorf("clean module: got %q", got)
 	}

@@ -1,14 +1,13 @@
-package conformance
+package conform
 
 import (
 	"strings"
-	"testing"
 )
 
 // activemq.prefetchSize:1 with client-individual: the second message waits
 // for the first ACK.
-func TestConformanceSTOMPPrefetchSize(t *testing.T) {
-	addr := target(t)
+func stompPrefetchSize(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	sendN(t, addr, q, 2)
 	c, _ := connectRaw(t, addr, "1.2")
@@ -24,10 +23,10 @@ func TestConformanceSTOMPPrefetchSize(t *testing.T) {
 // activemq.subscriptionName with a client-id makes a durable topic
 // subscription: messages sent while it is offline wait for it; UNSUBSCRIBE
 // with activemq.subscriptionName destroys it.
-func TestConformanceSTOMPDurableSubscription(t *testing.T) {
-	addr := target(t)
+func stompDurableSubscription(t *T) {
+	addr := t.Addr(STOMP)
 	tp := topic(t, "")
-	clientID := uniq(t)
+	clientID := t.Uniq()
 	durable := func() *rawConn {
 		c, _ := connectRaw(t, addr, "1.2", "client-id:"+clientID)
 		c.subscribe("d", tp, "activemq.subscriptionName:sub1")
@@ -67,8 +66,8 @@ func TestConformanceSTOMPDurableSubscription(t *testing.T) {
 
 // activemq.exclusive: an exclusive consumer gets every message of the queue
 // while it lives; the others get them after it leaves.
-func TestConformanceSTOMPExclusiveConsumer(t *testing.T) {
-	addr := target(t)
+func stompExclusiveConsumer(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	ex, _ := connectRaw(t, addr, "1.2")
 	other, _ := connectRaw(t, addr, "1.2")
@@ -89,8 +88,8 @@ func TestConformanceSTOMPExclusiveConsumer(t *testing.T) {
 
 // activemq.priority: the higher-priority consumer gets the messages while it
 // has room (ActiveMQ dispatches by consumer priority).
-func TestConformanceSTOMPConsumerPriority(t *testing.T) {
-	addr := target(t)
+func stompConsumerPriority(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	low, _ := connectRaw(t, addr, "1.2")
 	high, _ := connectRaw(t, addr, "1.2")
@@ -111,8 +110,8 @@ func TestConformanceSTOMPConsumerPriority(t *testing.T) {
 
 // The selector header: STOMP headers are string properties, and ActiveMQ's
 // convert_string_expressions: prefix makes them compare numerically.
-func TestConformanceSTOMPSelector(t *testing.T) {
-	addr := target(t)
+func stompSelector(t *T) {
+	addr := t.Addr(STOMP)
 	cases := []struct {
 		name, selector string
 		skip, match    []string // header for a message that must not / must arrive
@@ -123,7 +122,7 @@ func TestConformanceSTOMPSelector(t *testing.T) {
 		{"IN and AND", "kind IN ('a','b') AND n <> 2", []string{"kind:a", "n:2"}, []string{"kind:b", "n:3"}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.name, func(t *T) {
 			q := queue(t, "")
 			c, _ := connectRaw(t, addr, "1.2")
 			c.subscribe("s", q, "selector:"+tc.selector)
@@ -137,8 +136,8 @@ func TestConformanceSTOMPSelector(t *testing.T) {
 
 // browser:true browses a queue: its messages, then a MESSAGE with
 // browser:end; the queue keeps them.
-func TestConformanceSTOMPQueueBrowser(t *testing.T) {
-	addr := target(t)
+func stompQueueBrowser(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	sendN(t, addr, q, 3)
 	b, _ := connectRaw(t, addr, "1.2")
