@@ -25,6 +25,7 @@ func dial(t *T, addr string, opts ...func(*stomp.Conn) error) *stomp.Conn {
 	opts = append([]func(*stomp.Conn) error{
 		stomp.ConnOpt.Host("localhost"),
 		stomp.ConnOpt.HeartBeat(0, 0),
+		stomp.ConnOpt.Logger(stompLogger{t}),
 	}, opts...)
 	if t.User() != "" {
 		opts = append([]func(*stomp.Conn) error{stomp.ConnOpt.Login(t.User(), t.Password())}, opts...)
@@ -127,3 +128,16 @@ func ack(t *T, c *stomp.Conn, m *stomp.Message) {
 
 // timeoutC is a channel that fires after wait.
 func timeoutC() <-chan time.Time { return time.After(wait) }
+
+// stompLogger turns go-stomp's log lines into the case's observations
+// instead of the process's standard error.
+type stompLogger struct{ t *T }
+
+func (l stompLogger) Debugf(string, ...interface{})       {}
+func (l stompLogger) Debug(string)                        {}
+func (l stompLogger) Infof(f string, v ...interface{})    { l.t.Observe("go-stomp", f, v...) }
+func (l stompLogger) Info(m string)                       { l.t.Observe("go-stomp", "%s", m) }
+func (l stompLogger) Warningf(f string, v ...interface{}) { l.t.Observe("go-stomp", f, v...) }
+func (l stompLogger) Warning(m string)                    { l.t.Observe("go-stomp", "%s", m) }
+func (l stompLogger) Errorf(f string, v ...interface{})   { l.t.Observe("go-stomp", f, v...) }
+func (l stompLogger) Error(m string)                      { l.t.Observe("go-stomp", "%s", m) }
