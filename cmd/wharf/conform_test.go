@@ -1,0 +1,454 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"wharf/conform"
+	"wharf/internal/activemq"
+)
+
+// TestWharfConformHelpAndUsage: --help documents every flag and exits 0;
+// no --url, a bad --only, an unknown scheme exit 2 naming the fault; a
+// broker that is not there exits 3.
+func TestWharfConformHelpAndUsage(t *testing.T) {
+	code, out, errOut := runWharf(t, "conform", "--help")
+	if code != 0 || errOut != "" {
+		t.Fatalf("--help: exit %d, stderr %q", code, errOut)
+	}
+	for _, f := range []string{"--url", "--user", "--password", "--only", "--skip", "--json", "--junit", "--restart-cmd", "--print-config", "--against", "--list"} {
+		if !strings.Contains(out, "  "+f+" ") {
+			t.Errorf("--help does not explain %s", f)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"conform"}, 2, "no broker URL given"},
+		{[]string{"conform", "--url", "stomp://127.0.0.1:1", "--only", "("}, 2, `--only "("`},
+		{[]string{"conform", "--url", "http://127.0.0.1:1"}, 2, `scheme "http"`},
+		{[]string{"conform", "--url", "stomp://127.0.0.1"}, 2, "want scheme://host:port"},
+		{[]string{"conform", "--url", "stomp://127.0.0.1:1", "--only", "^nothing$"}, 2, "no case matches"},
+		{[]string{"conform", "--url", "stomp://" + closedAddr(t)}, 3, "identify"},
+	} {
+		code, _, errOut := runWharf(t, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("wharf %q: exit %d, stderr %q; want %d and %q", tc.args, code, errOut, tc.code, tc.want)
+		}
+	}
+	code, out, _ = runWharf(t, "conform", "--print-config")
+	if code != 0 || out != conform.ConfigXML {
+		t.Errorf("--print-config: exit %d, %d bytes; want 0 and conform.ConfigXML", code, len(out))
+	}
+	code, out, _ = runWharf(t, "conform", "--list", "--only", "^stomp/tx/")
+	if code != 0 || !strings.Contains(out, "stomp/tx/ack-abort\n") || !strings.Contains(out, "wharf deviation:") || strings.Contains(out, "stomp/ack/") {
+		t.Errorf("--list --only ^stomp/tx/: exit %d:\n%s", code, out)
+	}
+}
+
+// closedAddr is a loopback address nothing listens on.
+func closedAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := l.Addr().String()
+	l.Close()
+	return a
+}
+
+// wharfRun starts `wharf run` as a process with the suite's activemq.xml
+// (wharf conform --print-config), every connector on port 0, and returns
+// conform URLs for its connectors once it has started.
+func wharfRun(t *testing.T) []string {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "activemq.xml")
+	if err := os.WriteFile(cfg, []byte(conform.ConfigXML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := wharfCommand(ctx, "run", "--config", cfg, "--log-format", "json", "--http=false",
+		"-Dactivemq.data="+filepath.Join(dir, "data"), "-Dwharf.stomp.port=0", "-Dwharf.stomp.small.port=0",
+		"-Dwharf.openwire.port=0", "-Dwharf.mqtt.port=0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cancel()
+			<-done
+		}
+		cancel()
+	})
+	addrs := map[string]string{}
+	var lines []string
+	sc := bufio.NewScanner(stderr)
+	started := false
+	for !started && sc.Scan() {
+		lines = append(lines, sc.Text())
+		var rec map[string]any
+		if json.Unmarshal(sc.Bytes(), &rec) != nil {
+			continue
+		}
+		switch rec["msg"] {
+		case "Listening for connections at":
+			addrs[fmt.Sprint(rec["connector"])] = fmt.Sprint(rec["addr"])
+		case "broker started":
+			started = true
+		}
+	}
+	if !started {
+		t.Fatalf("wharf run did not start; log:\n%s", strings.Join(lines, "\n"))
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	for _, c := range []string{"stomp", "stomp-small", "openwire", "mqtt"} {
+		if addrs[c] == "" {
+			t.Fatalf("no address for connector %s in the log: %v", c, addrs)
+		}
+	}
+	return []string{
+		"stomp://" + addrs["stomp"],
+		"stomp://" + addrs["stomp-small"] + "?wireFormat.maxFrameSize=4096",
+		"tcp://" + addrs["openwire"],
+		"mqtt://" + addrs["mqtt"],
+	}
+}
+
+func urlArgs(flag string, urls []string) []string {
+	var out []string
+	for _, u := range urls {
+		out = append(out, flag, u)
+	}
+	return out
+}
+
+// runnable is the names of the registry's cases that a target with these
+// endpoints runs (and that match only, when not nil).
+func runnable(eps []string, only *regexp.Regexp) []string {
+	var out []string
+	for _, c := range conform.Cases() {
+		if only != nil && !only.MatchString(c.Name) || c.Restart {
+			continue
+		}
+		if !slices.ContainsFunc(c.Needs, func(n string) bool { return !slices.Contains(eps, n) }) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// documentedDeviations is the names of the cases with a Deviation among
+// names.
+func documentedDeviations(names []string) []string {
+	var out []string
+	for _, c := range conform.Cases() {
+		if c.Deviation != "" && slices.Contains(names, c.Name) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// TestWharfConformAgainstWharfRun runs wharf conform, as a process,
+// against wharf run, as a process: every case the URLs allow passes, the
+// documented deviations are recorded, --json round-trips, --junit parses
+// back to the same results, --only and --skip select, and a case that
+// fails makes the exit status 1.
+func TestWharfConformAgainstWharfRun(t *testing.T) {
+	urls := wharfRun(t)
+	eps := []string{conform.STOMP, conform.STOMPSmall, conform.OpenWire, conform.MQTT}
+	junit := filepath.Join(t.TempDir(), "conform.xml")
+	code, out, errOut := runWharf(t, append(append([]string{"conform"}, urlArgs("--url", urls)...), "--json", "--junit", junit)...)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr %s\n%s", code, errOut, clip(out))
+	}
+	var rep conform.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("--json output does not parse: %v\n%s", err, clip(out))
+	}
+	var got, devs []string
+	for _, r := range rep.Results {
+		if r.Status != conform.Pass {
+			t.Errorf("%s: %s %s", r.Case, r.Status, r.Reason)
+		}
+		if r.Deviation != "" {
+			devs = append(devs, r.Case)
+		}
+		got = append(got, r.Case)
+	}
+	if want := runnable(eps, nil); !slices.Equal(got, want) {
+		t.Errorf("ran %d cases, want the %d the URLs allow:\ngot  %q\nwant %q", len(got), len(want), got, want)
+	}
+	if want := documentedDeviations(got); !slices.Equal(devs, want) || len(want) == 0 {
+		t.Errorf("deviations recorded for %q, want %q (every documented one)", devs, want)
+	}
+	if !strings.HasPrefix(rep.Broker.Server, "Wharf/") || rep.Summary != conform.Summarize(rep.Results) {
+		t.Errorf("broker %q, summary %+v", rep.Broker.Server, rep.Summary)
+	}
+	t.Logf("against wharf run: %s", rep.Summary)
+
+	// --json round-trips: what it decodes to encodes to the same JSON.
+	var again strings.Builder
+	if err := conform.WriteJSON(&again, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if again.String() != out {
+		t.Errorf("--json does not round-trip:\n%s\nvs\n%s", clip(out), clip(again.String()))
+	}
+	var rep2 conform.Report
+	if err := json.Unmarshal([]byte(again.String()), &rep2); err != nil || !reflect.DeepEqual(rep, rep2) {
+		t.Errorf("decoded again: %v, equal %v", err, reflect.DeepEqual(rep, rep2))
+	}
+
+	// --junit: parsed back, one testcase per result, same names and
+	// outcomes, suites per protocol.
+	b, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc conform.JUnitSuites
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("--junit does not parse: %v\n%s", err, b)
+	}
+	var jnames []string
+	for _, s := range doc.Suites {
+		if !strings.HasPrefix(s.Name, "conform/") || s.Tests != len(s.Cases) {
+			t.Errorf("suite %s: tests=%d with %d testcases", s.Name, s.Tests, len(s.Cases))
+		}
+		for _, c := range s.Cases {
+			if c.Failure != nil || c.Skipped != nil {
+				t.Errorf("junit %s: failure %v skipped %v", c.Name, c.Failure, c.Skipped)
+			}
+			if _, err := strconv.ParseFloat(c.Time, 64); err != nil {
+				t.Errorf("junit %s: time %q", c.Name, c.Time)
+			}
+			jnames = append(jnames, c.Name)
+		}
+	}
+	if doc.Tests != len(rep.Results) || doc.Failures != 0 || !slices.Equal(jnames, got) {
+		t.Errorf("junit: tests=%d failures=%d names %q; want %d, 0, %q", doc.Tests, doc.Failures, jnames, len(rep.Results), got)
+	}
+
+	// --only and --skip select by name.
+	only, skip := regexp.MustCompile(`^stomp/(ack|tx)/`), regexp.MustCompile(`forms|receipts`)
+	code, out, errOut = runWharf(t, append(append([]string{"conform"}, urlArgs("--url", urls)...), "--json", "--only", only.String(), "--skip", skip.String())...)
+	if code != 0 {
+		t.Fatalf("--only/--skip: exit %d; %s", code, errOut)
+	}
+	rep = conform.Report{}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	got = got[:0]
+	for _, r := range rep.Results {
+		got = append(got, r.Case)
+	}
+	var want []string
+	for _, n := range runnable(eps, only) {
+		if !skip.MatchString(n) {
+			want = append(want, n)
+		}
+	}
+	if !slices.Equal(got, want) || len(want) == 0 {
+		t.Errorf("--only %s --skip %s ran %q, want %q", only, skip, got, want)
+	}
+
+	// A case that fails: the small-frame case pointed at the connector
+	// without a frame limit. Exit 1, the table names it, the JUnit XML
+	// carries a <failure>.
+	bad := []string{"--url", urls[0], "--url", strings.Replace(urls[0], "?", "", 1) + "?wireFormat.maxFrameSize=4096", "--only", "frame-too-large|^stomp/tx/commit$", "--junit", junit}
+	code, out, errOut = runWharf(t, append([]string{"conform"}, bad...)...)
+	if code != 1 || !regexp.MustCompile(`stomp/errors/frame-too-large\s+fail`).MatchString(out) || !strings.Contains(errOut, "1 case(s) failed") {
+		t.Errorf("failing case: exit %d, stdout:\n%s\nstderr %s", code, out, errOut)
+	}
+	b, _ = os.ReadFile(junit)
+	doc = conform.JUnitSuites{}
+	if err := xml.Unmarshal(b, &doc); err != nil || doc.Failures != 1 || doc.Tests != 2 {
+		t.Errorf("junit of a failing run: %v, %d failures of %d", err, doc.Failures, doc.Tests)
+	}
+}
+
+// TestWharfConformActiveMQ runs wharf conform against Debian's ActiveMQ
+// 5.17, started with the suite's activemq.xml as make conformance-ref
+// starts it, and then in differential mode against wharf run: ActiveMQ
+// passes every case and shows no Wharf deviation; the differential lists
+// exactly the documented deviations, each as expected, and exits 0.
+func TestWharfConformActiveMQ(t *testing.T) {
+	amqURLs := startActiveMQ(t)
+	code, out, errOut := runWharf(t, append(append([]string{"conform"}, urlArgs("--url", amqURLs)...), "--json")...)
+	if code != 0 {
+		t.Fatalf("against ActiveMQ: exit %d; stderr %s\n%s", code, errOut, clip(out))
+	}
+	var rep conform.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(rep.Broker.Server, "ActiveMQ/5.17") {
+		t.Errorf("server %q, want ActiveMQ/5.17.x", rep.Broker.Server)
+	}
+	var names []string
+	for _, r := range rep.Results {
+		names = append(names, r.Case)
+		if r.Status != conform.Pass || r.Deviation != "" {
+			t.Errorf("ActiveMQ %s: %s %q deviation %q", r.Case, r.Status, r.Reason, r.Deviation)
+		}
+	}
+	eps := []string{conform.STOMP, conform.STOMPSmall, conform.OpenWire, conform.MQTT}
+	if want := runnable(eps, nil); !slices.Equal(names, want) {
+		t.Errorf("ran %q, want %q", names, want)
+	}
+	t.Logf("against ActiveMQ 5.17: %s", rep.Summary)
+
+	wharfURLs := wharfRun(t)
+	code, out, errOut = runWharf(t, append(append(append([]string{"conform"}, urlArgs("--url", wharfURLs)...), urlArgs("--against", amqURLs)...), "--json")...)
+	if code != 0 {
+		t.Fatalf("differential: exit %d; stderr %s\n%s", code, errOut, clip(out))
+	}
+	rep = conform.Report{}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var diffs []string
+	for _, d := range rep.Differences {
+		diffs = append(diffs, d.Case)
+		if !d.Expected || d.A.Deviation == "" || d.B.Deviation != "" {
+			t.Errorf("difference %s: expected %v, A deviation %q, B deviation %q", d.Case, d.Expected, d.A.Deviation, d.B.Deviation)
+		}
+	}
+	if want := documentedDeviations(names); !slices.Equal(diffs, want) || len(want) == 0 {
+		t.Errorf("differences %q, want exactly the documented deviations %q", diffs, want)
+	}
+	// The text form shows both sides.
+	code, out, _ = runWharf(t, append(append(append([]string{"conform"}, urlArgs("--url", wharfURLs)...), urlArgs("--against", amqURLs)...), "--only", "^stomp/errors/header-line-without-colon$")...)
+	if code != 0 || !strings.Contains(out, "1 difference(s)") || !strings.Contains(out, "documented deviation") || !strings.Contains(out, "ActiveMQ/5.17") {
+		t.Errorf("differential table: exit %d\n%s", code, out)
+	}
+	t.Logf("differential wharf run vs ActiveMQ: %q", diffs)
+}
+
+// startActiveMQ starts Debian's ActiveMQ 5.17 on the suite's activemq.xml
+// as conformance/activemq/run.sh does (the same extension jars, the same
+// JVM flags through internal/activemq), and returns conform URLs for its
+// connectors. Its ports are picked by listening on :0 and closing, which
+// races only with other processes (acceptable for an external broker).
+func startActiveMQ(t *testing.T) []string {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(activemq.Home, "bin", "activemq.jar")); err != nil {
+		t.Skip("Debian's ActiveMQ is not installed (apt-get install activemq; make test-deps)")
+	}
+	if _, err := exec.LookPath("java"); err != nil {
+		t.Skip("java not found (apt-get install default-jre-headless)")
+	}
+	base := t.TempDir()
+	for _, d := range []string{"conf", "data", "tmp", "lib"} {
+		if err := os.Mkdir(filepath.Join(base, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, jar := range []string{"xstream", "jettison", "xpp3", "mqtt-client", "hawtdispatch", "hawtdispatch-transport"} {
+		src := "/usr/share/java/" + jar + ".jar"
+		if _, err := os.Stat(src); err != nil {
+			t.Skipf("%s missing (apt-get install libxstream-java libjettison-java libxpp3-java libmqtt-client-java)", src)
+		}
+		if err := os.Symlink(src, filepath.Join(base, "lib", jar+".jar")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log4j, err := os.ReadFile(filepath.Join("..", "..", "conformance", "activemq", "log4j.properties"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(base, "conf", "log4j.properties"), log4j, 0o644)
+	os.WriteFile(filepath.Join(base, "conf", "activemq.xml"), []byte(conform.ConfigXML), 0o644)
+	ports := map[string]int{}
+	var props []string
+	for _, p := range []string{"stomp", "stomp.small", "openwire", "mqtt"} {
+		ports[p] = freeTCPPort(t)
+		props = append(props, "wharf."+p+".port="+strconv.Itoa(ports[p]))
+	}
+	logf, err := os.Create(filepath.Join(base, "activemq.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := activemq.Command(base, props...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); logf.Close(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+	})
+	addr := func(p string) string { return "127.0.0.1:" + strconv.Itoa(ports[p]) }
+	deadline := time.Now().Add(90 * time.Second)
+	for _, p := range []string{"stomp", "stomp.small", "openwire", "mqtt"} {
+		for {
+			c, err := net.DialTimeout("tcp", addr(p), time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			select {
+			case <-exited:
+				log, _ := os.ReadFile(filepath.Join(base, "activemq.log"))
+				t.Fatalf("ActiveMQ exited during start-up; log:\n%s", log)
+			case <-time.After(100 * time.Millisecond): // poll interval
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("ActiveMQ not listening on %s after 90s", addr(p))
+			}
+		}
+	}
+	return []string{
+		"stomp://" + addr("stomp"),
+		"stomp://" + addr("stomp.small") + "?wireFormat.maxFrameSize=4096",
+		"tcp://" + addr("openwire"),
+		"mqtt://" + addr("mqtt"),
+	}
+}
+
+func freeTCPPort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
