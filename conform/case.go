@@ -41,6 +41,10 @@ type Case struct {
 	// Deviation describes a documented difference of Wharf from ActiveMQ
 	// that the case tells apart (T.Deviation records which was seen).
 	Deviation string
+	// Extension describes a case that checks a protocol beyond ActiveMQ
+	// 5.17 (MQTT 5): on a broker without it the case skips, and a
+	// differential run counts that difference as expected.
+	Extension string
 	// Restart is true for a case that restarts the broker (Target.RestartCmd).
 	Restart bool
 	// Timeout bounds the case; zero means DefaultTimeout.

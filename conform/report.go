@@ -222,7 +222,13 @@ func Compare(cases []*Case, a, b []Result) []Difference {
 		}
 		d := Difference{Case: ra.Case, A: ra, B: rb}
 		i := slices.IndexFunc(cases, func(c *Case) bool { return c.Name == ra.Case })
-		d.Expected = i >= 0 && cases[i].Deviation != "" && ra.Status == Pass && rb.Status == Pass
+		switch {
+		case i < 0:
+		case cases[i].Deviation != "":
+			d.Expected = ra.Status == Pass && rb.Status == Pass
+		case cases[i].Extension != "":
+			d.Expected = ra.Status != Fail && rb.Status != Fail
+		}
 		out = append(out, d)
 	}
 	return out

@@ -315,6 +315,9 @@ func listCases(w io.Writer, cases []*conform.Case) error {
 		if c.Deviation != "" {
 			fmt.Fprintf(w, "  wharf deviation: %s\n", c.Deviation)
 		}
+		if c.Extension != "" {
+			fmt.Fprintf(w, "  beyond ActiveMQ: %s\n", c.Extension)
+		}
 	}
 	_, err := fmt.Fprintf(w, "%d cases\n", len(cases))
 	return err
