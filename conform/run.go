@@ -24,6 +24,9 @@ type Target struct {
 	// RestartCmd restarts the broker (run by "sh -c"); cases that need a
 	// restart are skipped without it.
 	RestartCmd string
+	// Restarter, when set, restarts the broker instead of RestartCmd (an
+	// in-process broker in tests); it may change Endpoints.
+	Restarter func(ctx context.Context) error
 	// Prefix makes this run's destination names unique; NewPrefix makes one.
 	Prefix string
 	// Server is how the broker names itself (the STOMP CONNECTED server
@@ -114,7 +117,7 @@ func (tg *Target) Missing(c *Case) []string {
 			out = append(out, n)
 		}
 	}
-	if c.Restart && tg.RestartCmd == "" {
+	if c.Restart && tg.RestartCmd == "" && tg.Restarter == nil {
 		out = append(out, "restart")
 	}
 	return out

@@ -1,5 +1,7 @@
 package conform
 
+import "time"
+
 // Configuration a case relies on: the policy entries and interceptors of
 // ConfigXML it needs (the destination name suffix selects them).
 const (
@@ -110,6 +112,9 @@ func init() {
 		Case{Name: "stomp/persistence/redelivery-after-disconnect", Needs: st, Run: stompRedeliveryAfterDisconnect,
 			Pins:   "messages of a consumer that vanishes without acking come back with redelivered:true",
 			Source: "Queue.removeSubscription (redeliveryCounter)"},
+		Case{Name: "stomp/persistence/across-restart", Needs: st, Run: stompPersistenceAcrossRestart, Restart: true, Timeout: 2 * time.Minute,
+			Pins:   "persistent:true survives a broker restart; a SEND without it (or persistent:false) does not",
+			Source: "LegacyFrameTranslator (persistent header); KahaDB recovery"},
 		// advisories
 		Case{Name: "stomp/advisory/consumer", Needs: st, Run: stompConsumerAdvisory,
 			Pins:   "ActiveMQ.Advisory.Consumer.Queue.<name> carries ConsumerInfo/RemoveInfo with consumerCount and replays current consumers",

@@ -15,3 +15,17 @@ func stompRedeliveryAfterDisconnect(t *T) {
 	c.c.Close()
 	drainAfterReconnect(t, addr, q, true, "m1", "m2")
 }
+
+// SEND without persistent:true is non-persistent and does not survive a
+// broker restart; persistent:true does.
+func stompPersistenceAcrossRestart(t *T) {
+	addr := t.Addr(STOMP)
+	q := queue(t, "")
+	c, _ := connectRaw(t, addr, "1.2")
+	c.sendMsg(q, "non-persistent")
+	c.sendMsg(q, "persistent-false", "persistent:false")
+	c.sendMsg(q, "persistent", "persistent:true")
+	t.Restart()
+	// Read the address again: an in-process broker comes back elsewhere.
+	drainAfterReconnect(t, t.Addr(STOMP), q, false, "persistent")
+}

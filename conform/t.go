@@ -3,11 +3,14 @@ package conform
 import (
 	"context"
 	"fmt"
+	"net"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // T is what a case runs with: the target's addresses and credentials, a
@@ -78,6 +81,42 @@ func (t *T) Password() string { return t.run.target.Password }
 // choose which of the two behaviours to expect; any other broker is held
 // to ActiveMQ's.
 func (t *T) Wharf() bool { return strings.HasPrefix(t.run.target.Server, "Wharf/") }
+
+// Restart runs the target's restart command (sh -c) and waits until
+// every endpoint of the target accepts connections again, within the
+// case's time bound. Only cases with Restart set call it.
+func (t *T) Restart() {
+	tg := t.run.target
+	switch {
+	case tg.Restarter != nil:
+		t.Observe("restart", "in process")
+		if err := tg.Restarter(t.ctx); err != nil {
+			t.Fatalf("restart: %v", err)
+		}
+	case tg.RestartCmd != "":
+		t.Observe("restart", "%s", tg.RestartCmd)
+		out, err := exec.CommandContext(t.ctx, "sh", "-c", tg.RestartCmd).CombinedOutput()
+		if err != nil {
+			t.Fatalf("restart command %q: %v\n%s", tg.RestartCmd, err, out)
+		}
+	default:
+		t.Fatalf("no restart command (--restart-cmd)")
+	}
+	for ep, addr := range t.run.target.Endpoints {
+		for {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			select {
+			case <-t.ctx.Done():
+				t.Fatalf("after the restart, %s %s does not accept connections: %v", ep, addr, err)
+			case <-time.After(100 * time.Millisecond): // poll interval
+			}
+		}
+	}
+}
 
 // Deviation records that the broker showed Wharf's documented deviation
 // from ActiveMQ rather than ActiveMQ's behaviour.

@@ -471,3 +471,85 @@ func caseNamed(name string) *conform.Case {
 	}
 	return nil
 }
+
+// TestWharfConformRestartCmd: a case that restarts the broker is skipped,
+// with the reason, without --restart-cmd, and with it runs the command (a
+// script that stops wharf run with SIGTERM and starts it again on the same
+// ports and KahaDB directory) and passes: persistent messages survive the
+// restart, non-persistent ones do not.
+func TestWharfConformRestartCmd(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "activemq.xml")
+	if err := os.WriteFile(cfg, []byte(conform.ConfigXML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stompPort, smallPort, owPort, mqttPort := freeTCPPort(t), freeTCPPort(t), freeTCPPort(t), freeTCPPort(t)
+	pidFile := filepath.Join(dir, "wharf.pid")
+	// start.sh stops the broker of pidFile, if any, and starts another on
+	// the same ports, as the test binary standing in for wharf (TestMain).
+	start := filepath.Join(dir, "start.sh")
+	script := fmt.Sprintf(`#!/bin/sh
+set -e
+if [ -f %[1]q ]; then
+	pid=$(cat %[1]q)
+	kill -TERM "$pid" 2>/dev/null || true
+	while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+fi
+%[2]s=1 %[3]q -test.run='^$' -- run --config %[4]q --http=false -Dactivemq.data=%[5]q \
+	-Dwharf.stomp.port=%[6]d -Dwharf.stomp.small.port=%[7]d -Dwharf.openwire.port=%[8]d -Dwharf.mqtt.port=%[9]d \
+	>>%[10]q 2>&1 &
+echo $! > %[1]q
+`, pidFile, asWharfEnv, os.Args[0], cfg, filepath.Join(dir, "data"), stompPort, smallPort, owPort, mqttPort, filepath.Join(dir, "wharf.log"))
+	if err := os.WriteFile(start, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			return
+		}
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if p, err := os.FindProcess(pid); err == nil && pid > 0 {
+			p.Signal(syscall.SIGTERM)
+			for i := 0; i < 300 && p.Signal(syscall.Signal(0)) == nil; i++ {
+				time.Sleep(100 * time.Millisecond) // polling the exit of a process that is not our child
+			}
+		}
+	})
+	if out, err := exec.Command("sh", start).CombinedOutput(); err != nil {
+		t.Fatalf("start.sh: %v\n%s", err, out)
+	}
+	stomp := "stomp://127.0.0.1:" + strconv.Itoa(stompPort)
+	waitListening(t, stomp[len("stomp://"):])
+
+	code, out, errOut := runWharf(t, "conform", "--url", stomp, "--only", "across-restart", "--json")
+	var rep conform.Report
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Results) != 1 ||
+		rep.Results[0].Status != conform.Skip || !strings.Contains(rep.Results[0].Reason, "--restart-cmd") {
+		t.Fatalf("without --restart-cmd: exit %d, %s %s", code, out, errOut)
+	}
+	code, out, errOut = runWharf(t, "conform", "--url", stomp, "--only", "across-restart", "--json", "--restart-cmd", "sh "+start)
+	rep = conform.Report{}
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Results) != 1 || rep.Results[0].Status != conform.Pass {
+		log, _ := os.ReadFile(filepath.Join(dir, "wharf.log"))
+		t.Fatalf("with --restart-cmd: exit %d, %s %s\nwharf log:\n%s", code, out, errOut, log)
+	}
+}
+
+// waitListening polls until addr accepts connections, for a broker this
+// test does not own as a child process.
+func waitListening(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not listening after 30s: %v", addr, err)
+		}
+		time.Sleep(100 * time.Millisecond) // poll interval
+	}
+}
