@@ -212,7 +212,8 @@ type Difference struct {
 
 // Compare returns the cases whose status differs between a and b, or
 // where one broker showed Wharf's documented deviation and the other did
-// not. Cases run on one side only are not compared.
+// not. Cases run on one side only, or skipped on either for want of an
+// endpoint, are not compared.
 func Compare(cases []*Case, a, b []Result) []Difference {
 	byName := map[string]Result{}
 	for _, r := range b {
@@ -221,7 +222,8 @@ func Compare(cases []*Case, a, b []Result) []Difference {
 	var out []Difference
 	for _, ra := range a {
 		rb, ok := byName[ra.Case]
-		if !ok || ra.Status == rb.Status && (ra.Deviation == "") == (rb.Deviation == "") {
+		if !ok || len(ra.Missing) > 0 || len(rb.Missing) > 0 ||
+			ra.Status == rb.Status && (ra.Deviation == "") == (rb.Deviation == "") {
 			continue
 		}
 		d := Difference{Case: ra.Case, A: ra, B: rb}

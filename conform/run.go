@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -29,6 +30,12 @@ type Target struct {
 	Restarter func(ctx context.Context) error
 	// Prefix makes this run's destination names unique; NewPrefix makes one.
 	Prefix string
+	// STOMPHost is the host header of STOMP CONNECT frames, "" meaning
+	// "localhost" (a virtual host name for some brokers: RabbitMQ wants
+	// "/").
+	STOMPHost string
+	// Refusal is the STOMP frame that refused Identify's CONNECT, if any.
+	Refusal string
 	// Server is how the broker names itself (the STOMP CONNECTED server
 	// header), filled in by Identify.
 	Server string
@@ -106,6 +113,9 @@ type Result struct {
 	// from ActiveMQ instead of ActiveMQ's behaviour.
 	Deviation    string        `json:"deviation,omitempty"`
 	Observations []Observation `json:"observations,omitempty"`
+	// Missing lists what the target lacked for the case to run (endpoints,
+	// "restart"); the case was skipped without touching the broker.
+	Missing []string `json:"missing,omitempty"`
 }
 
 // Missing returns the endpoints a case needs that the target lacks, and
@@ -129,6 +139,7 @@ func RunCase(ctx context.Context, c *Case, tg *Target) Result {
 	res := Result{Case: c.Name}
 	if miss := tg.Missing(c); len(miss) > 0 {
 		res.Status = Skip
+		res.Missing = miss
 		res.Reason = "needs " + strings.Join(miss, ", ")
 		if slices.Contains(miss, "restart") {
 			res.Reason += " (--restart-cmd)"
@@ -206,10 +217,30 @@ func Run(ctx context.Context, cases []*Case, tg *Target, progress func(i int, c 
 // Identify asks the broker for its name: the server header of a STOMP
 // CONNECTED frame, when the target has a STOMP endpoint. It leaves Server
 // empty otherwise.
+//
+// A broker that has just opened its port may close a connection before
+// its STOMP transport is ready (ActiveMQ right after start-up): an empty
+// answer is retried until timeout.
 func (tg *Target) Identify(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := tg.identify(time.Until(deadline))
+		if err == nil || !errors.Is(err, errNoAnswer) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond) // retry interval
+	}
+}
+
+var errNoAnswer = errors.New("no answer")
+
+func (tg *Target) identify(timeout time.Duration) error {
 	addr := tg.Endpoints[STOMP]
 	if addr == "" {
 		return nil
+	}
+	if timeout < time.Second {
+		timeout = time.Second
 	}
 	c, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
@@ -217,7 +248,7 @@ func (tg *Target) Identify(timeout time.Duration) error {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(timeout))
-	h := "CONNECT\naccept-version:1.2\nhost:localhost\n"
+	h := "CONNECT\naccept-version:1.2\nhost:" + tg.stompHost() + "\n"
 	if tg.User != "" {
 		h += "login:" + tg.User + "\npasscode:" + tg.Password + "\n"
 	}
@@ -234,9 +265,16 @@ func (tg *Target) Identify(timeout time.Duration) error {
 		}
 	}
 	frame := string(buf[:n])
+	if n == 0 {
+		return fmt.Errorf("conform: identify %s: %w to CONNECT", addr, errNoAnswer)
+	}
 	if !strings.HasPrefix(frame, "CONNECTED") {
+		// Refused (a login, a virtual host): the cases will say more;
+		// the broker stays unnamed.
 		first, _, _ := strings.Cut(frame, "\n")
-		return fmt.Errorf("conform: identify %s: got %q, want CONNECTED", addr, first)
+		tg.Server = ""
+		tg.Refusal = strings.TrimSpace(first + " " + strings.ReplaceAll(frame[len(first):], "\n", " "))
+		return nil
 	}
 	for _, l := range strings.Split(frame, "\n") {
 		if v, ok := strings.CutPrefix(l, "server:"); ok {
@@ -245,4 +283,11 @@ func (tg *Target) Identify(timeout time.Duration) error {
 	}
 	c.Write([]byte("DISCONNECT\n\n\x00"))
 	return nil
+}
+
+func (tg *Target) stompHost() string {
+	if tg.STOMPHost == "" {
+		return "localhost"
+	}
+	return tg.STOMPHost
 }

@@ -12,7 +12,7 @@ func stompConnectFrames(t *T) {
 	for _, cmd := range []string{"CONNECT", "STOMP"} {
 		t.Run(cmd, func(t *T) {
 			c := dialRaw(t, addr)
-			f := c.request(cmd, []string{"accept-version:1.2", "host:localhost"}, nil)
+			f := c.request(cmd, []string{"accept-version:1.2", "host:" + t.STOMPHost()}, nil)
 			if f.Command != "CONNECTED" {
 				t.Fatalf("%s: got %s, want CONNECTED", cmd, f)
 			}
@@ -48,7 +48,7 @@ func stompVersionNegotiation(t *T) {
 	}
 	t.Run("unsupported version is fatal", func(t *T) {
 		c := dialRaw(t, addr)
-		c.send("CONNECT", []string{"accept-version:2.0", "host:localhost"}, nil)
+		c.send("CONNECT", []string{"accept-version:2.0", "host:" + t.STOMPHost()}, nil)
 		f := c.expect("ERROR")
 		if msg := f.Must(t, "message"); !strings.Contains(msg, "2.0") {
 			t.Fatalf("ERROR message %q does not name the version asked for", msg)
@@ -101,7 +101,7 @@ func stompClientIDUnique(t *T) {
 	id := t.Uniq()
 	first, _ := connectRaw(t, addr, "1.2", "client-id:"+id)
 	second := dialRaw(t, addr)
-	second.send("CONNECT", []string{"accept-version:1.2", "host:localhost", "client-id:" + id}, nil)
+	second.send("CONNECT", []string{"accept-version:1.2", "host:" + t.STOMPHost(), "client-id:" + id}, nil)
 	f := second.expect("ERROR")
 	// RegionBroker.addConnection's words, exactly: the broker's name, the
 	// id, and where the connection holding it comes from.

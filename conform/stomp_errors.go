@@ -29,7 +29,7 @@ func stompFatalErrors(t *T) {
 			if tc.raw == "" {
 				// The heart-beat header is checked at CONNECT.
 				c = dialRaw(t, addr)
-				c.send("CONNECT", []string{"accept-version:1.2", "host:localhost", "heart-beat:x,1"}, nil)
+				c.send("CONNECT", []string{"accept-version:1.2", "host:" + t.STOMPHost(), "heart-beat:x,1"}, nil)
 			} else {
 				c, _ = connectRaw(t, addr, "1.2")
 				c.write([]byte(tc.raw))
@@ -80,7 +80,7 @@ func stompNonFatalErrors(t *T) {
 		c := dialRaw(t, addr)
 		c.send("SEND", []string{"destination:" + q, "receipt:r1"}, []byte("early"))
 		c.expectError("Not connected.", "r1")
-		f := c.request("CONNECT", []string{"accept-version:1.2", "host:localhost"}, nil)
+		f := c.request("CONNECT", []string{"accept-version:1.2", "host:" + t.STOMPHost()}, nil)
 		if f.Command != "CONNECTED" {
 			t.Fatalf("CONNECT after the error: got %s, want CONNECTED", f)
 		}

@@ -23,7 +23,7 @@ func topic(t *T, suffix string) string { return "/topic/" + t.Uniq() + suffix }
 func dial(t *T, addr string, opts ...func(*stomp.Conn) error) *stomp.Conn {
 	t.Helper()
 	opts = append([]func(*stomp.Conn) error{
-		stomp.ConnOpt.Host("localhost"),
+		stomp.ConnOpt.Host(t.STOMPHost()),
 		stomp.ConnOpt.HeartBeat(0, 0),
 		stomp.ConnOpt.Logger(stompLogger{t}),
 	}, opts...)

@@ -119,7 +119,7 @@ func dialRaw(t *T, addr string) *rawConn {
 func connectRaw(t *T, addr, version string, headers ...string) (*rawConn, *rawFrame) {
 	t.Helper()
 	c := dialRaw(t, addr)
-	h := []string{"host:localhost"}
+	h := []string{"host:" + t.STOMPHost()}
 	if version != "" {
 		h = append(h, "accept-version:"+version)
 	}

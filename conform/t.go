@@ -72,6 +72,9 @@ func (t *T) Context() context.Context { return t.ctx }
 // target has none.
 func (t *T) Addr(endpoint string) string { return t.run.target.Endpoints[endpoint] }
 
+// STOMPHost is the host header to send in STOMP CONNECT frames.
+func (t *T) STOMPHost() string { return t.run.target.stompHost() }
+
 // User and Password are the credentials given for the target.
 func (t *T) User() string     { return t.run.target.User }
 func (t *T) Password() string { return t.run.target.Password }

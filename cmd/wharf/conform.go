@@ -46,6 +46,9 @@ Broker:
                         for the frame-size case. user:pass@host logs in
   --user NAME           log in as NAME on every connection
   --password PASS       the password of --user
+  --stomp-host NAME     the host header of STOMP CONNECT frames (default
+                        localhost); a virtual host for some brokers, e.g.
+                        --stomp-host / for RabbitMQ
   --restart-cmd CMD     a shell command that restarts the broker (run with
                         sh -c; the case then waits for the broker's ports);
                         cases that need a restart are skipped without it
@@ -113,6 +116,7 @@ func runConform(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "")
 	junit := fs.String("junit", "", "")
 	restart := fs.String("restart-cmd", "", "")
+	stompHost := fs.String("stomp-host", "localhost", "")
 	printConfig := fs.Bool("print-config", false, "")
 	list := fs.Bool("list", false, "")
 	if err := fs.Parse(args); err != nil {
@@ -149,14 +153,17 @@ func runConform(args []string, stdout, stderr io.Writer) error {
 	}
 	prefix := conform.NewPrefix()
 	mk := func(us []string) (*conform.Target, error) {
-		tg := &conform.Target{User: *user, Password: *password, RestartCmd: *restart, Prefix: prefix}
+		tg := &conform.Target{User: *user, Password: *password, RestartCmd: *restart, Prefix: prefix, STOMPHost: *stompHost}
 		for _, u := range us {
 			if err := tg.AddURL(u); err != nil {
 				return nil, usageError("%v", err)
 			}
 		}
-		if err := tg.Identify(5 * time.Second); err != nil {
+		if err := tg.Identify(30 * time.Second); err != nil {
 			return nil, &exitError{code: exitUnreachable, err: err}
+		}
+		if tg.Refusal != "" {
+			fmt.Fprintf(stderr, "wharf conform: the broker at %s refused a STOMP CONNECT: %s\n", tg.Endpoints[conform.STOMP], tg.Refusal)
 		}
 		return tg, nil
 	}
