@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -197,13 +198,18 @@ func TestWharfConformAgainstWharfRun(t *testing.T) {
 	urls := wharfRun(t)
 	eps := []string{conform.STOMP, conform.STOMPSmall, conform.OpenWire, conform.MQTT, conform.AMQP}
 	junit := filepath.Join(t.TempDir(), "conform.xml")
-	code, out, errOut := runWharf(t, append(append([]string{"conform"}, urlArgs("--url", urls)...), "--json", "--junit", junit)...)
-	if code != 0 {
-		t.Fatalf("exit %d; stderr %s\n%s", code, errOut, clip(out))
-	}
+	code, out, errOut := runConformCmd(t, append(append([]string{"conform"}, urlArgs("--url", urls)...), "--json", "--junit", junit)...)
 	var rep conform.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("--json output does not parse: %v\n%s", err, clip(out))
+		t.Fatalf("exit %d, --json output does not parse: %v\n%s\n%s", code, err, errOut, clip(out))
+	}
+	if code != 0 {
+		for _, r := range rep.Results {
+			if r.Status == conform.Fail {
+				t.Errorf("%s: %s; observations %v", r.Case, r.Reason, r.Observations)
+			}
+		}
+		t.Fatalf("exit %d; stderr %s", code, errOut)
 	}
 	// Every case is reported; those the URLs allow pass, the others (the
 	// restart case, without --restart-cmd) are skipped saying why.
@@ -285,7 +291,7 @@ func TestWharfConformAgainstWharfRun(t *testing.T) {
 
 	// --only and --skip select by name.
 	only, skip := regexp.MustCompile(`^stomp/(ack|tx)/`), regexp.MustCompile(`forms|receipts`)
-	code, out, errOut = runWharf(t, append(append([]string{"conform"}, urlArgs("--url", urls)...), "--json", "--only", only.String(), "--skip", skip.String())...)
+	code, out, errOut = runConformCmd(t, append(append([]string{"conform"}, urlArgs("--url", urls)...), "--json", "--only", only.String(), "--skip", skip.String())...)
 	if code != 0 {
 		t.Fatalf("--only/--skip: exit %d; %s", code, errOut)
 	}
@@ -314,7 +320,7 @@ func TestWharfConformAgainstWharfRun(t *testing.T) {
 	// without a frame limit. Exit 1, the table names it, the JUnit XML
 	// carries a <failure>.
 	bad := []string{"--url", urls[0], "--url", strings.Replace(urls[0], "?", "", 1) + "?wireFormat.maxFrameSize=4096", "--only", "frame-too-large|^stomp/tx/commit$", "--junit", junit}
-	code, out, errOut = runWharf(t, append([]string{"conform"}, bad...)...)
+	code, out, errOut = runConformCmd(t, append([]string{"conform"}, bad...)...)
 	if code != 1 || !regexp.MustCompile(`stomp/errors/frame-too-large\s+fail`).MatchString(out) || !strings.Contains(errOut, "1 case(s) failed") {
 		t.Errorf("failing case: exit %d, stdout:\n%s\nstderr %s", code, out, errOut)
 	}
@@ -332,7 +338,7 @@ func TestWharfConformAgainstWharfRun(t *testing.T) {
 // exactly the documented deviations, each as expected, and exits 0.
 func TestWharfConformActiveMQ(t *testing.T) {
 	amqURLs := startActiveMQ(t)
-	code, out, errOut := runWharf(t, append(append([]string{"conform"}, urlArgs("--url", amqURLs)...), "--json")...)
+	code, out, errOut := runConformCmd(t, append(append([]string{"conform"}, urlArgs("--url", amqURLs)...), "--json")...)
 	if code != 0 {
 		t.Fatalf("against ActiveMQ: exit %d; stderr %s\n%s", code, errOut, clip(out))
 	}
@@ -367,7 +373,7 @@ func TestWharfConformActiveMQ(t *testing.T) {
 	t.Logf("against ActiveMQ 5.17: %s", rep.Summary)
 
 	wharfURLs := wharfRun(t)
-	code, out, errOut = runWharf(t, append(append(append([]string{"conform"}, urlArgs("--url", wharfURLs)...), urlArgs("--against", amqURLs)...), "--json")...)
+	code, out, errOut = runConformCmd(t, append(append(append([]string{"conform"}, urlArgs("--url", wharfURLs)...), urlArgs("--against", amqURLs)...), "--json")...)
 	if code != 0 {
 		t.Fatalf("differential: exit %d; stderr %s\n%s", code, errOut, clip(out))
 	}
@@ -392,7 +398,7 @@ func TestWharfConformActiveMQ(t *testing.T) {
 		t.Errorf("differences %q, want exactly the documented deviations %q", diffs, want)
 	}
 	// The text form shows both sides.
-	code, out, _ = runWharf(t, append(append(append([]string{"conform"}, urlArgs("--url", wharfURLs)...), urlArgs("--against", amqURLs)...), "--only", "^stomp/errors/header-line-without-colon$")...)
+	code, out, _ = runConformCmd(t, append(append(append([]string{"conform"}, urlArgs("--url", wharfURLs)...), urlArgs("--against", amqURLs)...), "--only", "^stomp/errors/header-line-without-colon$")...)
 	if code != 0 || !strings.Contains(out, "1 difference(s)") || !strings.Contains(out, "documented Wharf deviation") || !strings.Contains(out, "ActiveMQ/5.17") {
 		t.Errorf("differential table: exit %d\n%s", code, out)
 	}
@@ -593,4 +599,25 @@ func caseNames(cs []*conform.Case) []string {
 		out = append(out, c.Name)
 	}
 	return out
+}
+
+// runConformCmd is runWharf with a bound fit for whole conform runs (two
+// brokers, each case bounded by itself) instead of runWharf's minute.
+func runConformCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var out, errOut strings.Builder
+	cmd := wharfCommand(ctx, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, out.String(), errOut.String()
+	case errors.As(err, &exit):
+		return exit.ExitCode(), out.String(), errOut.String()
+	}
+	t.Fatalf("wharf %v: %v", args, err)
+	return 0, "", ""
 }
