@@ -21,6 +21,7 @@ func (c msgs) next(t *T) paho.Message {
 	t.Helper()
 	select {
 	case m := <-c:
+		t.Observe("recv", "MQTT PUBLISH topic:%q qos:%d retained:%v payload=%q", m.Topic(), m.Qos(), m.Retained(), m.Payload())
 		return m
 	case <-time.After(wait):
 		t.Fatal("no MQTT message within", wait)

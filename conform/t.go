@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -57,7 +58,10 @@ type Observation struct {
 	Text string `json:"text"`
 }
 
-var nextSeq atomic.Int64
+var (
+	nextSeq atomic.Int64
+	uniqRe  = regexp.MustCompile(`conf_[0-9a-f]+_[0-9]+_`)
+)
 
 // Name is the case's name, with the subtests' names after it.
 func (t *T) Name() string { return t.name }
@@ -146,7 +150,9 @@ func (t *T) ActiveMQBehaviour() bool {
 
 // Observe records an observation.
 func (t *T) Observe(kind, format string, args ...any) {
-	text := fmt.Sprintf(format, args...)
+	// Destination names carry the run prefix and a sequence number,
+	// which differ between two brokers' runs of one case.
+	text := uniqRe.ReplaceAllString(fmt.Sprintf(format, args...), "conf_…_")
 	if len(text) > maxObservationBytes {
 		text = text[:maxObservationBytes] + "…"
 	}
