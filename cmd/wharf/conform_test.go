@@ -621,3 +621,132 @@ func runConformCmd(t *testing.T, args ...string) (int, string, string) {
 	t.Fatalf("wharf %v: %v", args, err)
 	return 0, "", ""
 }
+
+// rabbitMQServer is Debian's rabbitmq-server start script (without the
+// wrapper that switches to the rabbitmq user).
+const rabbitMQServer = "/usr/lib/rabbitmq/bin/rabbitmq-server"
+
+// TestWharfConformRabbitMQ runs wharf conform against RabbitMQ 3.10 with
+// its STOMP, MQTT and AMQP 1.0 plugins, a private node started by the test
+// (its own HOME for the Erlang cookie, mnesia and log directories, node
+// name, epmd and distribution ports, listeners on loopback). RabbitMQ is
+// not ActiveMQ: many cases fail, and that is the report. What is checked
+// is that the run goes to the end: every case has a result, each within
+// its time bound, none a panic, and the reports parse.
+func TestWharfConformRabbitMQ(t *testing.T) {
+	if _, err := os.Stat(rabbitMQServer); err != nil {
+		t.Skip("RabbitMQ is not installed (apt-get install rabbitmq-server)")
+	}
+	base := t.TempDir()
+	p := func() int { return freeTCPPort(t) }
+	amqpPort, stompPort, mqttPort, distPort, epmdPort := p(), p(), p(), p(), p()
+	for _, d := range []string{"mnesia", "log", "home"} {
+		os.Mkdir(filepath.Join(base, d), 0o755)
+	}
+	os.WriteFile(filepath.Join(base, "enabled_plugins"), []byte("[rabbitmq_stomp,rabbitmq_mqtt,rabbitmq_amqp1_0].\n"), 0o644)
+	os.WriteFile(filepath.Join(base, "rabbitmq.conf"), fmt.Appendf(nil,
+		"listeners.tcp.default = 127.0.0.1:%d\nstomp.listeners.tcp.1 = 127.0.0.1:%d\nmqtt.listeners.tcp.1 = 127.0.0.1:%d\n",
+		amqpPort, stompPort, mqttPort), 0o644)
+	plugins, _ := filepath.Glob("/usr/lib/rabbitmq/lib/rabbitmq_server-*/plugins")
+	logf, err := os.Create(filepath.Join(base, "server.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(rabbitMQServer)
+	cmd.Env = append(os.Environ(),
+		"HOME="+filepath.Join(base, "home"),
+		"RABBITMQ_MNESIA_BASE="+filepath.Join(base, "mnesia"),
+		"RABBITMQ_LOG_BASE="+filepath.Join(base, "log"),
+		"RABBITMQ_NODENAME=conform"+strconv.Itoa(amqpPort)+"@localhost",
+		"RABBITMQ_DIST_PORT="+strconv.Itoa(distPort),
+		"ERL_EPMD_PORT="+strconv.Itoa(epmdPort),
+		"RABBITMQ_ENABLED_PLUGINS_FILE="+filepath.Join(base, "enabled_plugins"),
+		"RABBITMQ_CONFIG_FILE="+filepath.Join(base, "rabbitmq"),
+		"RABBITMQ_PID_FILE="+filepath.Join(base, "pid"),
+		"RABBITMQ_PLUGINS_DIR="+strings.Join(append([]string{"/usr/lib/rabbitmq/plugins"}, plugins...), ":"))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); logf.Close(); close(exited) }()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+		// The node started its own epmd on epmdPort, which outlives it.
+		stop := exec.Command("epmd", "-kill")
+		stop.Env = append(os.Environ(), "ERL_EPMD_PORT="+strconv.Itoa(epmdPort))
+		stop.Run()
+	})
+	deadline := time.Now().Add(3 * time.Minute)
+	for _, port := range []int{stompPort, mqttPort, amqpPort} {
+		addr := "127.0.0.1:" + strconv.Itoa(port)
+		for {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			select {
+			case <-exited:
+				log, _ := os.ReadFile(filepath.Join(base, "server.out"))
+				t.Fatalf("RabbitMQ exited during start-up:\n%s", log)
+			case <-time.After(200 * time.Millisecond): // poll interval
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("RabbitMQ not listening on %s after 3 minutes", addr)
+			}
+		}
+	}
+	junit := filepath.Join(base, "conform.xml")
+	code, out, errOut := runConformCmd(t, "conform", "--url", "stomp://127.0.0.1:"+strconv.Itoa(stompPort),
+		"--url", "mqtt://127.0.0.1:"+strconv.Itoa(mqttPort), "--url", "amqp://127.0.0.1:"+strconv.Itoa(amqpPort),
+		"--user", "guest", "--password", "guest", "--stomp-host", "/", "--json", "--junit", junit)
+	var rep conform.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("exit %d, --json does not parse: %v\n%s\n%s", code, err, errOut, clip(out))
+	}
+	if !strings.HasPrefix(rep.Broker.Server, "RabbitMQ/") {
+		t.Errorf("server %q, want RabbitMQ/...", rep.Broker.Server)
+	}
+	var names []string
+	for _, r := range rep.Results {
+		names = append(names, r.Case)
+		c := caseNamed(r.Case)
+		if c == nil {
+			t.Fatalf("result for unknown case %s", r.Case)
+		}
+		bound := c.Timeout
+		if bound == 0 {
+			bound = conform.DefaultTimeout
+		}
+		if strings.Contains(r.Reason, "panic") || strings.Contains(r.Reason, "exceeded its time bound") || r.Duration > bound+10*time.Second {
+			t.Errorf("%s: %s after %v: %s", r.Case, r.Status, r.Duration, r.Reason)
+		}
+	}
+	if want := caseNames(conform.Cases()); !slices.Equal(names, want) {
+		t.Errorf("results for %q, want every case %q", names, want)
+	}
+	wantCode := 0
+	if rep.Summary.Fail > 0 {
+		wantCode = 1
+	}
+	if code != wantCode {
+		t.Errorf("exit %d with %d failures, want %d", code, rep.Summary.Fail, wantCode)
+	}
+	b, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc conform.JUnitSuites
+	if err := xml.Unmarshal(b, &doc); err != nil || doc.Tests != len(rep.Results) || doc.Failures != rep.Summary.Fail || doc.Skipped != rep.Summary.Skip {
+		t.Errorf("junit: %v, tests %d failures %d skipped %d; want %d %d %d", err, doc.Tests, doc.Failures, doc.Skipped, len(rep.Results), rep.Summary.Fail, rep.Summary.Skip)
+	}
+	t.Logf("against %s: %s", rep.Broker.Server, rep.Summary)
+}
