@@ -1,7 +1,10 @@
 package conform
 
 import (
+	"io"
+	"net"
 	"strings"
+	"time"
 )
 
 // activemq.prefetchSize:1 with client-individual: the second message waits
@@ -27,6 +30,8 @@ func stompDurableSubscription(t *T) {
 	addr := t.Addr(STOMP)
 	tp := topic(t, "")
 	clientID := t.Uniq()
+	// Whatever happens, the last subscription made here is destroyed.
+	t.Cleanup(func() { stompDestroyDurable(t, addr, clientID, "sub1") })
 	durable := func() *rawConn {
 		c, _ := connectRaw(t, addr, "1.2", "client-id:"+clientID)
 		c.subscribe("d", tp, "activemq.subscriptionName:sub1")
@@ -158,4 +163,53 @@ func stompQueueBrowser(t *T) {
 	for _, m := range []string{"m1", "m2", "m3"} {
 		expectRedelivered(t, c.expectMessage(m), false)
 	}
+}
+
+// stompDestroyDurable removes a durable subscription a case made, at its
+// clean-up: as clientID, UNSUBSCRIBE with activemq.subscriptionName. The
+// case's own connections are closed by then, but a broker may not have
+// processed a close yet ("client id already connected"), so it retries for
+// a few seconds. Best effort: an outcome other than RECEIPT is recorded,
+// not failed.
+func stompDestroyDurable(t *T, addr, clientID, name string) {
+	deadline := time.Now().Add(wait)
+	for {
+		reply, err := stompOneShot(addr, []byte("CONNECT\naccept-version:1.2\nhost:"+t.STOMPHost()+"\nclient-id:"+clientID+login(t)+"\n\n\x00"+
+			"UNSUBSCRIBE\nid:cleanup\nactivemq.subscriptionName:"+name+"\nreceipt:gone\n\n\x00"+
+			"DISCONNECT\n\n\x00"))
+		if strings.Contains(reply, "receipt-id:gone") {
+			t.Observe("cleanup", "durable subscription %s of %s destroyed", name, clientID)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Observe("cleanup", "durable subscription %s of %s not destroyed: %v %q", name, clientID, err, reply)
+			return
+		}
+		time.Sleep(100 * time.Millisecond) // retry interval
+	}
+}
+
+// login is the login and passcode headers for the target's credentials,
+// each after a newline, or "".
+func login(t *T) string {
+	if t.User() == "" {
+		return ""
+	}
+	return "\nlogin:" + t.User() + "\npasscode:" + t.Password()
+}
+
+// stompOneShot writes frames and returns what the broker sends until it
+// closes the connection (or wait passes).
+func stompOneShot(addr string, frames []byte) (string, error) {
+	c, err := net.DialTimeout("tcp", addr, wait)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(wait))
+	if _, err := c.Write(frames); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(c)
+	return string(b), err
 }
