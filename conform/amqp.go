@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/Azure/go-amqp"
 	"github.com/go-stomp/stomp/v3"
@@ -75,15 +74,6 @@ func amqpRecv(t *T, r *amqp.Receiver) *amqp.Message {
 		t.Fatalf("AMQP receive: %v", err)
 	}
 	return m
-}
-
-func amqpNone(t *T, r *amqp.Receiver, within time.Duration) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), within)
-	defer cancel()
-	if m, err := r.Receive(ctx, nil); err == nil {
-		t.Fatalf("unexpected AMQP message %q", m.GetData())
-	}
 }
 
 func amqpQueueRoundTrip(t *T) {
