@@ -125,6 +125,8 @@ func amqpOutcomes(t *T) {
 		// Durable: ActiveMQ dead-letters persistent messages only.
 		m := amqp.NewMessage([]byte(body))
 		m.Header = &amqp.MessageHeader{Durable: true}
+		// testid finds it again on the shared ActiveMQ.DLQ.
+		m.ApplicationProperties = map[string]any{"testid": t.Uniq()}
 		amqpSend(t, snd, m)
 	}
 	r := amqpReceiver(t, s, q, &amqp.ReceiverOptions{Credit: 1})
@@ -153,7 +155,8 @@ func amqpOutcomes(t *T) {
 		t.Fatal(err)
 	}
 	// Rejected: to the DLQ at once.
-	dlq := amqpReceiver(t, s, "queue://ActiveMQ.DLQ", nil)
+	dlq := amqpReceiver(t, s, "queue://ActiveMQ.DLQ", &amqp.ReceiverOptions{
+		Filters: []amqp.LinkFilter{amqp.NewSelectorFilter("testid = '" + t.Uniq() + "'")}})
 	if m := amqpRecv(t, dlq); string(m.GetData()) != "rejected" {
 		t.Fatalf("DLQ got %q", m.GetData())
 	}
