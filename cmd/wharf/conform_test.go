@@ -631,8 +631,9 @@ const rabbitMQServer = "/usr/lib/rabbitmq/bin/rabbitmq-server"
 // (its own HOME for the Erlang cookie, mnesia and log directories, node
 // name, epmd and distribution ports, listeners on loopback). RabbitMQ is
 // not ActiveMQ: many cases fail, and that is the report. What is checked
-// is that the run goes to the end: every case has a result, each within
-// its time bound, none a panic, and the reports parse.
+// is that the run goes to the end: every case has a result, none later
+// than its time bound (plus the runner's clean-up grace), none a panic,
+// and the reports parse.
 func TestWharfConformRabbitMQ(t *testing.T) {
 	if _, err := os.Stat(rabbitMQServer); err != nil {
 		t.Skip("RabbitMQ is not installed (apt-get install rabbitmq-server)")
@@ -726,7 +727,10 @@ func TestWharfConformRabbitMQ(t *testing.T) {
 		if bound == 0 {
 			bound = conform.DefaultTimeout
 		}
-		if strings.Contains(r.Reason, "panic") || strings.Contains(r.Reason, "exceeded its time bound") || r.Duration > bound+10*time.Second {
+		// A case may hang on RabbitMQ (go-stomp waiting for a RECEIPT that
+		// an ERROR replaced): the runner ends it at its bound, plus the
+		// clean-up grace of a few seconds, as a failure.
+		if strings.Contains(r.Reason, "panic") || r.Duration > bound+10*time.Second {
 			t.Errorf("%s: %s after %v: %s", r.Case, r.Status, r.Duration, r.Reason)
 		}
 	}
