@@ -222,6 +222,19 @@ bench-compare:
 # The conformance suites (STOMP, JMS) against Debian's ActiveMQ 5.17, the
 # reference: conformance/activemq/run.sh starts it on loopback (installing
 # the activemq package when missing), runs them, and stops it.
+# wharf conform (docs/conform.md): its Go tests (every case against an
+# in-process Wharf; the command against wharf run and, when installed,
+# Debian's ActiveMQ 5.17, with the differential between them), and
+# conform-ref, the command against ActiveMQ as conformance-ref starts it
+# (CONFORM_FLAGS adds flags, e.g. CONFORM_FLAGS='--junit conform.xml').
+.PHONY: conform conform-ref
+conform:
+	$(GO) test -count=1 -run 'TestConformanceCases|TestWharfConform' ./conformance/ ./cmd/wharf/
+
+conform-ref: build
+	AMQ_RUN='./bin/wharf conform --url stomp://$$WHARF_CONFORMANCE_STOMP_ADDR --url "stomp://$$WHARF_CONFORMANCE_STOMP_SMALL_FRAME_ADDR?wireFormat.maxFrameSize=4096" --url tcp://$$WHARF_CONFORMANCE_OPENWIRE_ADDR --url mqtt://$$WHARF_CONFORMANCE_MQTT_ADDR $(CONFORM_FLAGS)' \
+		conformance/activemq/run.sh
+
 .PHONY: conformance-ref
 conformance-ref:
 	conformance/activemq/run.sh

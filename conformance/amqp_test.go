@@ -2,15 +2,12 @@ package conformance
 
 import (
 	"context"
-	"errors"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/Azure/go-amqp"
-	paho "github.com/eclipse/paho.mqtt.golang"
-	"github.com/go-stomp/stomp/v3"
 	"github.com/gorilla/websocket"
 
 	"wharf/cmd/wharf/wiring"
@@ -112,47 +109,8 @@ func amqpNone(t *testing.T, r *amqp.Receiver, within time.Duration) {
 	}
 }
 
-func TestConformanceAMQPQueueRoundTrip(t *testing.T) {
-	b := amqpBroker(t, nil)
-	q := "queue://" + uniq(t)
-	c := amqpDial(t, b.AMQPAddr(), nil)
-	s := amqpSession(t, c)
-	snd := amqpSender(t, s, q, nil)
-	for i := 0; i < 50; i++ {
-		amqpSend(t, snd, amqp.NewMessage([]byte{byte(i)}))
-	}
-	r := amqpReceiver(t, s, q, &amqp.ReceiverOptions{Credit: 10})
-	for i := 0; i < 50; i++ {
-		m := amqpRecv(t, r)
-		if got := m.GetData(); len(got) != 1 || got[0] != byte(i) {
-			t.Fatalf("message %d: %v", i, got)
-		}
-		if err := r.AcceptMessage(amqpCtx(t), m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	amqpNone(t, r, 200*time.Millisecond)
-	if st := b.Engine().Stats(queueDest(q)); st.QueueSize != 0 {
-		t.Fatalf("queue size %d after every message was accepted", st.QueueSize)
-	}
-}
-
 func queueDest(addr string) message.Destination {
 	return message.QueueDest(strings.TrimPrefix(addr, "queue://"))
-}
-
-func TestConformanceAMQPPresettledAndBareAddress(t *testing.T) {
-	b := amqpBroker(t, nil)
-	name := uniq(t)
-	c := amqpDial(t, b.AMQPAddr(), nil)
-	s := amqpSession(t, c)
-	settled := amqp.SenderSettleModeSettled
-	snd := amqpSender(t, s, name, &amqp.SenderOptions{SettlementMode: &settled}) // bare address = queue
-	amqpSend(t, snd, amqp.NewMessage([]byte("fire and forget")))
-	r := amqpReceiver(t, s, "queue://"+name, &amqp.ReceiverOptions{RequestedSenderSettleMode: &settled})
-	if m := amqpRecv(t, r); string(m.GetData()) != "fire and forget" {
-		t.Fatalf("got %q", m.GetData())
-	}
 }
 
 func TestConformanceAMQPTopicAndDurableSubscription(t *testing.T) {
@@ -197,181 +155,6 @@ func TestConformanceAMQPTopicAndDurableSubscription(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, func() bool { return len(b.Engine().DurableSubs(base+"-client")) == 0 })
-}
-
-func TestConformanceAMQPOutcomes(t *testing.T) {
-	b := amqpBroker(t, nil)
-	q := "queue://" + uniq(t)
-	s := amqpSession(t, amqpDial(t, b.AMQPAddr(), nil))
-	snd := amqpSender(t, s, q, nil)
-	for _, body := range []string{"released", "rejected"} {
-		// Durable: ActiveMQ dead-letters persistent messages only.
-		m := amqp.NewMessage([]byte(body))
-		m.Header = &amqp.MessageHeader{Durable: true}
-		amqpSend(t, snd, m)
-	}
-	r := amqpReceiver(t, s, q, &amqp.ReceiverOptions{Credit: 1})
-	m := amqpRecv(t, r)
-	if err := r.ReleaseMessage(amqpCtx(t), m); err != nil {
-		t.Fatal(err)
-	}
-	// Released: redelivered, delivery count not raised.
-	m = amqpRecv(t, r)
-	if string(m.GetData()) != "released" || m.Header != nil && m.Header.DeliveryCount != 0 {
-		t.Fatalf("after release: %q header %+v", m.GetData(), m.Header)
-	}
-	if err := r.ModifyMessage(amqpCtx(t), m, &amqp.ModifyMessageOptions{DeliveryFailed: true}); err != nil {
-		t.Fatal(err)
-	}
-	m = amqpRecv(t, r)
-	if string(m.GetData()) != "released" || m.Header == nil || m.Header.DeliveryCount != 1 {
-		t.Fatalf("after modified(delivery-failed): %q header %+v", m.GetData(), m.Header)
-	}
-	r.AcceptMessage(amqpCtx(t), m)
-	m = amqpRecv(t, r)
-	if string(m.GetData()) != "rejected" {
-		t.Fatalf("got %q", m.GetData())
-	}
-	if err := r.RejectMessage(amqpCtx(t), m, nil); err != nil {
-		t.Fatal(err)
-	}
-	// Rejected: to the DLQ at once.
-	dlq := amqpReceiver(t, s, "queue://ActiveMQ.DLQ", nil)
-	if m := amqpRecv(t, dlq); string(m.GetData()) != "rejected" {
-		t.Fatalf("DLQ got %q", m.GetData())
-	}
-}
-
-func TestConformanceAMQPSelectorAndDrain(t *testing.T) {
-	b := amqpBroker(t, nil)
-	q := "queue://" + uniq(t)
-	s := amqpSession(t, amqpDial(t, b.AMQPAddr(), nil))
-	snd := amqpSender(t, s, q, nil)
-	for _, color := range []string{"red", "blue", "red"} {
-		m := amqp.NewMessage([]byte(color))
-		m.ApplicationProperties = map[string]any{"color": color}
-		amqpSend(t, snd, m)
-	}
-	r := amqpReceiver(t, s, q, &amqp.ReceiverOptions{Credit: -1, Filters: []amqp.LinkFilter{amqp.NewSelectorFilter("color = 'red'")}})
-	if err := r.IssueCredit(5); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 2; i++ {
-		m := amqpRecv(t, r)
-		if string(m.GetData()) != "red" || m.ApplicationProperties["color"] != "red" {
-			t.Fatalf("selector let through %q %v", m.GetData(), m.ApplicationProperties)
-		}
-		r.AcceptMessage(amqpCtx(t), m)
-	}
-	// Drain: the broker uses up the remaining credit and says so.
-	if err := r.DrainCredit(amqpCtx(t), nil); err != nil {
-		t.Fatalf("drain: %v", err)
-	}
-}
-
-func TestConformanceAMQPDynamicRequestReply(t *testing.T) {
-	b := amqpBroker(t, nil)
-	q := "queue://" + uniq(t)
-	// Responder.
-	rs := amqpSession(t, amqpDial(t, b.AMQPAddr(), nil))
-	req := amqpReceiver(t, rs, q, nil)
-	reply := amqpSender(t, rs, "", nil) // the anonymous relay
-	go func() {
-		m, err := req.Receive(context.Background(), nil)
-		if err != nil {
-			return
-		}
-		req.AcceptMessage(context.Background(), m)
-		out := amqp.NewMessage([]byte("re: " + string(m.GetData())))
-		out.Properties = &amqp.MessageProperties{To: m.Properties.ReplyTo, CorrelationID: m.Properties.MessageID}
-		reply.Send(context.Background(), out, nil)
-	}()
-	cs := amqpSession(t, amqpDial(t, b.AMQPAddr(), nil))
-	tmp := amqpReceiver(t, cs, "", &amqp.ReceiverOptions{DynamicAddress: true})
-	addr := tmp.Address()
-	if !strings.HasPrefix(addr, "temp-queue://") {
-		t.Fatalf("dynamic address %q, want a temp-queue:// name", addr)
-	}
-	snd := amqpSender(t, cs, q, nil)
-	m := amqp.NewMessage([]byte("ping"))
-	id := "req-1"
-	m.Properties = &amqp.MessageProperties{MessageID: id, ReplyTo: &addr}
-	amqpSend(t, snd, m)
-	got := amqpRecv(t, tmp)
-	if string(got.GetData()) != "re: ping" {
-		t.Fatalf("reply %q", got.GetData())
-	}
-	if got.Properties == nil || got.Properties.CorrelationID != id {
-		t.Fatalf("reply correlation id %+v", got.Properties)
-	}
-	// The anonymous relay refuses a message without "to".
-	err := reply.Send(amqpCtx(t), amqp.NewMessage([]byte("nowhere")), nil)
-	var rej *amqp.Error
-	if !errors.As(err, &rej) {
-		t.Fatalf("send without to: %v, want a rejection", err)
-	}
-	// In ActiveMQ's words (AmqpReceiver).
-	if want := "Missing to field for message sent to an anonymous producer"; rej.Description != want {
-		t.Fatalf("rejection %q, want %q", rej.Description, want)
-	}
-}
-
-func TestConformanceAMQPMixedProtocols(t *testing.T) {
-	b := amqpBroker(t, nil)
-	base := uniq(t)
-	s := amqpSession(t, amqpDial(t, b.AMQPAddr(), nil))
-	// STOMP → AMQP.
-	sc, err := stomp.Dial("tcp", b.STOMPAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sc.Disconnect()
-	r := amqpReceiver(t, s, "queue://"+base+".fromstomp", nil)
-	if err := sc.Send("/queue/"+base+".fromstomp", "text/plain", []byte("from stomp"), stomp.SendOpt.Header("color", "blue")); err != nil {
-		t.Fatal(err)
-	}
-	// go-stomp sends content-length, which makes a BytesMessage (a Data
-	// section); with amq-msg-type:text it is a TextMessage (an AmqpValue).
-	m := amqpRecv(t, r)
-	if string(m.GetData()) != "from stomp" {
-		t.Fatalf("STOMP bytes message reached AMQP as %#v (data %q)", m.Value, m.GetData())
-	}
-	if m.ApplicationProperties["color"] != "blue" {
-		t.Fatalf("application properties %v", m.ApplicationProperties)
-	}
-	r.AcceptMessage(amqpCtx(t), m) // settling it gives the credit back
-	if err := sc.Send("/queue/"+base+".fromstomp", "text/plain", []byte("text from stomp"), stomp.SendOpt.Header("amq-msg-type", "text")); err != nil {
-		t.Fatal(err)
-	}
-	if m := amqpRecv(t, r); m.Value != "text from stomp" {
-		t.Fatalf("STOMP text message reached AMQP as %#v (data %q)", m.Value, m.GetData())
-	}
-	// AMQP → STOMP.
-	ss, err := sc.Subscribe("/queue/"+base+".tostomp", stomp.AckAuto)
-	if err != nil {
-		t.Fatal(err)
-	}
-	roundTrip(t, sc)
-	out := amqp.NewMessage([]byte("to stomp"))
-	out.ApplicationProperties = map[string]any{"n": int32(7)}
-	amqpSend(t, amqpSender(t, s, "queue://"+base+".tostomp", nil), out)
-	sm := recv(t, ss)
-	if string(sm.Body) != "to stomp" || sm.Header.Get("n") != "7" {
-		t.Fatalf("STOMP got %q %v", sm.Body, sm.Header)
-	}
-	// MQTT → AMQP and AMQP → MQTT on a topic.
-	tr := amqpReceiver(t, s, "topic://"+base+".sensor", nil)
-	mc := mqttConnect(t, mqttBrokerAddr(t, b), base)
-	mqttPub(t, mc, base+"/sensor", 1, false, "21.5")
-	if m := amqpRecv(t, tr); string(m.GetData()) != "21.5" {
-		t.Fatalf("MQTT publish reached AMQP as %q", m.GetData())
-	}
-	ch := mqttSub(t, mc, base+"/out", 0)
-	amqpSend(t, amqpSender(t, s, "topic://"+base+".out", nil), amqp.NewMessage([]byte("to mqtt")))
-	if m := ch.next(t); string(m.Payload()) != "to mqtt" {
-		t.Fatalf("MQTT got %q", m.Payload())
-	}
-	_ = paho.ErrNotConnected
 }
 
 func mqttBrokerAddr(t *testing.T, b *brokertest.Broker) string {

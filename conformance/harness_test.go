@@ -23,14 +23,7 @@ import (
 // Environment variables that point the STOMP cases at an external broker.
 const (
 	envSTOMPAddr = "WHARF_CONFORMANCE_STOMP_ADDR"
-	// envSTOMPSmallFrameAddr is a STOMP connector of the same external
-	// broker configured with wireFormat.maxFrameSize=smallFrameSize.
-	envSTOMPSmallFrameAddr = "WHARF_CONFORMANCE_STOMP_SMALL_FRAME_ADDR"
 )
-
-// smallFrameSize is the wireFormat.maxFrameSize of the small-frame
-// connector (conformance/activemq/activemq.xml uses the same value).
-const smallFrameSize = 4096
 
 // wait bounds every receive: long enough for a loaded CI machine, short
 // enough that a lost message fails the test quickly.
@@ -48,16 +41,6 @@ var runID = func() string {
 	}
 	return hex.EncodeToString(b[:])
 }()
-
-// target returns the STOMP address the test talks to: the external broker
-// when one is configured, otherwise a fresh in-process broker.
-func target(t *testing.T) string {
-	t.Helper()
-	if external {
-		return os.Getenv(envSTOMPAddr)
-	}
-	return startBroker(t).STOMPAddr()
-}
 
 // startBroker starts an in-process broker; the test is skipped when an
 // external broker is the target, because it needs the broker's internals.
@@ -234,6 +217,3 @@ func ack(t *testing.T, c *stomp.Conn, m *stomp.Message) {
 	}
 	roundTrip(t, c)
 }
-
-// timeoutC is a channel that fires after wait.
-func timeoutC() <-chan time.Time { return time.After(wait) }

@@ -91,97 +91,6 @@ func (c *v5Client) pub(t *testing.T, p *paho.Publish) *paho.PublishResponse {
 	return r
 }
 
-func TestConformanceMQTT5ConnackAndAssignedClientID(t *testing.T) {
-	b := mqttBroker(t, nil)
-	c := mqtt5Connect(t, b.MQTTAddr(), &paho.Connect{CleanStart: true})
-	p := c.ack.Properties
-	if p == nil || p.AssignedClientID == "" {
-		t.Fatalf("no Assigned Client Identifier for an empty client id: %+v", p)
-	}
-	if p.TopicAliasMaximum == nil || *p.TopicAliasMaximum == 0 || p.ReceiveMaximum == nil || !p.SharedSubAvailable {
-		t.Fatalf("CONNACK properties %+v: want topic aliases, a receive maximum, shared subscriptions", p)
-	}
-	if c.ack.ReasonCode != 0 {
-		t.Fatalf("reason %#x", c.ack.ReasonCode)
-	}
-}
-
-func TestConformanceMQTT5PropertiesRoundTrip(t *testing.T) {
-	b := mqttBroker(t, nil)
-	base := uniq(t)
-	c := mqtt5Connect(t, b.MQTTAddr(), &paho.Connect{ClientID: base, CleanStart: true})
-	reasons := c.sub(t, &paho.Subscribe{
-		Properties:    &paho.SubscribeProperties{SubscriptionIdentifier: func() *int { n := 7; return &n }()},
-		Subscriptions: []paho.SubscribeOptions{{Topic: base + "/req", QoS: 1}},
-	})
-	if len(reasons) != 1 || reasons[0] != 1 {
-		t.Fatalf("SUBACK reasons %v, want granted QoS 1", reasons)
-	}
-	user := paho.UserProperties{}
-	user.Add("tenant", "blue").Add("trace", "42")
-	format := byte(1)
-	expiry := uint32(60)
-	r := c.pub(t, &paho.Publish{Topic: base + "/req", QoS: 1, Payload: []byte("héllo"), Properties: &paho.PublishProperties{
-		ContentType: "text/plain", ResponseTopic: base + "/reply", CorrelationData: []byte("corr-1"),
-		PayloadFormat: &format, MessageExpiry: &expiry, User: user,
-	}})
-	if r.ReasonCode != 0 {
-		t.Fatalf("PUBACK reason %#x", r.ReasonCode)
-	}
-	m := c.next(t)
-	pp := m.Properties
-	if string(m.Payload) != "héllo" || pp == nil {
-		t.Fatalf("got %q props %+v", m.Payload, pp)
-	}
-	if pp.ContentType != "text/plain" || pp.ResponseTopic != base+"/reply" || string(pp.CorrelationData) != "corr-1" {
-		t.Fatalf("content type %q response topic %q correlation %q", pp.ContentType, pp.ResponseTopic, pp.CorrelationData)
-	}
-	if pp.PayloadFormat == nil || *pp.PayloadFormat != 1 || pp.MessageExpiry == nil || *pp.MessageExpiry == 0 || *pp.MessageExpiry > 60 {
-		t.Fatalf("payload format %v, expiry %v", pp.PayloadFormat, pp.MessageExpiry)
-	}
-	if pp.User.Get("tenant") != "blue" || pp.User.Get("trace") != "42" {
-		t.Fatalf("user properties %v", pp.User)
-	}
-	if pp.SubscriptionIdentifier == nil || *pp.SubscriptionIdentifier != 7 {
-		t.Fatalf("subscription identifier %v, want 7", pp.SubscriptionIdentifier)
-	}
-}
-
-func TestConformanceMQTT5TopicAlias(t *testing.T) {
-	b := mqttBroker(t, nil)
-	base := uniq(t)
-	c := mqtt5Connect(t, b.MQTTAddr(), &paho.Connect{ClientID: base, CleanStart: true})
-	c.sub(t, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: base + "/alias", QoS: 0}}})
-	c.pub(t, &paho.Publish{Topic: base + "/alias", QoS: 1, Payload: []byte("set"), Properties: &paho.PublishProperties{TopicAlias: paho.Uint16(3)}})
-	c.pub(t, &paho.Publish{Topic: "", QoS: 1, Payload: []byte("use"), Properties: &paho.PublishProperties{TopicAlias: paho.Uint16(3)}})
-	for _, want := range []string{"set", "use"} {
-		if m := c.next(t); string(m.Payload) != want || m.Topic != base+"/alias" {
-			t.Fatalf("got %s %q, want %s %q", m.Topic, m.Payload, base+"/alias", want)
-		}
-	}
-}
-
-func TestConformanceMQTT5NoLocalAndRetainAsPublished(t *testing.T) {
-	b := mqttBroker(t, nil)
-	base := uniq(t)
-	c := mqtt5Connect(t, b.MQTTAddr(), &paho.Connect{ClientID: base, CleanStart: true})
-	other := mqtt5Connect(t, b.MQTTAddr(), &paho.Connect{ClientID: base + "-o", CleanStart: true})
-	c.sub(t, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{
-		{Topic: base + "/nl", QoS: 1, NoLocal: true},
-		{Topic: base + "/rap", QoS: 1, RetainAsPublished: true, RetainHandling: 2},
-	}})
-	c.pub(t, &paho.Publish{Topic: base + "/nl", QoS: 1, Payload: []byte("mine")})
-	other.pub(t, &paho.Publish{Topic: base + "/nl", QoS: 1, Payload: []byte("theirs")})
-	if m := c.next(t); string(m.Payload) != "theirs" {
-		t.Fatalf("no-local subscription got %q", m.Payload)
-	}
-	other.pub(t, &paho.Publish{Topic: base + "/rap", QoS: 1, Retain: true, Payload: []byte("kept")})
-	if m := c.next(t); !m.Retain || string(m.Payload) != "kept" {
-		t.Fatalf("retain-as-published: retain=%v %q", m.Retain, m.Payload)
-	}
-	c.none(t, 200*time.Millisecond)
-}
-
 func TestConformanceMQTT5SessionExpiryAndTakeover(t *testing.T) {
 	b := mqttBroker(t, nil)
 	base := uniq(t)
@@ -212,26 +121,6 @@ func TestConformanceMQTT5SessionExpiryAndTakeover(t *testing.T) {
 	zero := uint32(0)
 	c2.Disconnect(&paho.Disconnect{Properties: &paho.DisconnectProperties{SessionExpiryInterval: &zero}})
 	eventually(t, func() bool { return len(b.Engine().DurableSubs(base)) == 0 })
-}
-
-func TestConformanceMQTT5ReceiveMaximum(t *testing.T) {
-	b := mqttBroker(t, nil)
-	base := uniq(t)
-	rm := uint16(2)
-	c := mqtt5Connect(t, b.MQTTAddr(), &paho.Connect{ClientID: base, CleanStart: true,
-		Properties: &paho.ConnectProperties{ReceiveMaximum: &rm}})
-	c.sub(t, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: base + "/rm", QoS: 1}}})
-	pub := mqtt5Connect(t, b.MQTTAddr(), &paho.Connect{ClientID: base + "-p", CleanStart: true})
-	for i := 0; i < 20; i++ {
-		pub.pub(t, &paho.Publish{Topic: base + "/rm", QoS: 1, Payload: []byte{byte('a' + i)}})
-	}
-	// Paho acknowledges as it receives; all 20 arrive in order through a
-	// window of 2.
-	for i := 0; i < 20; i++ {
-		if m := c.next(t); m.Payload[0] != byte('a'+i) {
-			t.Fatalf("message %d: %q", i, m.Payload)
-		}
-	}
 }
 
 // eventually polls cond until it holds or wait passes.

@@ -114,49 +114,6 @@ func mqttPub(t *testing.T, c paho.Client, topic string, qos byte, retained bool,
 	mqttWait(t, c.Publish(topic, qos, retained, payload), "publish "+topic)
 }
 
-func TestConformanceMQTTQoSRoundTrips(t *testing.T) {
-	b := mqttBroker(t, nil)
-	base := uniq(t)
-	sub := mqttConnect(t, b.MQTTAddr(), base+"-sub")
-	pub := mqttConnect(t, b.MQTTAddr(), base+"-pub")
-	for _, qos := range []byte{0, 1, 2} {
-		topic := base + "/q" + string('0'+qos)
-		ch := mqttSub(t, sub, topic, qos)
-		for i := 0; i < 20; i++ {
-			mqttPub(t, pub, topic, qos, false, strings.Repeat("x", i))
-		}
-		for i := 0; i < 20; i++ {
-			m := ch.next(t)
-			if string(m.Payload()) != strings.Repeat("x", i) || m.Qos() != qos || m.Topic() != topic {
-				t.Fatalf("qos %d message %d: topic %s qos %d payload %q", qos, i, m.Topic(), m.Qos(), m.Payload())
-			}
-			if m.Retained() || m.Duplicate() {
-				t.Fatalf("qos %d message %d: retained=%v dup=%v, want neither", qos, i, m.Retained(), m.Duplicate())
-			}
-		}
-	}
-}
-
-func TestConformanceMQTTQoSDowngrade(t *testing.T) {
-	b := mqttBroker(t, nil)
-	base := uniq(t)
-	c := mqttConnect(t, b.MQTTAddr(), base)
-	ch0 := mqttSub(t, c, base+"/a", 0)
-	ch1 := mqttSub(t, c, base+"/b", 1)
-	mqttPub(t, c, base+"/a", 2, false, "two-to-zero")
-	mqttPub(t, c, base+"/b", 0, false, "zero-stays-zero")
-	mqttPub(t, c, base+"/b", 2, false, "two-to-one")
-	if m := ch0.next(t); m.Qos() != 0 {
-		t.Fatalf("QoS 2 publish on a QoS 0 subscription arrived at %d", m.Qos())
-	}
-	if m := ch1.next(t); m.Qos() != 0 || string(m.Payload()) != "zero-stays-zero" {
-		t.Fatalf("QoS 0 publish on a QoS 1 subscription: qos %d %q", m.Qos(), m.Payload())
-	}
-	if m := ch1.next(t); m.Qos() != 1 || string(m.Payload()) != "two-to-one" {
-		t.Fatalf("QoS 2 publish on a QoS 1 subscription: qos %d %q", m.Qos(), m.Payload())
-	}
-}
-
 func TestConformanceMQTTWildcardsAndDollarTopics(t *testing.T) {
 	b := mqttBroker(t, map[string]string{"transport.publishDollarTopics": "true"})
 	base := uniq(t)
@@ -197,19 +154,6 @@ func TestConformanceMQTTWildcardsAndDollarTopics(t *testing.T) {
 			t.Fatalf("# matched %s", m.Topic())
 		}
 	}
-}
-
-func TestConformanceMQTTDollarPublishDroppedByDefault(t *testing.T) {
-	b := mqttBroker(t, nil)
-	base := uniq(t)
-	c := mqttConnect(t, b.MQTTAddr(), base)
-	ch := mqttSub(t, c, "$"+base+"/x", 1)
-	// ActiveMQ acknowledges and drops it unless publishDollarTopics=true.
-	mqttPub(t, c, "$"+base+"/x", 1, false, "dropped")
-	mqttPub(t, c, base+"/marker", 1, false, "m")
-	marker := mqttSub(t, c, base+"/marker", 1)
-	_ = marker
-	ch.none(t, 300*time.Millisecond)
 }
 
 func TestConformanceMQTTRetained(t *testing.T) {
@@ -267,48 +211,6 @@ func pahoDrop(t *testing.T, addr, clientID string, opts ...mqttOpt) (paho.Client
 	return c, func() { nc.Close() }
 }
 
-func TestConformanceMQTTWill(t *testing.T) {
-	b := mqttBroker(t, nil)
-	base := uniq(t)
-	watcher := mqttConnect(t, b.MQTTAddr(), base+"-watch")
-	wills := mqttSub(t, watcher, base+"/status/+", 1)
-
-	_, crash := pahoDrop(t, b.MQTTAddr(), base+"-dev1", func(o *paho.ClientOptions) {
-		o.SetWill(base+"/status/dev1", "offline", 1, false)
-	})
-	polite := mqttConnect(t, b.MQTTAddr(), base+"-dev2", func(o *paho.ClientOptions) {
-		o.SetWill(base+"/status/dev2", "offline", 1, false)
-	})
-	polite.Disconnect(50) // a normal DISCONNECT discards the will
-	crash()
-	m := wills.next(t)
-	if m.Topic() != base+"/status/dev1" || string(m.Payload()) != "offline" {
-		t.Fatalf("will: %s %q, want dev1 offline", m.Topic(), m.Payload())
-	}
-	wills.none(t, 300*time.Millisecond)
-}
-
-func TestConformanceMQTTSessionTakeover(t *testing.T) {
-	b := mqttBroker(t, nil)
-	id := uniq(t)
-	lost := make(chan error, 1)
-	first := mqttConnect(t, b.MQTTAddr(), id, func(o *paho.ClientOptions) {
-		o.SetConnectionLostHandler(func(_ paho.Client, err error) { lost <- err })
-	})
-	_ = first
-	second := mqttConnect(t, b.MQTTAddr(), id)
-	select {
-	case <-lost:
-	case <-time.After(wait):
-		t.Fatal("the first connection was not closed when its client id connected again")
-	}
-	ch := mqttSub(t, second, id+"/t", 1)
-	mqttPub(t, second, id+"/t", 1, false, "still works")
-	if m := ch.next(t); string(m.Payload()) != "still works" {
-		t.Fatalf("after takeover: %q", m.Payload())
-	}
-}
-
 func TestConformanceMQTTPersistentSession(t *testing.T) {
 	b := mqttBroker(t, nil, brokertest.WithKahaDB()) // the restart reopens the store from disk
 	base := uniq(t)
@@ -352,45 +254,6 @@ func TestConformanceMQTTPersistentSession(t *testing.T) {
 	mqttConnect(t, b.MQTTAddr(), id).Disconnect(50)
 	if subs := b.Engine().DurableSubs(id); len(subs) != 0 {
 		t.Fatalf("clean session left %+v", subs)
-	}
-}
-
-func TestConformanceMQTTToSTOMPAndBack(t *testing.T) {
-	b := mqttBroker(t, nil)
-	base := uniq(t)
-	mc := mqttConnect(t, b.MQTTAddr(), base)
-	sc, err := stomp.Dial("tcp", b.STOMPAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sc.Disconnect()
-	// MQTT a/b is JMS topic a.b, so STOMP /topic/a.b.
-	ss, err := sc.Subscribe("/topic/"+base+".sensor", stomp.AckAuto)
-	if err != nil {
-		t.Fatal(err)
-	}
-	roundTrip(t, sc)
-	mqttPub(t, mc, base+"/sensor", 1, false, "\x00\x01binary")
-	sm := recv(t, ss)
-	if string(sm.Body) != "\x00\x01binary" {
-		t.Fatalf("STOMP got %q", sm.Body)
-	}
-	// A BytesMessage: STOMP sees content-length; the QoS rides along.
-	if sm.Header.Get("content-length") != "8" || sm.Header.Get("ActiveMQ.MQTT.QoS") != "1" || sm.Header.Get("persistent") != "true" {
-		t.Fatalf("STOMP headers: %v", sm.Header)
-	}
-
-	ch := mqttSub(t, mc, base+"/reply/+", 1)
-	if err := sc.Send("/topic/"+base+".reply.x", "text/plain", []byte("from stomp")); err != nil {
-		t.Fatal(err)
-	}
-	m := ch.next(t)
-	if m.Topic() != base+"/reply/x" || string(m.Payload()) != "from stomp" {
-		t.Fatalf("MQTT got %s %q", m.Topic(), m.Payload())
-	}
-	// A non-persistent STOMP message arrives at QoS 0.
-	if m.Qos() != 0 {
-		t.Fatalf("non-persistent STOMP message at QoS %d", m.Qos())
 	}
 }
 

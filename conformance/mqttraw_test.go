@@ -129,77 +129,6 @@ func (r *rawMQTT) alive() {
 	}
 }
 
-func TestConformanceMQTTRawConnectRefusals(t *testing.T) {
-	b := mqttBroker(t, nil)
-	addr := b.MQTTAddr()
-	bystander := rawMQTTDial(t, addr)
-	if ack := bystander.connect(uniq(t)+"-ok", true, 0, nil); ack.Type != wire.CONNACK || ack.ReasonCode != 0 {
-		t.Fatalf("plain connect: %s %#x", ack.Type, ack.ReasonCode)
-	}
-
-	t.Run("unknown protocol level gets CONNACK 0x01", func(t *testing.T) {
-		r := rawMQTTDial(t, addr)
-		// CONNECT "MQTT" level 9, clean, keep-alive 0, client id "x".
-		r.write([]byte{0x10, 13, 0, 4, 'M', 'Q', 'T', 'T', 9, 0x02, 0, 0, 0, 1, 'x'})
-		p := r.read()
-		if p.Type != wire.CONNACK || p.ReasonCode != wire.ConnRefusedProtocolVersion {
-			t.Fatalf("got %s %#x, want CONNACK 0x01", p.Type, p.ReasonCode)
-		}
-		r.closed()
-	})
-	t.Run("empty client id without clean session gets CONNACK 0x02", func(t *testing.T) {
-		r := rawMQTTDial(t, addr)
-		p := r.connect("", false, 0, nil)
-		if p.Type != wire.CONNACK || p.ReasonCode != wire.ConnRefusedIdentifierRejected {
-			t.Fatalf("got %s %#x, want CONNACK 0x02", p.Type, p.ReasonCode)
-		}
-		r.closed()
-	})
-	t.Run("packet before CONNECT closes", func(t *testing.T) {
-		r := rawMQTTDial(t, addr)
-		r.write([]byte{0xC0, 0}) // PINGREQ
-		r.closed()
-	})
-	t.Run("second CONNECT closes", func(t *testing.T) {
-		r := rawMQTTDial(t, addr)
-		r.connect(uniq(t), true, 0, nil)
-		r.send(&wire.Packet{Type: wire.CONNECT, Connect: &wire.Connect{ProtocolName: "MQTT", ProtocolLevel: 4, CleanSession: true, ClientID: "again"}})
-		r.closed()
-	})
-	t.Run("MQTT 5 second CONNECT gets DISCONNECT 0x82", func(t *testing.T) {
-		r := rawMQTTDial(t, addr)
-		r.version = wire.Version5
-		r.connect(uniq(t), true, 0, nil)
-		r.send(&wire.Packet{Type: wire.CONNECT, Connect: &wire.Connect{ProtocolName: "MQTT", ProtocolLevel: 5, CleanSession: true, ClientID: "again"}})
-		p := r.read()
-		if p.Type != wire.DISCONNECT || p.ReasonCode != wire.ReasonProtocolError {
-			t.Fatalf("got %s %#x, want DISCONNECT 0x82", p.Type, p.ReasonCode)
-		}
-		r.closed()
-	})
-	t.Run("remaining length of five bytes closes", func(t *testing.T) {
-		r := rawMQTTDial(t, addr)
-		r.connect(uniq(t), true, 0, nil)
-		r.write([]byte{0x30, 0xFF, 0xFF, 0xFF, 0xFF, 0x01})
-		r.closed()
-	})
-	t.Run("publish to a wildcard topic closes", func(t *testing.T) {
-		r := rawMQTTDial(t, addr)
-		r.connect(uniq(t), true, 0, nil)
-		// PUBLISH QoS 0 topic "a/+" written by hand: the encoder would
-		// not refuse it, but to be explicit about the bytes.
-		r.write([]byte{0x30, 6, 0, 3, 'a', '/', '+', 'x'})
-		r.closed()
-	})
-	t.Run("password without user name closes without CONNACK", func(t *testing.T) {
-		r := rawMQTTDial(t, addr)
-		// flags 0x42: password + clean; 3.1.1 forbids it [MQTT-3.1.2-22].
-		r.write([]byte{0x10, 17, 0, 4, 'M', 'Q', 'T', 'T', 4, 0x42, 0, 0, 0, 1, 'x', 0, 2, 'p', 'w'})
-		r.closed()
-	})
-	bystander.alive()
-}
-
 func TestConformanceMQTTRawPacketTooLarge(t *testing.T) {
 	b := mqttBroker(t, map[string]string{"wireFormat.maxFrameSize": "1024"})
 	bystander := rawMQTTDial(t, b.MQTTAddr())
@@ -217,92 +146,6 @@ func TestConformanceMQTTRawPacketTooLarge(t *testing.T) {
 	}
 	r.closed()
 	bystander.alive()
-}
-
-func TestConformanceMQTTRawKeepAlive(t *testing.T) {
-	b := mqttBroker(t, nil)
-	r := rawMQTTDial(t, b.MQTTAddr())
-	r.connect(uniq(t), true, 1, nil)
-	start := time.Now()
-	r.closed() // 1.5 s of silence
-	if d := time.Since(start); d < time.Second {
-		t.Fatalf("closed after %v, before 1.5 times a keep-alive of 1 s", d)
-	}
-}
-
-func TestConformanceMQTTRawReceiveMaximumWindow(t *testing.T) {
-	b := mqttBroker(t, nil)
-	base := uniq(t)
-	r := rawMQTTDial(t, b.MQTTAddr())
-	r.version = wire.Version5
-	r.connect(base, true, 0, &wire.Properties{ReceiveMaximum: 2, HasReceiveMaximum: true})
-	r.send(&wire.Packet{Type: wire.SUBSCRIBE, PacketID: 1, Subscriptions: []wire.Subscription{{Filter: base + "/w", QoS: 1}}})
-	if p := r.read(); p.Type != wire.SUBACK || len(p.ReasonCodes) != 1 || p.ReasonCodes[0] != 1 {
-		t.Fatalf("SUBACK: %s %v", p.Type, p.ReasonCodes)
-	}
-	pub := rawMQTTDial(t, b.MQTTAddr())
-	pub.version = wire.Version5
-	pub.connect(base+"-p", true, 0, nil)
-	for i := 1; i <= 5; i++ {
-		pub.send(&wire.Packet{Type: wire.PUBLISH, QoS: 1, PacketID: uint16(i), Topic: base + "/w", Payload: []byte{byte('0' + i)}})
-		if a := pub.read(); a.Type != wire.PUBACK || a.PacketID != uint16(i) {
-			t.Fatalf("publisher got %s %d", a.Type, a.PacketID)
-		}
-	}
-	var ids []uint16
-	for i := 0; i < 2; i++ {
-		p := r.read()
-		if p.Type != wire.PUBLISH || p.QoS != 1 {
-			t.Fatalf("got %s qos %d", p.Type, p.QoS)
-		}
-		ids = append(ids, p.PacketID)
-	}
-	// Two unacknowledged: the third waits for a PUBACK.
-	if p, err := r.tryRead(300 * time.Millisecond); err == nil {
-		t.Fatalf("a third PUBLISH (%q) arrived beyond the receive maximum of 2", p.Payload)
-	}
-	r.send(&wire.Packet{Type: wire.PUBACK, PacketID: ids[0]})
-	if p := r.read(); p.Type != wire.PUBLISH || string(p.Payload) != "3" {
-		t.Fatalf("after one PUBACK got %s %q, want PUBLISH 3", p.Type, p.Payload)
-	}
-}
-
-func TestConformanceMQTTRawQoS2ExactlyOnce(t *testing.T) {
-	b := mqttBroker(t, nil)
-	base := uniq(t)
-	sub := rawMQTTDial(t, b.MQTTAddr())
-	sub.connect(base+"-s", true, 0, nil)
-	sub.send(&wire.Packet{Type: wire.SUBSCRIBE, PacketID: 1, Subscriptions: []wire.Subscription{{Filter: base, QoS: 2}}})
-	sub.read()
-	r := rawMQTTDial(t, b.MQTTAddr())
-	r.connect(base, true, 0, nil)
-	p := wire.Packet{Type: wire.PUBLISH, QoS: 2, PacketID: 9, Topic: base, Payload: []byte("once")}
-	r.send(&p)
-	if a := r.read(); a.Type != wire.PUBREC || a.PacketID != 9 {
-		t.Fatalf("got %s %d, want PUBREC 9", a.Type, a.PacketID)
-	}
-	// The client did not see the PUBREC and re-sends: stored once.
-	p.Dup = true
-	r.send(&p)
-	if a := r.read(); a.Type != wire.PUBREC {
-		t.Fatalf("re-sent PUBLISH answered with %s", a.Type)
-	}
-	r.send(&wire.Packet{Type: wire.PUBREL, PacketID: 9})
-	if a := r.read(); a.Type != wire.PUBCOMP || a.PacketID != 9 {
-		t.Fatalf("got %s %d, want PUBCOMP 9", a.Type, a.PacketID)
-	}
-	m := sub.read()
-	if m.Type != wire.PUBLISH || m.QoS != 2 || string(m.Payload) != "once" {
-		t.Fatalf("subscriber got %s qos %d %q", m.Type, m.QoS, m.Payload)
-	}
-	sub.send(&wire.Packet{Type: wire.PUBREC, PacketID: m.PacketID})
-	if rel := sub.read(); rel.Type != wire.PUBREL || rel.PacketID != m.PacketID {
-		t.Fatalf("subscriber got %s, want PUBREL", rel.Type)
-	}
-	sub.send(&wire.Packet{Type: wire.PUBCOMP, PacketID: m.PacketID})
-	if extra, err := sub.tryRead(300 * time.Millisecond); err == nil {
-		t.Fatalf("the duplicate was delivered: %s %q", extra.Type, extra.Payload)
-	}
 }
 
 func TestConformanceMQTT5SharedSubscriptions(t *testing.T) {
@@ -376,99 +219,43 @@ func TestConformanceMQTT5SharedSubscriptions(t *testing.T) {
 	eventually(t, func() bool { return !b.Engine().Stats(q).Exists })
 }
 
-func TestConformanceMQTTRawBrokenV5ConnectGetsConnack(t *testing.T) {
-	b := mqttBroker(t, nil)
-	r := rawMQTTDial(t, b.MQTTAddr())
-	r.dec.SetVersion(wire.Version5)
-	// MQTT 5 CONNECT with the reserved flag bit 0 set: malformed.
-	r.write([]byte{0x10, 14, 0, 4, 'M', 'Q', 'T', 'T', 5, 0x03, 0, 0, 0, 0, 1, 'x'})
-	p := r.read()
-	if p.Type != wire.CONNACK || p.ReasonCode != wire.ReasonMalformedPacket {
-		t.Fatalf("got %s %#x, want CONNACK 0x81", p.Type, p.ReasonCode)
-	}
-	r.closed()
-}
-
-func TestConformanceMQTT5WillDelayAndMaximumPacketSize(t *testing.T) {
+// Against ActiveMQ 5.17 this fails (the subscriber is sent another
+// PUBLISH where the test expects the PUBREL; not investigated), so it
+// stays a Wharf test rather than a wharf conform case.
+func TestConformanceMQTTRawQoS2ExactlyOnce(t *testing.T) {
 	b := mqttBroker(t, nil)
 	base := uniq(t)
-	watch := rawMQTTDial(t, b.MQTTAddr())
-	watch.connect(base+"-w", true, 0, nil)
-	watch.send(&wire.Packet{Type: wire.SUBSCRIBE, PacketID: 1, Subscriptions: []wire.Subscription{{Filter: base + "/will/+"}}})
-	watch.read()
-
-	connectWithWill := func(id, which string) *rawMQTT {
-		r := rawMQTTDial(t, b.MQTTAddr())
-		r.version = wire.Version5
-		r.send(&wire.Packet{Type: wire.CONNECT, Props: &wire.Properties{SessionExpiry: 60, HasSessionExpiry: true}, Connect: &wire.Connect{
-			ProtocolName: "MQTT", ProtocolLevel: 5, CleanSession: true, ClientID: id,
-			WillFlag: true, WillTopic: base + "/will/" + which, WillPayload: []byte(which),
-			WillProps: &wire.Properties{WillDelay: 1, HasWillDelay: true},
-		}})
-		r.dec.SetVersion(wire.Version5)
-		if p := r.read(); p.Type != wire.CONNACK || p.ReasonCode != 0 {
-			t.Fatalf("CONNACK %s %#x", p.Type, p.ReasonCode)
-		}
-		return r
+	sub := rawMQTTDial(t, b.MQTTAddr())
+	sub.connect(base+"-s", true, 0, nil)
+	sub.send(&wire.Packet{Type: wire.SUBSCRIBE, PacketID: 1, Subscriptions: []wire.Subscription{{Filter: base, QoS: 2}}})
+	sub.read()
+	r := rawMQTTDial(t, b.MQTTAddr())
+	r.connect(base, true, 0, nil)
+	p := wire.Packet{Type: wire.PUBLISH, QoS: 2, PacketID: 9, Topic: base, Payload: []byte("once")}
+	r.send(&p)
+	if a := r.read(); a.Type != wire.PUBREC || a.PacketID != 9 {
+		t.Fatalf("got %s %d, want PUBREC 9", a.Type, a.PacketID)
 	}
-	// Dropped and not back: the will comes after its delay.
-	gone := connectWithWill(base+"-gone", "gone")
-	start := time.Now()
-	gone.nc.Close()
-	p := watch.read()
-	if p.Type != wire.PUBLISH || string(p.Payload) != "gone" {
-		t.Fatalf("got %s %q, want the delayed will", p.Type, p.Payload)
+	// The client did not see the PUBREC and re-sends: stored once.
+	p.Dup = true
+	r.send(&p)
+	if a := r.read(); a.Type != wire.PUBREC {
+		t.Fatalf("re-sent PUBLISH answered with %s", a.Type)
 	}
-	if d := time.Since(start); d < 900*time.Millisecond {
-		t.Fatalf("will published after %v, before its 1 s delay", d)
+	r.send(&wire.Packet{Type: wire.PUBREL, PacketID: 9})
+	if a := r.read(); a.Type != wire.PUBCOMP || a.PacketID != 9 {
+		t.Fatalf("got %s %d, want PUBCOMP 9", a.Type, a.PacketID)
 	}
-	// Dropped and back within the delay: no will [MQTT-3.1.3-9]; also when
-	// the new connection comes before the broker noticed the old one is
-	// gone (a takeover), as here.
-	back := connectWithWill(base+"-back", "back")
-	back.nc.Close()
-	again := rawMQTTDial(t, b.MQTTAddr())
-	again.version = wire.Version5
-	again.connect(base+"-back", false, 0, &wire.Properties{SessionExpiry: 60, HasSessionExpiry: true})
-	if p, err := watch.tryRead(1500 * time.Millisecond); err == nil {
-		t.Fatalf("will of a client that came back was published: %s %q", p.Type, p.Payload)
+	m := sub.read()
+	if m.Type != wire.PUBLISH || m.QoS != 2 || string(m.Payload) != "once" {
+		t.Fatalf("subscriber got %s qos %d %q", m.Type, m.QoS, m.Payload)
 	}
-
-	// Taken over while still connected: a session that goes on sends no
-	// will; one that a clean start ends sends it at once.
-	connectWithWill(base+"-keep", "keep")
-	cont := rawMQTTDial(t, b.MQTTAddr())
-	cont.version = wire.Version5
-	cont.connect(base+"-keep", false, 0, &wire.Properties{SessionExpiry: 60, HasSessionExpiry: true})
-	if p, err := watch.tryRead(1500 * time.Millisecond); err == nil {
-		t.Fatalf("will of a session taken over and continued: %s %q", p.Type, p.Payload)
+	sub.send(&wire.Packet{Type: wire.PUBREC, PacketID: m.PacketID})
+	if rel := sub.read(); rel.Type != wire.PUBREL || rel.PacketID != m.PacketID {
+		t.Fatalf("subscriber got %s, want PUBREL", rel.Type)
 	}
-	connectWithWill(base+"-clean", "clean")
-	fresh := rawMQTTDial(t, b.MQTTAddr())
-	fresh.version = wire.Version5
-	start = time.Now()
-	fresh.connect(base+"-clean", true, 0, nil)
-	if p := watch.read(); p.Type != wire.PUBLISH || string(p.Payload) != "clean" {
-		t.Fatalf("got %s %q, want the will of the session the clean start ended", p.Type, p.Payload)
-	}
-	if d := time.Since(start); d > 900*time.Millisecond {
-		t.Fatalf("will of an ended session after %v, want it at once", d)
-	}
-
-	// A client's Maximum Packet Size: a message over it is not sent
-	// [MQTT-3.1.2-25]; smaller ones are.
-	small := rawMQTTDial(t, b.MQTTAddr())
-	small.version = wire.Version5
-	small.connect(base+"-small", true, 0, &wire.Properties{MaximumPacketSize: 100, HasMaximumPacketSize: true})
-	small.send(&wire.Packet{Type: wire.SUBSCRIBE, PacketID: 1, Subscriptions: []wire.Subscription{{Filter: base + "/size", QoS: 1}}})
-	small.read()
-	pub := rawMQTTDial(t, b.MQTTAddr())
-	pub.connect(base+"-pub", true, 0, nil)
-	for i, n := range []int{500, 10} {
-		pub.send(&wire.Packet{Type: wire.PUBLISH, QoS: 1, PacketID: uint16(i + 1), Topic: base + "/size", Payload: make([]byte, n)})
-		pub.read()
-	}
-	if p := small.read(); p.Type != wire.PUBLISH || len(p.Payload) != 10 {
-		t.Fatalf("got %s with %d bytes, want only the 10-byte message", p.Type, len(p.Payload))
+	sub.send(&wire.Packet{Type: wire.PUBCOMP, PacketID: m.PacketID})
+	if extra, err := sub.tryRead(300 * time.Millisecond); err == nil {
+		t.Fatalf("the duplicate was delivered: %s %q", extra.Type, extra.Payload)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"os"
 	"testing"
 	"time"
 
@@ -171,70 +170,4 @@ func (o *owConn) ping(t *testing.T) {
 			}
 		}
 	}
-}
-
-// Transaction refusals carry ActiveMQ's words exactly (TransactionBroker,
-// TransportConnection): a COMMIT of a transaction never begun, a PREPARE of
-// an XA transaction never begun; a BEGIN of one already begun is no error.
-// Runs against WHARF_CONFORMANCE_OPENWIRE_ADDR when it is set.
-func TestConformanceOpenWireTransactionErrors(t *testing.T) {
-	addr := os.Getenv(envOpenWireAddr)
-	if addr == "" {
-		b := startBroker(t)
-		a := b.Addr("openwire")
-		if a == nil {
-			t.Skip("no OpenWire connector in this build")
-		}
-		addr = a.String()
-	}
-	o := openwireHandshake(t, addr)
-	defer o.Close()
-	connID := &wire.ConnectionId{Value: "ID:" + uniq(t) + "-1"}
-	// answer reads up to the response to id, skipping what the broker
-	// sends unasked (BrokerInfo, ConnectionControl, keep-alives).
-	answer := func(id int32) wire.DataStructure {
-		t.Helper()
-		for {
-			switch r := o.read(t).(type) {
-			case *wire.Response:
-				if r.CorrelationId == id {
-					return r
-				}
-			case *wire.ExceptionResponse:
-				if r.CorrelationId == id {
-					return r
-				}
-			}
-		}
-	}
-	if r, ok := answer(o.request(t, &wire.ConnectionInfo{ConnectionId: connID, ClientId: uniq(t)})).(*wire.Response); !ok {
-		t.Fatalf("ConnectionInfo answered %#v", r)
-	}
-	refused := func(what string, info *wire.TransactionInfo, want string) {
-		t.Helper()
-		info.ConnectionId = connID
-		er, ok := answer(o.request(t, info)).(*wire.ExceptionResponse)
-		if !ok || er.Exception == nil {
-			t.Fatalf("%s: answered without an exception, want %q", what, want)
-		}
-		if er.Exception.Message != want {
-			t.Fatalf("%s: exception %s %q, want %q", what, er.Exception.ClassName, er.Exception.Message, want)
-		}
-	}
-	begun := &wire.LocalTransactionId{ConnectionId: connID, Value: 1}
-	if r, ok := answer(o.request(t, &wire.TransactionInfo{ConnectionId: connID, TransactionId: begun, Type: wire.TransactionBegin})).(*wire.Response); !ok {
-		t.Fatalf("BEGIN answered %#v", r)
-	}
-	// A second BEGIN is a replay, answered and ignored
-	// (TransportConnection.processBeginTransaction).
-	if r, ok := answer(o.request(t, &wire.TransactionInfo{ConnectionId: connID, TransactionId: begun, Type: wire.TransactionBegin})).(*wire.Response); !ok {
-		t.Fatalf("second BEGIN answered %#v, want a Response", r)
-	}
-	never := &wire.LocalTransactionId{ConnectionId: connID, Value: 2}
-	refused("COMMIT of a transaction never begun", &wire.TransactionInfo{TransactionId: never, Type: wire.TransactionCommitOnePhase},
-		"Transaction '"+never.String()+"' has not been started.")
-	xid := &wire.XATransactionId{FormatId: 1, GlobalTransactionId: []byte{0xab, 0x01}, BranchQualifier: []byte{0x02}}
-	refused("PREPARE of an XA transaction never begun", &wire.TransactionInfo{TransactionId: xid, Type: wire.TransactionPrepare},
-		// ActiveMQ writes each id byte with Integer.toHexString.
-		"Cannot prepare a transaction that had not been started or previously returned XA_RDONLY: XID:[1,globalId=ffffffab1,branchId=2]")
 }

@@ -12,22 +12,6 @@ import (
 	"wharf/engine/message"
 )
 
-// A consumer that leaves without acking gets its messages back, marked
-// redelivered:true, on the next subscription (reference broker-behaviour.md
-// §5.2).
-func TestConformanceSTOMPRedeliveryAfterDisconnect(t *testing.T) {
-	addr := target(t)
-	q := queue(t, "")
-	sendN(t, addr, q, 2)
-	c, _ := connectRaw(t, addr, "1.1")
-	c.subscribe("s", q, "ack:client")
-	expectRedelivered(t, c.expectMessage("m1"), false)
-	expectRedelivered(t, c.expectMessage("m2"), false)
-	// Gone without DISCONNECT, as a crashed client.
-	c.c.Close()
-	drainAfterReconnect(t, addr, q, true, "m1", "m2")
-}
-
 // SEND without persistent:true is non-persistent and does not survive a
 // broker restart; persistent:true does (reference mappings.md §1.4).
 func TestConformanceSTOMPPersistenceAcrossRestart(t *testing.T) {

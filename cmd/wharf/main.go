@@ -3,6 +3,7 @@
 //	wharf run [--config FILE] [-Dname=value ...] [--log-level LEVEL] [--trusted-network] [--http=false]
 //	wharf kahadb dump|check|pins|activemq DIR
 //	wharf bench [--url URL] [--scenario NAME] [flags]
+//	wharf conform --url URL [--url URL ...] [flags]
 //	wharf encrypt|decrypt --password PASSWORD --input TEXT
 //	wharf dstat|query|browse|purge|dlq|connections|stop [flags]
 //	wharf producer|consumer [flags]
@@ -43,6 +44,12 @@ Usage:
                         5.17 opens a Wharf store of several shards
   wharf bench [flags]   load-test a broker over STOMP, OpenWire, MQTT or AMQP and check
                         exactly-once delivery (wharf bench --help)
+  wharf conform --url URL [--url URL ...] [flags]
+                        check how far a broker behaves like ActiveMQ 5.17:
+                        the conformance cases over STOMP (OpenWire, MQTT
+                        and AMQP: see wharf conform --list), a table, JSON or
+                        JUnit XML, and --against URL to compare two brokers
+                        (wharf conform --help)
   wharf encrypt --password P --input TEXT
   wharf decrypt --password P --input VALUE
                         make or read an ENC() value, as "activemq encrypt" and
@@ -145,6 +152,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runKahaDB(args[1:], stdout, stderr)
 	case "bench":
 		return runBench(args[1:], stdout, stderr)
+	case "conform":
+		return runConform(args[1:], stdout, stderr)
 	case "encrypt", "decrypt":
 		return runEncrypt(args[0], args[1:], stdout)
 	case "version", "--version":

@@ -80,6 +80,14 @@ var rules = []rule{
 		},
 	},
 	{
+		// wharf conform runs against any broker, so its cases must see a
+		// broker only through the wire: the project's OpenWire client is
+		// the one Wharf package it may use (issue 21).
+		name: "conform is a client: it depends on no engine, store, security, cluster or command package",
+		from: []string{"wharf/conform/..."},
+		deny: []string{"wharf/engine/...", "wharf/storage/...", "wharf/security/...", "wharf/cluster/...", "wharf/cmd/...", "wharf/bench/..."},
+	},
+	{
 		name: "security depends on no protocol or store package",
 		from: []string{"wharf/security/..."},
 		deny: []string{"wharf/protocols/...", "wharf/storage/..."},
@@ -247,6 +255,9 @@ func TestLayeringCheckerFails(t *testing.T) {
 		// A bridge on the server session rather than the client.
 		{ImportPath: "wharf/cluster", Imports: []string{"wharf/protocols/openwire"},
 			Deps: []string{"example.com/thirdparty", "fmt", "net", "wharf/engine/message", "wharf/protocols/openwire", "wharf/protocols/openwire/marshal", "wharf/protocols/openwire/wire", "wharf/protocols/transport"}},
+		// A conformance case that peeks at the engine instead of the wire.
+		{ImportPath: "wharf/conform", Imports: []string{"wharf/engine/message", "wharf/protocols/openwire/wire"},
+			Deps: []string{"fmt", "wharf/engine/message", "wharf/protocols/openwire/wire"}},
 	}
 	got := check(pkgs, rules)
 	want := []string{
@@ -254,6 +265,7 @@ func TestLayeringCheckerFails(t *testing.T) {
 		"wire packages depend only on the standard library: wharf/protocols/stomp/wire -> example.com/thirdparty",
 		"the engine depends on no protocol, store, security, bench or command package: wharf/engine -> wharf/storage/memory",
 		"cluster depends on the engine and the OpenWire client, codec and stored form only: wharf/cluster -> wharf/protocols/openwire",
+		"conform is a client: it depends on no engine, store, security, cluster or command package: wharf/conform -> wharf/engine/message",
 		"security depends on no protocol or store package: wharf/security -> wharf/engine -> wharf/storage/memory",
 	}
 	if !slices.Equal(got, want) {
@@ -267,13 +279,15 @@ func TestLayeringCheckerFails(t *testing.T) {
 	// The real rules over a clean module: nothing to report.
 	clean := slices.DeleteFunc(slices.Clone(pkgs), func(p pkg) bool {
 		return p.ImportPath == "wharf/storage/kahadb" || p.ImportPath == "wharf/protocols/stomp/wire" ||
-			p.ImportPath == "wharf/engine" || p.ImportPath == "wharf/security" || p.ImportPath == "wharf/cluster"
+			p.ImportPath == "wharf/engine" || p.ImportPath == "wharf/security" || p.ImportPath == "wharf/cluster" ||
+			p.ImportPath == "wharf/conform"
 	})
 	clean = append(clean,
 		pkg{ImportPath: "wharf/engine", Imports: []string{"wharf/engine/message"}, Deps: []string{"fmt", "wharf/engine/message"}},
 		pkg{ImportPath: "wharf/security", Imports: []string{"wharf/engine"}, Deps: []string{"fmt", "wharf/engine", "wharf/engine/message"}},
 		pkg{ImportPath: "wharf/cluster", Imports: []string{"wharf/engine", "wharf/protocols/openwire/marshal"},
-			Deps: []string{"fmt", "wharf/engine", "wharf/engine/message", "wharf/protocols/openwire/marshal", "wharf/protocols/openwire/wire"}})
+			Deps: []string{"fmt", "wharf/engine", "wharf/engine/message", "wharf/protocols/openwire/marshal", "wharf/protocols/openwire/wire"}},
+		pkg{ImportPath: "wharf/conform", Imports: []string{"wharf/protocols/openwire/wire"}, Deps: []string{"fmt", "wharf/protocols/openwire/wire"}})
 	if got := check(clean, rules); len(got) != 0 {
 		t.Errorf("clean module: got %q", got)
 	}

@@ -1,17 +1,16 @@
-package conformance
+package conform
 
 import (
 	"strconv"
 	"strings"
-	"testing"
 )
 
 // A SEND to "a,b" (each with its prefix) goes to every element: ActiveMQ's
 // LegacyFrameTranslator.convertDestination converts each comma-separated
 // name and makes a composite ("queue://a,topic://b"). Each copy names its
 // element as destination and the composite as original-destination.
-func TestConformanceSTOMPCompositeSend(t *testing.T) {
-	addr := target(t)
+func stompCompositeSend(t *T) {
+	addr := t.Addr(STOMP)
 	q, tp := queue(t, ".a"), topic(t, ".b")
 	c, _ := connectRaw(t, addr, "1.2")
 	c.subscribe("q", q)
@@ -40,10 +39,10 @@ func TestConformanceSTOMPCompositeSend(t *testing.T) {
 // to conformance.composite.red; the composite queue itself keeps nothing.
 // The targets are fixed names shared by every run, so frames of other
 // runs (a failed earlier one) are skipped by body prefix.
-func TestConformanceSTOMPConfiguredCompositeQueue(t *testing.T) {
-	addr := target(t)
+func stompConfiguredCompositeQueue(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, ".composite")
-	id := uniq(t)
+	id := t.Uniq()
 	c, _ := connectRaw(t, addr, "1.2")
 	c.subscribe("self", q)
 	all, _ := connectRaw(t, addr, "1.2")
@@ -81,9 +80,9 @@ func TestConformanceSTOMPConfiguredCompositeQueue(t *testing.T) {
 // activemq.xml): a message published to VirtualTopic.<name> reaches each
 // Consumer.<group>.VirtualTopic.<name> queue once, shared among that
 // group's consumers, and the topic's own subscribers.
-func TestConformanceSTOMPVirtualTopic(t *testing.T) {
-	addr := target(t)
-	vt := "VirtualTopic." + uniq(t)
+func stompVirtualTopic(t *T) {
+	addr := t.Addr(STOMP)
+	vt := "VirtualTopic." + t.Uniq()
 	in := newInbox(t)
 	consumers := []struct{ name, dest string }{
 		{"A1", "/queue/Consumer.A." + vt},

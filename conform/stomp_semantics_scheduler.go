@@ -1,7 +1,6 @@
-package conformance
+package conform
 
 import (
-	"testing"
 	"time"
 )
 
@@ -10,8 +9,8 @@ import (
 // sent after it arrives first; it comes when due, with scheduledJobId and
 // without the AMQ_SCHEDULED_* properties. PERIOD with REPEAT delivers the
 // message REPEAT+1 times.
-func TestConformanceSTOMPScheduledDelivery(t *testing.T) {
-	addr := target(t)
+func stompScheduledDelivery(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	c, _ := connectRaw(t, addr, "1.2")
 	c.subscribe("s", q)

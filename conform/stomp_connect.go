@@ -1,19 +1,18 @@
-package conformance
+package conform
 
 import (
 	"regexp"
 	"strings"
-	"testing"
 	"time"
 )
 
 // STOMP 1.2 "Connecting": CONNECT and STOMP both open a session.
-func TestConformanceSTOMPConnectFrames(t *testing.T) {
-	addr := target(t)
+func stompConnectFrames(t *T) {
+	addr := t.Addr(STOMP)
 	for _, cmd := range []string{"CONNECT", "STOMP"} {
-		t.Run(cmd, func(t *testing.T) {
+		t.Run(cmd, func(t *T) {
 			c := dialRaw(t, addr)
-			f := c.request(cmd, []string{"accept-version:1.2", "host:localhost"}, nil)
+			f := c.request(cmd, []string{"accept-version:1.2", "host:" + t.STOMPHost()}, nil)
 			if f.Command != "CONNECTED" {
 				t.Fatalf("%s: got %s, want CONNECTED", cmd, f)
 			}
@@ -26,8 +25,8 @@ func TestConformanceSTOMPConnectFrames(t *testing.T) {
 // STOMP 1.2 "Protocol Negotiation"; ActiveMQ StompCodec/ProtocolConverter:
 // highest common version, 1.0 without accept-version, and an unsupported
 // version is a fatal ERROR.
-func TestConformanceSTOMPVersionNegotiation(t *testing.T) {
-	addr := target(t)
+func stompVersionNegotiation(t *T) {
+	addr := t.Addr(STOMP)
 	cases := []struct {
 		name, accept, want string
 	}{
@@ -39,7 +38,7 @@ func TestConformanceSTOMPVersionNegotiation(t *testing.T) {
 		{"unknown versions are ignored", "1.1,9.9", "1.1"},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.name, func(t *T) {
 			c, f := connectRaw(t, addr, tc.accept)
 			if got := f.Must(t, "version"); got != tc.want {
 				t.Fatalf("version: got %q, want %q", got, tc.want)
@@ -47,9 +46,9 @@ func TestConformanceSTOMPVersionNegotiation(t *testing.T) {
 			c.mustSync()
 		})
 	}
-	t.Run("unsupported version is fatal", func(t *testing.T) {
+	t.Run("unsupported version is fatal", func(t *T) {
 		c := dialRaw(t, addr)
-		c.send("CONNECT", []string{"accept-version:2.0", "host:localhost"}, nil)
+		c.send("CONNECT", []string{"accept-version:2.0", "host:" + t.STOMPHost()}, nil)
 		f := c.expect("ERROR")
 		if msg := f.Must(t, "message"); !strings.Contains(msg, "2.0") {
 			t.Fatalf("ERROR message %q does not name the version asked for", msg)
@@ -61,9 +60,9 @@ func TestConformanceSTOMPVersionNegotiation(t *testing.T) {
 // CONNECTED carries version, session, server and the client's heart-beat
 // swapped (ActiveMQ ProtocolConverter.onStompConnect; reference
 // mappings.md §1.3).
-func TestConformanceSTOMPConnectedHeaders(t *testing.T) {
-	addr := target(t)
-	t.Run("without client-id", func(t *testing.T) {
+func stompConnectedHeaders(t *T) {
+	addr := t.Addr(STOMP)
+	t.Run("without client-id", func(t *T) {
 		_, f := connectRaw(t, addr, "1.1,1.2", "heart-beat:0,60000")
 		if got := f.Must(t, "heart-beat"); got != "60000,0" {
 			t.Fatalf("heart-beat: got %q, want the client's 0,60000 swapped", got)
@@ -79,14 +78,14 @@ func TestConformanceSTOMPConnectedHeaders(t *testing.T) {
 			t.Fatalf("server: got %q, want name/version", server)
 		}
 	})
-	t.Run("client-id is the session", func(t *testing.T) {
-		id := uniq(t)
+	t.Run("client-id is the session", func(t *T) {
+		id := t.Uniq()
 		_, f := connectRaw(t, addr, "1.2", "client-id:"+id)
 		if got := f.Must(t, "session"); got != id {
 			t.Fatalf("session: got %q, want the client-id %q", got, id)
 		}
 	})
-	t.Run("no heart-beat header means none", func(t *testing.T) {
+	t.Run("no heart-beat header means none", func(t *T) {
 		_, f := connectRaw(t, addr, "1.2")
 		if got := f.Must(t, "heart-beat"); got != "0,0" {
 			t.Fatalf("heart-beat: got %q, want 0,0", got)
@@ -97,12 +96,12 @@ func TestConformanceSTOMPConnectedHeaders(t *testing.T) {
 // A client id is unique among live connections: ActiveMQ answers the second
 // CONNECT with an InvalidClientIDException, reported as ERROR and the
 // connection closed; the first connection is unaffected.
-func TestConformanceSTOMPClientIDUnique(t *testing.T) {
-	addr := target(t)
-	id := uniq(t)
+func stompClientIDUnique(t *T) {
+	addr := t.Addr(STOMP)
+	id := t.Uniq()
 	first, _ := connectRaw(t, addr, "1.2", "client-id:"+id)
 	second := dialRaw(t, addr)
-	second.send("CONNECT", []string{"accept-version:1.2", "host:localhost", "client-id:" + id}, nil)
+	second.send("CONNECT", []string{"accept-version:1.2", "host:" + t.STOMPHost(), "client-id:" + id}, nil)
 	f := second.expect("ERROR")
 	// RegionBroker.addConnection's words, exactly: the broker's name, the
 	// id, and where the connection holding it comes from.
@@ -122,8 +121,8 @@ func TestConformanceSTOMPClientIDUnique(t *testing.T) {
 
 // STOMP 1.2 "Heart-beating": the broker sends EOLs at the interval the
 // client asked for.
-func TestConformanceSTOMPHeartBeatServerSends(t *testing.T) {
-	addr := target(t)
+func stompHeartBeatServerSends(t *T) {
+	addr := t.Addr(STOMP)
 	c, f := connectRaw(t, addr, "1.2", "heart-beat:0,100")
 	if got := f.Must(t, "heart-beat"); got != "100,0" {
 		t.Fatalf("heart-beat: got %q, want 100,0", got)
@@ -154,9 +153,9 @@ func TestConformanceSTOMPHeartBeatServerSends(t *testing.T) {
 // A client that promised heart-beats and goes silent is cut off
 // (ActiveMQ StompInactivityMonitor: read check every cx ×
 // hbGracePeriodMultiplier ms); one that keeps its promise stays.
-func TestConformanceSTOMPHeartBeatClientSilent(t *testing.T) {
-	addr := target(t)
-	t.Run("silent client is closed", func(t *testing.T) {
+func stompHeartBeatClientSilent(t *T) {
+	addr := t.Addr(STOMP)
+	t.Run("silent client is closed", func(t *T) {
 		c, f := connectRaw(t, addr, "1.2", "heart-beat:200,0")
 		if got := f.Must(t, "heart-beat"); got != "0,200" {
 			t.Fatalf("heart-beat: got %q, want 0,200", got)
@@ -167,7 +166,7 @@ func TestConformanceSTOMPHeartBeatClientSilent(t *testing.T) {
 			t.Fatalf("closed after %v, before the 200 ms the client promised", el)
 		}
 	})
-	t.Run("beating client stays", func(t *testing.T) {
+	t.Run("beating client stays", func(t *T) {
 		c, _ := connectRaw(t, addr, "1.2", "heart-beat:200,0")
 		tick := time.NewTicker(50 * time.Millisecond)
 		defer tick.Stop()

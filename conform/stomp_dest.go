@@ -1,21 +1,47 @@
-package conformance
+package conform
 
 import (
 	"errors"
 	"strings"
-	"testing"
 
 	"github.com/go-stomp/stomp/v3"
 )
 
+// unsubscribe unsubscribes s and waits for the broker's RECEIPT.
+// go-stomp v3.1.3's Subscription.Unsubscribe can miss the RECEIPT it waits
+// for: its reader marks the subscription closed and broadcasts the
+// condition without holding the condition's mutex, so a broadcast that
+// comes before the waiting goroutine has started to wait is lost, and
+// Unsubscribe reports ErrUnsubscribeReceiptTimeout although the RECEIPT
+// arrived. The RECEIPT closes s.C; a missing one puts a "receipt timeout"
+// error on it instead, and only that is the broker's failure.
+func unsubscribe(t *T, s *stomp.Subscription) {
+	t.Helper()
+	err := s.Unsubscribe()
+	// go-stomp returns a pointer to its ErrorMessage value, which
+	// errors.Is compares by identity.
+	if !errors.Is(err, &stomp.ErrUnsubscribeReceiptTimeout) {
+		if err != nil {
+			t.Fatalf("unsubscribe: %v", err)
+		}
+		return
+	}
+	for m := range s.C {
+		if m.Err != nil {
+			t.Fatalf("unsubscribe: %v (%v)", err, m.Err)
+		}
+	}
+	t.Logf("unsubscribe: %v, but the RECEIPT closed the subscription (go-stomp's lost wake-up)", err)
+}
+
 // SEND, SUBSCRIBE and UNSUBSCRIBE on /queue/ and /topic/ (reference
 // mappings.md §1.2): the MESSAGE names the destination as sent, and after
 // UNSUBSCRIBE nothing more arrives for that subscription.
-func TestConformanceSTOMPQueueAndTopic(t *testing.T) {
-	addr := target(t)
+func stompQueueAndTopic(t *T) {
+	addr := t.Addr(STOMP)
 	for _, kind := range []string{"queue", "topic"} {
-		t.Run(kind, func(t *testing.T) {
-			dest := "/" + kind + "/" + uniq(t)
+		t.Run(kind, func(t *T) {
+			dest := "/" + kind + "/" + t.Uniq()
 			c, _ := connectRaw(t, addr, "1.2")
 			c.subscribe("s1", dest)
 			c.sendMsg(dest, "one")
@@ -50,9 +76,9 @@ func TestConformanceSTOMPQueueAndTopic(t *testing.T) {
 // A destination without a known prefix is a queue of that name on SEND and
 // SUBSCRIBE (ActiveMQ 5.17 LegacyFrameTranslator.convertDestination
 // fallback).
-func TestConformanceSTOMPDestinationWithoutPrefix(t *testing.T) {
-	addr := target(t)
-	name := uniq(t)
+func stompDestinationWithoutPrefix(t *T) {
+	addr := t.Addr(STOMP)
+	name := t.Uniq()
 	c := dial(t, addr)
 	s := sub(t, c, "/queue/"+name, stomp.AckAuto)
 	send(t, c, name, "bare")
@@ -70,8 +96,8 @@ func TestConformanceSTOMPDestinationWithoutPrefix(t *testing.T) {
 // Request/reply over a temporary queue: the responder sees reply-to as
 // /remote-temp-queue/..., sends there, and the requester gets the reply under
 // the name it used (reference mappings.md §1.2).
-func TestConformanceSTOMPTempQueueReply(t *testing.T) {
-	addr := target(t)
+func stompTempQueueReply(t *T) {
+	addr := t.Addr(STOMP)
 	requests := queue(t, "")
 	requester := dial(t, addr)
 	responder := dial(t, addr)
@@ -95,8 +121,8 @@ func TestConformanceSTOMPTempQueueReply(t *testing.T) {
 }
 
 // A temporary topic round trip on one connection keeps its STOMP name.
-func TestConformanceSTOMPTempTopic(t *testing.T) {
-	addr := target(t)
+func stompTempTopic(t *T) {
+	addr := t.Addr(STOMP)
 	c := dial(t, addr)
 	s1 := sub(t, c, "/temp-topic/t", stomp.AckAuto)
 	s2 := sub(t, c, "/temp-topic/t", stomp.AckAuto)
@@ -110,9 +136,9 @@ func TestConformanceSTOMPTempTopic(t *testing.T) {
 
 // Wildcards (ActiveMQ DestinationFilter): "*" is one segment, ">" the rest;
 // on queues too.
-func TestConformanceSTOMPWildcards(t *testing.T) {
-	addr := target(t)
-	base := uniq(t)
+func stompWildcards(t *T) {
+	addr := t.Addr(STOMP)
+	base := t.Uniq()
 	c := dial(t, addr)
 	star := sub(t, c, "/topic/"+base+".a.*", stomp.AckAuto)
 	rest := sub(t, c, "/topic/"+base+".a.>", stomp.AckAuto)
@@ -152,9 +178,9 @@ func TestConformanceSTOMPWildcards(t *testing.T) {
 
 // Competing consumers share a queue, each message to one of them; every
 // subscriber of a topic gets every message.
-func TestConformanceSTOMPCompetingConsumersAndFanOut(t *testing.T) {
-	addr := target(t)
-	t.Run("queue", func(t *testing.T) {
+func stompCompetingConsumersAndFanOut(t *T) {
+	addr := t.Addr(STOMP)
+	t.Run("queue", func(t *T) {
 		q := queue(t, "")
 		c1, c2, p := dial(t, addr), dial(t, addr), dial(t, addr)
 		// Prefetch 1 with client acks makes the share observable: each
@@ -190,7 +216,7 @@ func TestConformanceSTOMPCompetingConsumersAndFanOut(t *testing.T) {
 			t.Fatalf("consumers got %v messages, want both to get some", count)
 		}
 	})
-	t.Run("topic", func(t *testing.T) {
+	t.Run("topic", func(t *T) {
 		tp := topic(t, "")
 		p := dial(t, addr)
 		var subs []*stomp.Subscription
@@ -203,31 +229,4 @@ func TestConformanceSTOMPCompetingConsumersAndFanOut(t *testing.T) {
 			recvBodies(t, s, "1", "2")
 		}
 	})
-}
-
-// unsubscribe unsubscribes s and waits for the broker's RECEIPT.
-// go-stomp v3.1.3's Subscription.Unsubscribe can miss the RECEIPT it waits
-// for: its reader marks the subscription closed and broadcasts the
-// condition without holding the condition's mutex, so a broadcast that
-// comes before the waiting goroutine has started to wait is lost, and
-// Unsubscribe reports ErrUnsubscribeReceiptTimeout although the RECEIPT
-// arrived. The RECEIPT closes s.C; a missing one puts a "receipt timeout"
-// error on it instead, and only that is the broker's failure.
-func unsubscribe(t *testing.T, s *stomp.Subscription) {
-	t.Helper()
-	err := s.Unsubscribe()
-	// go-stomp returns a pointer to its ErrorMessage value, which
-	// errors.Is compares by identity.
-	if !errors.Is(err, &stomp.ErrUnsubscribeReceiptTimeout) {
-		if err != nil {
-			t.Fatalf("unsubscribe: %v", err)
-		}
-		return
-	}
-	for m := range s.C {
-		if m.Err != nil {
-			t.Fatalf("unsubscribe: %v (%v)", err, m.Err)
-		}
-	}
-	t.Logf("unsubscribe: %v, but the RECEIPT closed the subscription (go-stomp's lost wake-up)", err)
 }

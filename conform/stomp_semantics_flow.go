@@ -1,10 +1,9 @@
-package conformance
+package conform
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
-	"testing"
 )
 
 // Producer flow control (broker-behaviour.md §10) on a queue with
@@ -13,8 +12,8 @@ import (
 // and withholds the RECEIPT (Queue.send: messagesWaitingForSpace) while the
 // connection goes on; other connections are not slowed; when a consumer
 // drains the queue the withheld receipts arrive and nothing is lost.
-func TestConformanceSTOMPProducerFlowControl(t *testing.T) {
-	addr := target(t)
+func stompProducerFlowControl(t *T) {
+	addr := t.Addr(STOMP)
 	small := queue(t, ".small")
 	const k = 64 // 64 × 4 KiB: four times the limit
 	body := strings.Repeat("x", 4096)

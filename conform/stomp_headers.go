@@ -1,9 +1,8 @@
-package conformance
+package conform
 
 import (
 	"bytes"
 	"strconv"
-	"testing"
 	"time"
 
 	"github.com/go-stomp/stomp/v3"
@@ -11,8 +10,8 @@ import (
 
 // STOMP 1.2 "Value Encoding": a header value with ':', '\n' and '\\' is
 // escaped on the wire and arrives as the same property value.
-func TestConformanceSTOMPHeaderEscaping12(t *testing.T) {
-	addr := target(t)
+func stompHeaderEscaping12(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	c, _ := connectRaw(t, addr, "1.2")
 	c.subscribe("s", q)
@@ -34,12 +33,12 @@ func TestConformanceSTOMPHeaderEscaping12(t *testing.T) {
 // STOMP 1.0 has no escaping: the broker writes values as they are, and
 // everything after the first colon is the value.
 //
-// DEVIATION (documented difference, the test branches on external): ActiveMQ
+// DEVIATION (documented difference, the case branches on T.ActiveMQBehaviour): ActiveMQ
 // 5.17's StompWireFormat.decodeHeader decodes \c, \n and \\ in incoming
 // headers whatever the version, so a 1.0 client's backslashes are not
 // literal there. Wharf keeps them, as STOMP 1.0 defines no escapes.
-func TestConformanceSTOMPHeaderNoEscaping10(t *testing.T) {
-	addr := target(t)
+func stompHeaderNoEscaping10(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	c, _ := connectRaw(t, addr, "")
 	if c.version != "1.0" {
@@ -49,7 +48,7 @@ func TestConformanceSTOMPHeaderNoEscaping10(t *testing.T) {
 	c.sendMsg(q, "raw", `lit:a\cb\\d`, "colons:x:y:z")
 	m := c.expectMessage("raw")
 	want := `a\cb\\d`
-	if external {
+	if t.ActiveMQBehaviour() {
 		want = `a:b\d`
 	}
 	if got := m.Must(t, "lit"); got != want {
@@ -71,8 +70,8 @@ func TestConformanceSTOMPHeaderNoEscaping10(t *testing.T) {
 // with content-length. Without content-length the body is text up to the
 // first NUL and the MESSAGE has no content-length (reference mappings.md
 // §1.4–1.5).
-func TestConformanceSTOMPContentLength(t *testing.T) {
-	addr := target(t)
+func stompContentLength(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	c, _ := connectRaw(t, addr, "1.2")
 	c.subscribe("s", q)
@@ -107,8 +106,8 @@ func TestConformanceSTOMPContentLength(t *testing.T) {
 
 // JMS headers from SEND headers and back on MESSAGE; other headers are
 // string properties (LegacyFrameTranslator).
-func TestConformanceSTOMPMessageHeaders(t *testing.T) {
-	addr := target(t)
+func stompMessageHeaders(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	reply := queue(t, "reply")
 	c := dial(t, addr)
@@ -158,10 +157,10 @@ func TestConformanceSTOMPMessageHeaders(t *testing.T) {
 // expires is absolute epoch ms: an already expired message is never
 // delivered, and an expired persistent message goes to ActiveMQ.DLQ
 // (reference broker-behaviour.md §6–7).
-func TestConformanceSTOMPExpires(t *testing.T) {
-	addr := target(t)
+func stompExpires(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
-	id := uniq(t)
+	id := t.Uniq()
 	past := strconv.FormatInt(time.Now().Add(-time.Minute).UnixMilli(), 10)
 	future := strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)
 	c, _ := connectRaw(t, addr, "1.2")

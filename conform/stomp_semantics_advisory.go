@@ -1,24 +1,13 @@
-package conformance
+package conform
 
 import (
 	"strings"
-	"testing"
 )
-
-// Advisory messages (broker-behaviour.md §3) reach STOMP subscribers of
-// /topic/ActiveMQ.Advisory.*: JMSType "Advisory" (the type header), the
-// broker's origin properties, and the command as a JSON body whose
-// top-level key is the command's type ({"ConsumerInfo":{…}}).
-//
-// DEVIATION (cosmetic): ActiveMQ serialises the whole Java command with
-// XStream/Jettison (nested ids, commandId, responseRequired…); Wharf writes
-// the command's meaningful fields flat. The tests look only at the
-// top-level key and at names and values both carry.
 
 // expectAdvisoryHeaders checks the headers every advisory carries:
 // ActiveMQ's AdvisoryBroker.fireAdvisory sets neither priority nor
 // timestamp, and its STOMP converter names the JSON rendering.
-func expectAdvisoryHeaders(t *testing.T, f *rawFrame) {
+func expectAdvisoryHeaders(t *T, f *rawFrame) {
 	t.Helper()
 	expectHeader(t, f, "type", "Advisory")
 	expectHeader(t, f, "transformation", "jms-advisory-json")
@@ -33,8 +22,8 @@ func expectAdvisoryHeaders(t *testing.T, f *rawFrame) {
 // ActiveMQ.Advisory.Consumer.Queue.<name>: a ConsumerInfo when a consumer
 // comes, a RemoveInfo when it goes, each with consumerCount; a subscriber
 // that arrives later is first sent the consumers that exist (replay).
-func TestConformanceSTOMPConsumerAdvisory(t *testing.T) {
-	addr := target(t)
+func stompConsumerAdvisory(t *T) {
+	addr := t.Addr(STOMP)
 	q := name(t, "")
 	adv, _ := connectRaw(t, addr, "1.2")
 	adv.subscribe("adv", advisoryTopic("Consumer.Queue", q))
@@ -71,9 +60,9 @@ func TestConformanceSTOMPConsumerAdvisory(t *testing.T) {
 // its client-id) and a RemoveInfo naming the same connection id when it
 // closes. The topic also replays every open connection, so the test looks
 // for its own.
-func TestConformanceSTOMPConnectionAdvisory(t *testing.T) {
-	addr := target(t)
-	clientID := uniq(t)
+func stompConnectionAdvisory(t *T) {
+	addr := t.Addr(STOMP)
+	clientID := t.Uniq()
 	adv, _ := connectRaw(t, addr, "1.2")
 	adv.subscribe("adv", advisoryTopic("Connection", ""))
 
@@ -91,8 +80,8 @@ func TestConformanceSTOMPConnectionAdvisory(t *testing.T) {
 
 // ActiveMQ.Advisory.Queue: a DestinationInfo when a queue is created (here
 // by the first SEND to it).
-func TestConformanceSTOMPDestinationAdvisory(t *testing.T) {
-	addr := target(t)
+func stompDestinationAdvisory(t *T) {
+	addr := t.Addr(STOMP)
 	q := name(t, "")
 	adv, _ := connectRaw(t, addr, "1.2")
 	adv.subscribe("adv", advisoryTopic("Queue", ""))
@@ -105,8 +94,8 @@ func TestConformanceSTOMPDestinationAdvisory(t *testing.T) {
 // ActiveMQ.Advisory.Expired.Queue.<name>: a message that has expired when
 // it arrives is not delivered, and the advisory carries a copy of it with
 // orignalMessageId (sic).
-func TestConformanceSTOMPExpiredAdvisory(t *testing.T) {
-	addr := target(t)
+func stompExpiredAdvisory(t *T) {
+	addr := t.Addr(STOMP)
 	q := name(t, "")
 	adv, _ := connectRaw(t, addr, "1.2")
 	adv.subscribe("adv", advisoryTopic("Expired.Queue", q))
@@ -126,8 +115,8 @@ func TestConformanceSTOMPExpiredAdvisory(t *testing.T) {
 
 // ActiveMQ.Advisory.MessageDLQd.Queue.<name>: a NACKed (poison) persistent
 // message is moved to the dead-letter queue, and the advisory says so.
-func TestConformanceSTOMPMessageDLQdAdvisory(t *testing.T) {
-	addr := target(t)
+func stompMessageDLQdAdvisory(t *T) {
+	addr := t.Addr(STOMP)
 	q := name(t, "")
 	adv, _ := connectRaw(t, addr, "1.2")
 	adv.subscribe("adv", advisoryTopic("MessageDLQd.Queue", q))
@@ -148,8 +137,8 @@ func TestConformanceSTOMPMessageDLQdAdvisory(t *testing.T) {
 // non-persistent message sent to a topic nobody subscribes to is copied to
 // ActiveMQ.Advisory.NoConsumer.Topic.<name> (the message itself, not a
 // command); a persistent one is not (BaseDestination.onMessageWithNoConsumers).
-func TestConformanceSTOMPNoConsumerAdvisory(t *testing.T) {
-	addr := target(t)
+func stompNoConsumerAdvisory(t *T) {
+	addr := t.Addr(STOMP)
 	tp := name(t, ".lonely")
 	adv, _ := connectRaw(t, addr, "1.2")
 	adv.subscribe("adv", advisoryTopic("NoConsumer.Topic", tp))
@@ -166,8 +155,8 @@ func TestConformanceSTOMPNoConsumerAdvisory(t *testing.T) {
 // advisoryForDelivery and advisoryForConsumed (policy for queues
 // "*.watched.>"): MessageDelivered when a message is dispatched,
 // MessageConsumed when it is acknowledged.
-func TestConformanceSTOMPDeliveredConsumedAdvisories(t *testing.T) {
-	addr := target(t)
+func stompDeliveredConsumedAdvisories(t *T) {
+	addr := t.Addr(STOMP)
 	q := name(t, ".watched")
 	delivered, _ := connectRaw(t, addr, "1.2")
 	delivered.subscribe("d", advisoryTopic("MessageDelivered.Queue", q))

@@ -1,8 +1,7 @@
-package conformance
+package conform
 
 import (
 	"strconv"
-	"testing"
 )
 
 // constantPendingMessageLimitStrategy limit="10" (policy for topics
@@ -10,8 +9,8 @@ import (
 // prefetch and at most 10 pending messages, the newest, the older ones
 // being discarded (TopicSubscription.add); a fast subscriber of the same
 // topic gets everything.
-func TestConformanceSTOMPPendingMessageLimit(t *testing.T) {
-	addr := target(t)
+func stompPendingMessageLimit(t *T) {
+	addr := t.Addr(STOMP)
 	tp := topic(t, ".slow")
 	const n, limit, prefetch = 100, 10, 1
 	slow, _ := connectRaw(t, addr, "1.2")
@@ -56,8 +55,8 @@ func TestConformanceSTOMPPendingMessageLimit(t *testing.T) {
 // (policy for queues "*.idlq.>"): a NACKed persistent message goes to
 // DLQ.<queue>.dead with original-destination; a non-persistent one is
 // dropped (processNonPersistent defaults to false).
-func TestConformanceSTOMPIndividualDeadLetterQueue(t *testing.T) {
-	addr := target(t)
+func stompIndividualDeadLetterQueue(t *T) {
+	addr := t.Addr(STOMP)
 	qn := name(t, ".idlq")
 	c, _ := connectRaw(t, addr, "1.2")
 	c.subscribe("s", "/queue/"+qn, "ack:client-individual")

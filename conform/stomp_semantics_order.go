@@ -1,14 +1,13 @@
-package conformance
+package conform
 
 import (
 	"strconv"
-	"testing"
 )
 
 // prioritizedMessages="true" (policy for "*.prio.>"): a queue dispatches by
 // JMSPriority, highest first; without it, in arrival order.
-func TestConformanceSTOMPPrioritizedMessages(t *testing.T) {
-	addr := target(t)
+func stompPrioritizedMessages(t *T) {
+	addr := t.Addr(STOMP)
 	cases := []struct {
 		name, suffix string
 		want         []string
@@ -17,7 +16,7 @@ func TestConformanceSTOMPPrioritizedMessages(t *testing.T) {
 		{"plain queue keeps arrival order", "", []string{"p1", "p9", "p4"}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.name, func(t *T) {
 			q := queue(t, tc.suffix)
 			p, _ := connectRaw(t, addr, "1.2")
 			for _, prio := range []string{"1", "9", "4"} {
@@ -42,8 +41,8 @@ func TestConformanceSTOMPPrioritizedMessages(t *testing.T) {
 // FrameTranslator copies only the message's properties, and JMSXGroupID,
 // JMSXGroupSeq and JMSXGroupFirstForConsumer are message fields there (the
 // "first for consumer" mark is visible to JMS clients only).
-func TestConformanceSTOMPMessageGroups(t *testing.T) {
-	addr := target(t)
+func stompMessageGroups(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	in := newInbox(t)
 	conns := map[string]*rawConn{}
@@ -100,8 +99,8 @@ func TestConformanceSTOMPMessageGroups(t *testing.T) {
 // Exclusive consumers (activemq.exclusive): the first one gets everything;
 // when it goes, its unacknowledged messages and the rest go to the next
 // exclusive consumer, which keeps the queue even when the first comes back.
-func TestConformanceSTOMPExclusiveConsumerFailover(t *testing.T) {
-	addr := target(t)
+func stompExclusiveConsumerFailover(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	first, _ := connectRaw(t, addr, "1.2")
 	first.subscribe("x1", q, "activemq.exclusive:true", "ack:client-individual")
@@ -130,8 +129,8 @@ func TestConformanceSTOMPExclusiveConsumerFailover(t *testing.T) {
 // Consumer priority (activemq.priority): the queue fills the
 // higher-priority consumer's prefetch first and gives the overflow to the
 // lower one; room made by an ACK goes to the higher one again.
-func TestConformanceSTOMPConsumerPriorityPrefetch(t *testing.T) {
-	addr := target(t)
+func stompConsumerPriorityPrefetch(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	high, _ := connectRaw(t, addr, "1.2")
 	high.subscribe("h", q, "activemq.priority:10", "activemq.prefetchSize:2", "ack:client-individual")

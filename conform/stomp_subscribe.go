@@ -1,14 +1,16 @@
-package conformance
+package conform
 
 import (
+	"io"
+	"net"
 	"strings"
-	"testing"
+	"time"
 )
 
 // activemq.prefetchSize:1 with client-individual: the second message waits
 // for the first ACK.
-func TestConformanceSTOMPPrefetchSize(t *testing.T) {
-	addr := target(t)
+func stompPrefetchSize(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	sendN(t, addr, q, 2)
 	c, _ := connectRaw(t, addr, "1.2")
@@ -24,10 +26,12 @@ func TestConformanceSTOMPPrefetchSize(t *testing.T) {
 // activemq.subscriptionName with a client-id makes a durable topic
 // subscription: messages sent while it is offline wait for it; UNSUBSCRIBE
 // with activemq.subscriptionName destroys it.
-func TestConformanceSTOMPDurableSubscription(t *testing.T) {
-	addr := target(t)
+func stompDurableSubscription(t *T) {
+	addr := t.Addr(STOMP)
 	tp := topic(t, "")
-	clientID := uniq(t)
+	clientID := t.Uniq()
+	// Whatever happens, the last subscription made here is destroyed.
+	t.Cleanup(func() { stompDestroyDurable(t, addr, clientID, "sub1") })
 	durable := func() *rawConn {
 		c, _ := connectRaw(t, addr, "1.2", "client-id:"+clientID)
 		c.subscribe("d", tp, "activemq.subscriptionName:sub1")
@@ -67,8 +71,8 @@ func TestConformanceSTOMPDurableSubscription(t *testing.T) {
 
 // activemq.exclusive: an exclusive consumer gets every message of the queue
 // while it lives; the others get them after it leaves.
-func TestConformanceSTOMPExclusiveConsumer(t *testing.T) {
-	addr := target(t)
+func stompExclusiveConsumer(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	ex, _ := connectRaw(t, addr, "1.2")
 	other, _ := connectRaw(t, addr, "1.2")
@@ -89,8 +93,8 @@ func TestConformanceSTOMPExclusiveConsumer(t *testing.T) {
 
 // activemq.priority: the higher-priority consumer gets the messages while it
 // has room (ActiveMQ dispatches by consumer priority).
-func TestConformanceSTOMPConsumerPriority(t *testing.T) {
-	addr := target(t)
+func stompConsumerPriority(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	low, _ := connectRaw(t, addr, "1.2")
 	high, _ := connectRaw(t, addr, "1.2")
@@ -111,8 +115,8 @@ func TestConformanceSTOMPConsumerPriority(t *testing.T) {
 
 // The selector header: STOMP headers are string properties, and ActiveMQ's
 // convert_string_expressions: prefix makes them compare numerically.
-func TestConformanceSTOMPSelector(t *testing.T) {
-	addr := target(t)
+func stompSelector(t *T) {
+	addr := t.Addr(STOMP)
 	cases := []struct {
 		name, selector string
 		skip, match    []string // header for a message that must not / must arrive
@@ -123,7 +127,7 @@ func TestConformanceSTOMPSelector(t *testing.T) {
 		{"IN and AND", "kind IN ('a','b') AND n <> 2", []string{"kind:a", "n:2"}, []string{"kind:b", "n:3"}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.name, func(t *T) {
 			q := queue(t, "")
 			c, _ := connectRaw(t, addr, "1.2")
 			c.subscribe("s", q, "selector:"+tc.selector)
@@ -137,8 +141,8 @@ func TestConformanceSTOMPSelector(t *testing.T) {
 
 // browser:true browses a queue: its messages, then a MESSAGE with
 // browser:end; the queue keeps them.
-func TestConformanceSTOMPQueueBrowser(t *testing.T) {
-	addr := target(t)
+func stompQueueBrowser(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	sendN(t, addr, q, 3)
 	b, _ := connectRaw(t, addr, "1.2")
@@ -159,4 +163,53 @@ func TestConformanceSTOMPQueueBrowser(t *testing.T) {
 	for _, m := range []string{"m1", "m2", "m3"} {
 		expectRedelivered(t, c.expectMessage(m), false)
 	}
+}
+
+// stompDestroyDurable removes a durable subscription a case made, at its
+// clean-up: as clientID, UNSUBSCRIBE with activemq.subscriptionName. The
+// case's own connections are closed by then, but a broker may not have
+// processed a close yet ("client id already connected"), so it retries for
+// a few seconds. Best effort: an outcome other than RECEIPT is recorded,
+// not failed.
+func stompDestroyDurable(t *T, addr, clientID, name string) {
+	deadline := time.Now().Add(wait)
+	for {
+		reply, err := stompOneShot(addr, []byte("CONNECT\naccept-version:1.2\nhost:"+t.STOMPHost()+"\nclient-id:"+clientID+login(t)+"\n\n\x00"+
+			"UNSUBSCRIBE\nid:cleanup\nactivemq.subscriptionName:"+name+"\nreceipt:gone\n\n\x00"+
+			"DISCONNECT\n\n\x00"))
+		if strings.Contains(reply, "receipt-id:gone") {
+			t.Observe("cleanup", "durable subscription %s of %s destroyed", name, clientID)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Observe("cleanup", "durable subscription %s of %s not destroyed: %v %q", name, clientID, err, reply)
+			return
+		}
+		time.Sleep(100 * time.Millisecond) // retry interval
+	}
+}
+
+// login is the login and passcode headers for the target's credentials,
+// each after a newline, or "".
+func login(t *T) string {
+	if t.User() == "" {
+		return ""
+	}
+	return "\nlogin:" + t.User() + "\npasscode:" + t.Password()
+}
+
+// stompOneShot writes frames and returns what the broker sends until it
+// closes the connection (or wait passes).
+func stompOneShot(addr string, frames []byte) (string, error) {
+	c, err := net.DialTimeout("tcp", addr, wait)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(wait))
+	if _, err := c.Write(frames); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(c)
+	return string(b), err
 }

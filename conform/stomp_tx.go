@@ -1,13 +1,11 @@
-package conformance
+package conform
 
-import (
-	"testing"
-)
+import ()
 
 // BEGIN/COMMIT: transacted sends are invisible until COMMIT; a send outside
 // the transaction is the barrier that shows they were held back.
-func TestConformanceSTOMPTransactionCommit(t *testing.T) {
-	addr := target(t)
+func stompTransactionCommit(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	cons, _ := connectRaw(t, addr, "1.2")
 	cons.subscribe("s", q)
@@ -25,8 +23,8 @@ func TestConformanceSTOMPTransactionCommit(t *testing.T) {
 }
 
 // ABORT discards the transaction's sends.
-func TestConformanceSTOMPTransactionAbortSends(t *testing.T) {
-	addr := target(t)
+func stompTransactionAbortSends(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	cons, _ := connectRaw(t, addr, "1.2")
 	cons.subscribe("s", q)
@@ -42,10 +40,10 @@ func TestConformanceSTOMPTransactionAbortSends(t *testing.T) {
 
 // ACKs in a transaction take effect at COMMIT: nothing is redelivered after
 // the consumer leaves.
-func TestConformanceSTOMPTransactionAckCommit(t *testing.T) {
-	addr := target(t)
+func stompTransactionAckCommit(t *T) {
+	addr := t.Addr(STOMP)
 	for _, mode := range []string{"client", "client-individual"} {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(mode, func(t *T) {
 			q := queue(t, "")
 			sendN(t, addr, q, 2)
 			c, _ := connectRaw(t, addr, "1.2")
@@ -65,15 +63,15 @@ func TestConformanceSTOMPTransactionAckCommit(t *testing.T) {
 // ABORT undoes the transaction's ACKs, and the messages come back,
 // redelivered, when the consumer leaves without acking them.
 //
-// DEVIATION (documented difference, the test branches on external): ActiveMQ
+// DEVIATION (documented difference, the case branches on T.ActiveMQBehaviour): ActiveMQ
 // keeps the messages with the consumer and makes their ack ids valid again
 // (StompSubscription.onStompAbort); nothing is sent at ABORT. Wharf's engine
 // requeues transactionally acked deliveries at rollback and dispatches them
 // again at once: new MESSAGE frames with redelivered:true and new ack ids.
-func TestConformanceSTOMPTransactionAckAbort(t *testing.T) {
-	addr := target(t)
+func stompTransactionAckAbort(t *T) {
+	addr := t.Addr(STOMP)
 	for _, mode := range []string{"client", "client-individual"} {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(mode, func(t *T) {
 			q := queue(t, "")
 			sendN(t, addr, q, 2)
 			c, _ := connectRaw(t, addr, "1.2")
@@ -84,7 +82,7 @@ func TestConformanceSTOMPTransactionAckAbort(t *testing.T) {
 			c.send("ACK", []string{"id:" + m2.Must(t, "ack"), "transaction:t"}, nil)
 			c.send("ABORT", []string{"transaction:t", "receipt:a"}, nil)
 			c.expectReceipt("a")
-			if external {
+			if t.ActiveMQBehaviour() {
 				c.mustSync()
 			} else {
 				expectRedelivered(t, c.expectMessage("m1"), true)
@@ -94,7 +92,7 @@ func TestConformanceSTOMPTransactionAckAbort(t *testing.T) {
 			drainAfterReconnect(t, addr, q, true, "m1", "m2")
 		})
 	}
-	t.Run("ack after abort", func(t *testing.T) {
+	t.Run("ack after abort", func(t *T) {
 		q := queue(t, "")
 		sendN(t, addr, q, 1)
 		c, _ := connectRaw(t, addr, "1.2")
@@ -105,7 +103,7 @@ func TestConformanceSTOMPTransactionAckAbort(t *testing.T) {
 		c.send("ABORT", []string{"transaction:t", "receipt:a"}, nil)
 		c.expectReceipt("a")
 		ackID := m1.Must(t, "ack")
-		if external {
+		if t.ActiveMQBehaviour() {
 			c.mustSync() // not sent again; the old ack id is valid again
 		} else {
 			again := c.expectMessage("m1") // sent again under a new ack id
@@ -121,8 +119,8 @@ func TestConformanceSTOMPTransactionAckAbort(t *testing.T) {
 }
 
 // Every frame that asks for a receipt gets RECEIPT with its id.
-func TestConformanceSTOMPReceipts(t *testing.T) {
-	addr := target(t)
+func stompReceipts(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	c, _ := connectRaw(t, addr, "1.2")
 	steps := []struct {

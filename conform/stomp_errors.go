@@ -1,17 +1,15 @@
-package conformance
+package conform
 
 import (
-	"os"
 	"strconv"
 	"strings"
-	"testing"
 )
 
 // Fatal protocol errors (ActiveMQ ProtocolException(fatal=true) and
 // StompWireFormat's StompFrameError): ERROR, then the broker closes the
 // connection. A neighbour connection carries on.
-func TestConformanceSTOMPFatalErrors(t *testing.T) {
-	addr := target(t)
+func stompFatalErrors(t *T) {
+	addr := t.Addr(STOMP)
 	cases := []struct {
 		name string
 		raw  string // after a 1.2 CONNECT
@@ -26,12 +24,12 @@ func TestConformanceSTOMPFatalErrors(t *testing.T) {
 	}
 	neighbour, _ := connectRaw(t, addr, "1.2")
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.name, func(t *T) {
 			var c *rawConn
 			if tc.raw == "" {
 				// The heart-beat header is checked at CONNECT.
 				c = dialRaw(t, addr)
-				c.send("CONNECT", []string{"accept-version:1.2", "host:localhost", "heart-beat:x,1"}, nil)
+				c.send("CONNECT", []string{"accept-version:1.2", "host:" + t.STOMPHost(), "heart-beat:x,1"}, nil)
 			} else {
 				c, _ = connectRaw(t, addr, "1.2")
 				c.write([]byte(tc.raw))
@@ -52,13 +50,13 @@ func TestConformanceSTOMPFatalErrors(t *testing.T) {
 // DEVIATION (documented difference): ActiveMQ 5.17's StompWireFormat takes
 // the whole line as a header name with an empty value and carries on; Wharf's
 // decoder rejects the frame as every STOMP BNF requires the colon
-// (protocols/stomp/wire, ErrBadHeaderLine). The test branches on external.
-func TestConformanceSTOMPHeaderLineWithoutColon(t *testing.T) {
-	addr := target(t)
+// (protocols/stomp/wire, ErrBadHeaderLine). The case branches on T.ActiveMQBehaviour.
+func stompHeaderLineWithoutColon(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	c, _ := connectRaw(t, addr, "1.2")
 	c.write([]byte("SEND\ndestination:" + q + "\nnocolonhere\nreceipt:r1\n\nhello\x00"))
-	if external {
+	if t.ActiveMQBehaviour() {
 		c.expectReceipt("r1")
 		c.subscribe("s", q)
 		m := c.expectMessage("hello")
@@ -71,58 +69,18 @@ func TestConformanceSTOMPHeaderLineWithoutColon(t *testing.T) {
 	c.expectClosed(wait)
 }
 
-// A frame over wireFormat.maxFrameSize is fatal.
-func TestConformanceSTOMPFrameTooLarge(t *testing.T) {
-	var addr string
-	if external {
-		addr = os.Getenv(envSTOMPSmallFrameAddr)
-		if addr == "" {
-			t.Skipf("needs %s: a connector of the external broker with wireFormat.maxFrameSize=%d", envSTOMPSmallFrameAddr, smallFrameSize)
-		}
-	} else {
-		// The "stomp-small" connector of activemq/activemq.xml.
-		addr = startBroker(t).Addr("stomp-small").String()
-	}
-	neighbour, _ := connectRaw(t, addr, "1.2")
-	big := strings.Repeat("x", 2*smallFrameSize)
-	cases := []struct {
-		name    string
-		headers []string
-	}{
-		{"with content-length", []string{"content-length:" + strconv.Itoa(len(big))}},
-		{"without content-length", nil},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c, _ := connectRaw(t, addr, "1.2")
-			// Below the limit is fine.
-			c.sendMsg(queue(t, ""), strings.Repeat("y", smallFrameSize/2))
-			c.send("SEND", append([]string{"destination:" + queue(t, "")}, tc.headers...), []byte(big))
-			t.Logf("ERROR message: %q", c.expect("ERROR").Must(t, "message"))
-			if external {
-				// ActiveMQ's reader goes on parsing the rest of the
-				// oversized body as frames while the close is under way,
-				// and may answer each with another ERROR.
-				c.skipErrors()
-			}
-			c.expectClosed(wait)
-			neighbour.mustSync()
-		})
-	}
-}
-
 // Non-fatal errors (ActiveMQ ProtocolException(fatal=false), or a broker
 // exception answered to a frame): ERROR with the frame's receipt as
 // receipt-id, and the connection stays usable.
-func TestConformanceSTOMPNonFatalErrors(t *testing.T) {
-	addr := target(t)
+func stompNonFatalErrors(t *T) {
+	addr := t.Addr(STOMP)
 	q := queue(t, "")
 
-	t.Run("SEND before CONNECT", func(t *testing.T) {
+	t.Run("SEND before CONNECT", func(t *T) {
 		c := dialRaw(t, addr)
 		c.send("SEND", []string{"destination:" + q, "receipt:r1"}, []byte("early"))
 		c.expectError("Not connected.", "r1")
-		f := c.request("CONNECT", []string{"accept-version:1.2", "host:localhost"}, nil)
+		f := c.request("CONNECT", []string{"accept-version:1.2", "host:" + t.STOMPHost()}, nil)
 		if f.Command != "CONNECTED" {
 			t.Fatalf("CONNECT after the error: got %s, want CONNECTED", f)
 		}
@@ -147,10 +105,10 @@ func TestConformanceSTOMPNonFatalErrors(t *testing.T) {
 		{"bad selector", "SUBSCRIBE", []string{"id:sel", "destination:" + q, "selector:a = = 'b"}, "a = = 'b"}, // InvalidSelectorException: the selector itself
 		{"durable subscription on a queue", "SUBSCRIBE", []string{"id:dq", "destination:" + q, "activemq.subscriptionName:d"}, "Invalid Subscription: cannot durably subscribe to a Queue destination!"},
 	}
-	clientID := uniq(t)
+	clientID := t.Uniq()
 	c, _ := connectRaw(t, addr, "1.2", "client-id:"+clientID)
 	for i, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.name, func(t *T) {
 			r := "r" + strconv.Itoa(i)
 			c.send(tc.cmd, append(tc.headers, "receipt:"+r), []byte("body"))
 			f := c.expectError(tc.msg, r)
@@ -162,14 +120,14 @@ func TestConformanceSTOMPNonFatalErrors(t *testing.T) {
 	// The durable subscription texts are ActiveMQ's exactly
 	// (TopicRegion.addConsumer and removeSubscription): client scripts
 	// match on them.
-	exactError := func(t *testing.T, f *rawFrame, want string) {
+	exactError := func(t *T, f *rawFrame, want string) {
 		t.Helper()
 		if msg := f.Must(t, "message"); msg != want {
 			t.Fatalf("ERROR message: got %q, want %q", msg, want)
 		}
 	}
 	tp := topic(t, "")
-	t.Run("durable subscription already in use", func(t *testing.T) {
+	t.Run("durable subscription already in use", func(t *T) {
 		c.subscribe("d1", tp, "activemq.subscriptionName:dur")
 		c.send("SUBSCRIBE", []string{"id:d2", "destination:" + tp, "activemq.subscriptionName:dur", "receipt:r-dup"}, nil)
 		exactError(t, c.expectError("", "r-dup"), "Durable consumer is in use for client: "+clientID+" and subscriptionName: dur")
@@ -182,7 +140,7 @@ func TestConformanceSTOMPNonFatalErrors(t *testing.T) {
 	// UNSUBSCRIBE with activemq.subscriptionName destroys the durable
 	// subscription only when no subscriber is attached to it; the
 	// attached one carries on.
-	t.Run("UNSUBSCRIBE of a durable subscription in use", func(t *testing.T) {
+	t.Run("UNSUBSCRIBE of a durable subscription in use", func(t *T) {
 		c.send("UNSUBSCRIBE", []string{"id:d1", "activemq.subscriptionName:dur", "receipt:r-unsub"}, nil)
 		exactError(t, c.expectError("", "r-unsub"), "Durable consumer is in use")
 		c.mustSync()
@@ -190,15 +148,44 @@ func TestConformanceSTOMPNonFatalErrors(t *testing.T) {
 		c.expectMessage("kept")
 	})
 
-	t.Run("UNSUBSCRIBE of an unknown durable subscription", func(t *testing.T) {
+	t.Run("UNSUBSCRIBE of an unknown durable subscription", func(t *T) {
 		c.send("UNSUBSCRIBE", []string{"id:d1", "activemq.subscriptionName:nope", "receipt:r-unknown"}, nil)
 		exactError(t, c.expectError("", "r-unknown"), "No durable subscription exists for clientID: "+clientID+" and subscriptionName: nope")
 		c.mustSync()
 	})
 
-	t.Run("connection still delivers", func(t *testing.T) {
+	t.Run("connection still delivers", func(t *T) {
 		c.subscribe("after", q)
 		c.sendMsg(q, "works")
 		c.expectMessage("works")
 	})
+}
+
+// A frame over wireFormat.maxFrameSize is fatal.
+func stompFrameTooLarge(t *T) {
+	addr := t.Addr(STOMPSmall)
+	neighbour, _ := connectRaw(t, addr, "1.2")
+	big := strings.Repeat("x", 2*smallFrameSize)
+	cases := []struct {
+		name    string
+		headers []string
+	}{
+		{"with content-length", []string{"content-length:" + strconv.Itoa(len(big))}},
+		{"without content-length", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *T) {
+			c, _ := connectRaw(t, addr, "1.2")
+			// Below the limit is fine.
+			c.sendMsg(queue(t, ""), strings.Repeat("y", smallFrameSize/2))
+			c.send("SEND", append([]string{"destination:" + queue(t, "")}, tc.headers...), []byte(big))
+			t.Logf("ERROR message: %q", c.expect("ERROR").Must(t, "message"))
+			// ActiveMQ's reader goes on parsing the rest of the oversized
+			// body as frames while the close is under way, and may answer
+			// each with another ERROR; Wharf closes after the first.
+			c.skipErrors()
+			c.expectClosed(wait)
+			neighbour.mustSync()
+		})
+	}
 }
