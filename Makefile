@@ -219,9 +219,6 @@ ROUNDS ?= 3
 bench-compare:
 	$(GO) run ./bench/compare -rounds $(ROUNDS)
 
-# The conformance suites (STOMP, JMS) against Debian's ActiveMQ 5.17, the
-# reference: conformance/activemq/run.sh starts it on loopback (installing
-# the activemq package when missing), runs them, and stops it.
 # wharf conform (docs/conform.md): its Go tests (every case against an
 # in-process Wharf; the command against wharf run and, when installed,
 # Debian's ActiveMQ 5.17, with the differential between them), and
@@ -235,8 +232,13 @@ conform-ref: build
 	AMQ_RUN='./bin/wharf conform --url stomp://$$WHARF_CONFORMANCE_STOMP_ADDR --url "stomp://$$WHARF_CONFORMANCE_STOMP_SMALL_FRAME_ADDR?wireFormat.maxFrameSize=4096" --url tcp://$$WHARF_CONFORMANCE_OPENWIRE_ADDR --url mqtt://$$WHARF_CONFORMANCE_MQTT_ADDR $(CONFORM_FLAGS)' \
 		conformance/activemq/run.sh
 
+# The conformance suites against Debian's ActiveMQ 5.17, the reference:
+# the cases of wharf conform (conform-ref), then the JMS suite and the
+# STOMP tests still in conformance/ (conformance/activemq/run.sh starts
+# ActiveMQ on loopback, installing the activemq package when missing, runs
+# them, and stops it), then the security suite.
 .PHONY: conformance-ref
-conformance-ref:
+conformance-ref: conform-ref
 	conformance/activemq/run.sh
 	conformance/activemq/security/run.sh
 
