@@ -64,6 +64,18 @@ test-deps:
 		{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$pkgs >/dev/null; } || \
 		echo "could not install$$pkgs: the AMQP client tests (and, without python3-stomp, the confirmed-ack kill test; without prometheus, the promtool checks; without chromium, the console's browser tests; without postgresql, the JDBC store's tests; without libpostgresql-jdbc-java, the JDBC tests with ActiveMQ; without libjaxb-api-java, the JDBC XA tests with ActiveMQ) will skip"; \
 	else echo "missing$$pkgs: the AMQP client tests (and, without python3-stomp, the confirmed-ack kill test; without prometheus, the promtool checks; without chromium, the console's browser tests; without postgresql, the JDBC store's tests; without libpostgresql-jdbc-java, the JDBC tests with ActiveMQ; without libjaxb-api-java, the JDBC XA tests with ActiveMQ) will skip"; fi
+	@# RabbitMQ 3.10, for wharf conform's run against a third broker
+	@# (TestWharfConformRabbitMQ starts a private node on ports of its own):
+	@# installed with services kept from starting (policy-rc.d), so that no
+	@# system node takes 5672 or 4369.
+	@if ! [ -x /usr/lib/rabbitmq/bin/rabbitmq-server ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing rabbitmq-server"; made=; \
+		if ! [ -e /usr/sbin/policy-rc.d ]; then printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod 755 /usr/sbin/policy-rc.d; made=1; fi; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q rabbitmq-server >/dev/null || \
+		{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q rabbitmq-server >/dev/null; } || \
+		echo "could not install rabbitmq-server: wharf conform's RabbitMQ test will skip"; \
+		if [ -n "$$made" ]; then rm -f /usr/sbin/policy-rc.d; fi; \
+	fi
 	@if command -v npm >/dev/null && ! [ $(AMQP_CLIENTS)/node_modules/.package-lock.json -nt $(AMQP_CLIENTS)/package-lock.json ]; then \
 		echo "npm ci --prefix $(AMQP_CLIENTS)"; \
 		npm ci --prefix $(AMQP_CLIENTS) --no-audit --no-fund >/dev/null || \
