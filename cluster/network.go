@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"wharf/engine"
@@ -16,7 +17,9 @@ type Network struct {
 	bridges []*bridge
 }
 
-// Start runs every network connector of cfg on e, one bridge per peer.
+// Start runs every network connector of cfg on e: one bridge per peer of
+// a static: connector, one bridge to the live master of a masterslave:
+// pair.
 // Bridges connect in the background: Start does not wait for any peer.
 func Start(e *engine.Engine, cfg *config.Config, log *slog.Logger) (*Network, error) {
 	if log == nil {
@@ -25,8 +28,16 @@ func Start(e *engine.Engine, cfg *config.Config, log *slog.Logger) (*Network, er
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &Network{cancel: cancel}
 	for _, nc := range cfg.NetworkConnectors {
-		for _, peer := range nc.Peers {
-			b := newBridge(e, nc, peer, log.With("network_connector", nc.Name, "remote", peer))
+		groups := [][]string{}
+		if nc.Discovery == config.DiscoveryMasterSlave {
+			groups = append(groups, nc.Peers)
+		} else {
+			for _, peer := range nc.Peers {
+				groups = append(groups, []string{peer})
+			}
+		}
+		for _, addrs := range groups {
+			b := newBridge(e, nc, addrs, log.With("network_connector", nc.Name, "remote", strings.Join(addrs, ",")))
 			n.bridges = append(n.bridges, b)
 			n.wg.Add(1)
 			go func() {

@@ -21,9 +21,14 @@ type NetworkConnector struct {
 	// Name is the connector's name (ActiveMQ's default "NC"); it is part
 	// of the bridge's client id on the remote broker.
 	Name string
-	// URI is the discovery URI as written: static:(tcp://h:p,...)?opts.
+	// URI is the discovery URI as written: static:(tcp://h:p,...)?opts,
+	// masterslave:(tcp://m,tcp://s)?opts.
 	URI string
-	// Peers are the remote brokers' host:port, one bridge each.
+	// Discovery is the URI's scheme: DiscoveryStatic or
+	// DiscoveryMasterSlave.
+	Discovery string
+	// Peers are the remote brokers' host:port: one bridge each with
+	// static:, one bridge to the first that accepts with masterslave:.
 	Peers []string
 	// InitialReconnectDelay is the wait before the first reconnect
 	// (1000 ms); MaxReconnectDelay caps the back-off (30000 ms).
@@ -71,6 +76,16 @@ type NetworkConnector struct {
 	// Line is where the connector is declared (0 in YAML or Go).
 	Line int
 }
+
+// The discovery schemes Wharf builds.
+const (
+	// DiscoveryStatic bridges to each listed peer (SimpleDiscoveryAgent).
+	DiscoveryStatic = "static"
+	// DiscoveryMasterSlave bridges to whichever listed broker accepts,
+	// in order, failing over to the others when it goes
+	// (MasterSlaveDiscoveryAgent).
+	DiscoveryMasterSlave = "masterslave"
+)
 
 // DefaultNetworkConnector returns ActiveMQ's defaults.
 func DefaultNetworkConnector() NetworkConnector {
@@ -255,8 +270,9 @@ func (p *yamlParser) networkConnectors(n *yaml.Node, path string) {
 	})
 }
 
-// discoveryOptions are the static: URI's options (SimpleDiscoveryAgent's
-// setters), by name.
+// discoveryOptions are the static: and masterslave: URIs' options
+// (SimpleDiscoveryAgent's setters, which MasterSlaveDiscoveryAgent
+// inherits), by name.
 var discoveryOptions = map[string]func(nc *NetworkConnector, s string) error{
 	"initialReconnectDelay": func(nc *NetworkConnector, s string) error {
 		return millisOption(&nc.InitialReconnectDelay, s)
@@ -303,7 +319,6 @@ func millisOption(dst *time.Duration, s string) error {
 // does not build yet.
 var refusedDiscovery = map[string]string{
 	"multicast":   "multicast discovery (multicast://) is not supported by Wharf yet; list the peers with static:(tcp://host:port,...)",
-	"masterslave": "masterslave: discovery is not supported by Wharf yet; list the master with static:(tcp://host:port)",
 	"rendezvous":  "rendezvous (zeroconf) discovery is not supported by Wharf yet; use static:(tcp://host:port,...)",
 	"zeroconf":    "zeroconf discovery is not supported by Wharf yet; use static:(tcp://host:port,...)",
 }
@@ -318,8 +333,11 @@ func parseNetworkURI(nc *NetworkConnector) error {
 	if why, refused := refusedDiscovery[scheme]; refused {
 		return fmt.Errorf("%s", why)
 	}
-	if scheme != "static" {
-		return fmt.Errorf("discovery scheme %q is not supported by Wharf (want static:(tcp://host:port,...))", scheme)
+	switch scheme {
+	case DiscoveryStatic, DiscoveryMasterSlave:
+		nc.Discovery = scheme
+	default:
+		return fmt.Errorf("discovery scheme %q is not supported by Wharf (want static:(tcp://host:port,...) or masterslave:(tcp://master,tcp://slave))", scheme)
 	}
 	var list, query string
 	if strings.HasPrefix(rest, "(") {
@@ -332,6 +350,8 @@ func parseNetworkURI(nc *NetworkConnector) error {
 			return fmt.Errorf("%q: unexpected %q after the peer list", u, query)
 		}
 		query = strings.TrimPrefix(query, "?")
+	} else if scheme == DiscoveryMasterSlave {
+		return fmt.Errorf("%q: want masterslave:(tcp://master:port,tcp://slave:port)", u)
 	} else {
 		// static:tcp://host:port (one peer; its options would be the
 		// transport's, which Wharf's bridge does not take).

@@ -42,6 +42,7 @@ func TestConfigNetworkSeedExample(t *testing.T) {
     </networkConnectors>`)
 	want := NetworkConnector{
 		Name: "bridge", URI: "static:(tcp://127.0.0.1:61617,tcp://h2:61618)?initialReconnectDelay=200&maxReconnectDelay=5000&useExponentialBackOff=false&backOffMultiplier=3&maxReconnectAttempts=4",
+		Discovery:             DiscoveryStatic,
 		Peers:                 []string{"127.0.0.1:61617", "h2:61618"},
 		InitialReconnectDelay: 200 * time.Millisecond, MaxReconnectDelay: 5 * time.Second,
 		UseExponentialBackOff: false, BackOffMultiplier: 3, MaxReconnectAttempts: 4,
@@ -95,7 +96,7 @@ func TestConfigNetworkDefaults(t *testing.T) {
 	}
 	nc := c.NetworkConnectors[0]
 	want := DefaultNetworkConnector()
-	want.URI, want.Peers, want.Line = "static:tcp://b:61616", []string{"b:61616"}, 3
+	want.URI, want.Discovery, want.Peers, want.Line = "static:tcp://b:61616", DiscoveryStatic, []string{"b:61616"}, 3
 	if !reflect.DeepEqual(nc, want) {
 		t.Fatalf("got %+v, want %+v", nc, want)
 	}
@@ -107,6 +108,20 @@ func TestConfigNetworkDefaults(t *testing.T) {
 	}
 }
 
+// masterslave:(...) lists a master/slave pair, with SimpleDiscoveryAgent's
+// options (MasterSlaveDiscoveryAgent inherits them).
+func TestConfigNetworkMasterSlave(t *testing.T) {
+	doc := netBroker(`<networkConnectors><networkConnector uri="masterslave:(tcp://m:61616,tcp://s:61617)?initialReconnectDelay=100"/></networkConnectors>`)
+	c, err := ParseXML(strings.NewReader(doc), "activemq.xml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := c.NetworkConnectors[0]
+	if nc.Discovery != DiscoveryMasterSlave || !reflect.DeepEqual(nc.Peers, []string{"m:61616", "s:61617"}) || nc.InitialReconnectDelay != 100*time.Millisecond {
+		t.Fatalf("got discovery %q peers %v delay %v", nc.Discovery, nc.Peers, nc.InitialReconnectDelay)
+	}
+}
+
 // Everything seed 001 configures that Wharf has not built is refused,
 // named, with its line.
 func TestConfigNetworkRefused(t *testing.T) {
@@ -114,7 +129,8 @@ func TestConfigNetworkRefused(t *testing.T) {
 		name, body, err string
 	}{
 		{"multicast", `<networkConnector uri="multicast://default"/>`, "multicast discovery (multicast://) is not supported by Wharf yet"},
-		{"masterslave", `<networkConnector uri="masterslave:(tcp://h1:61616,tcp://h2:61616)"/>`, "masterslave: discovery is not supported by Wharf yet"},
+		{"masterslave without a list", `<networkConnector uri="masterslave:tcp://h1:61616"/>`, "want masterslave:(tcp://master:port,tcp://slave:port)"},
+		{"masterslave option", `<networkConnector uri="masterslave:(tcp://h1:1,tcp://h2:2)?frob=1"/>`, "discovery option frob is not supported by Wharf yet"},
 		{"destinationFilter", `<networkConnector uri="static:(tcp://h:1)" destinationFilter="NO_DESTINATION"/>`, "attribute destinationFilter is not supported by Wharf yet"},
 		{"useVirtualDestSubs", `<networkConnector uri="static:(tcp://h:1)" useVirtualDestSubs="true"/>`, "attribute useVirtualDestSubs is not supported by Wharf yet"},
 		{"suppressDuplicateQueueSubscriptions", `<networkConnector uri="static:(tcp://h:1)" suppressDuplicateQueueSubscriptions="true"/>`, "attribute suppressDuplicateQueueSubscriptions is not supported by Wharf yet"},
