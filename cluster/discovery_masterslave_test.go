@@ -111,13 +111,27 @@ func TestClusterMasterSlaveDiscovery(t *testing.T) {
 	}
 	c.waitLog(`"msg":"network bridge started".*"remote_addr":"127.0.0.1:` + strconv.Itoa(ps) + `"`)
 	k2 := slave.consumer("queue://MS", client.ConsumerOptions{})
-	if got := receive(t, k2, 10); !slices.Equal(got, seq("b", 10)) {
-		t.Fatalf("the new master's consumer received %v, want b0..b9 (nothing of a, which was acknowledged)", got)
-	}
 	c.send("queue://MS", "c", 5, true)
-	if got := receive(t, k2, 5); !slices.Equal(got, seq("c", 5)) {
-		t.Fatalf("the new master's consumer received %v", got)
+	// The new master recovered the store: b and c in order, and
+	// possibly some of a again: an acknowledgement the master had not
+	// written when it was killed is redelivered (at least once, as
+	// ActiveMQ's master/slave gives).
+	var got, again []string
+	for len(got) < 15 {
+		m := receive(t, k2, 1)[0]
+		if m[0] == 'a' {
+			again = append(again, m)
+			continue
+		}
+		got = append(got, m)
 	}
+	if want := append(seq("b", 10), seq("c", 5)...); !slices.Equal(got, want) {
+		t.Fatalf("the new master's consumer received %v, want %v", got, want)
+	}
+	if len(again) > 10 || !slices.IsSorted(again) {
+		t.Fatalf("redelivered %v, want at most a0..a9 once each", again)
+	}
+	t.Logf("redelivered after the kill: %d of a0..a9", len(again))
 	// One bridge per connector, to the master of the moment: two starts
 	// in all (the master, then the slave).
 	if n := c.countLog(`"msg":"network bridge started"`); n != 2 {
