@@ -208,6 +208,7 @@ func (p *yamlParser) top(n *yaml.Node) {
 		"http":               p.http,
 		"encryption":         func(*yaml.Node, string) {}, // read first, by encryptionFirst
 		"network_connectors": p.networkConnectors,
+		"network_connector_start_async": p.boolean(&c.NetworkConnectorStartAsync),
 		"transport_connectors": func(n *yaml.Node, path string) {
 			p.list(n, path, func(el *yaml.Node, ep string) {
 				c.Transports = append(c.Transports, Transport{Line: el.Line})
@@ -219,6 +220,7 @@ func (p *yamlParser) top(n *yaml.Node) {
 					"rebalance_cluster_clients":        p.boolean(&t.ClusterClients.Rebalance),
 					"update_cluster_clients_on_remove": p.boolean(&t.ClusterClients.UpdateOnRemove),
 					"update_cluster_filter":            p.str(&t.ClusterClients.Filter),
+					"discovery_uri":                    p.str(&t.DiscoveryURI),
 				})
 			})
 		},
