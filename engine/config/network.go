@@ -324,8 +324,8 @@ func millisOption(dst *time.Duration, s string) error {
 // refusedDiscovery names the discovery schemes ActiveMQ has and Wharf
 // does not build yet.
 var refusedDiscovery = map[string]string{
-	"rendezvous":  "rendezvous (zeroconf) discovery is not supported by Wharf yet; use static:(tcp://host:port,...)",
-	"zeroconf":    "zeroconf discovery is not supported by Wharf yet; use static:(tcp://host:port,...)",
+	"rendezvous": "rendezvous (zeroconf) discovery is not supported by Wharf yet; use static:(tcp://host:port,...)",
+	"zeroconf":   "zeroconf discovery is not supported by Wharf yet; use static:(tcp://host:port,...)",
 }
 
 // parseNetworkURI fills nc.Peers and the discovery options from nc.URI.

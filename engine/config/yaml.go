@@ -201,13 +201,13 @@ func (p *yamlParser) top(n *yaml.Node) {
 		"destination_interceptors":                 p.interceptors,
 		"offline_durable_subscriber_timeout":       p.duration(&c.OfflineDurableSubscriberTimeout),
 		"offline_durable_subscriber_task_schedule": p.duration(&c.OfflineDurableSubscriberTaskSchedule),
-		"shards":             p.integer(&c.Shards),
-		"trusted_network":    p.boolean(&c.TrustedNetwork),
-		"security":           p.security,
-		"ssl_context":        p.sslContext,
-		"http":               p.http,
-		"encryption":         func(*yaml.Node, string) {}, // read first, by encryptionFirst
-		"network_connectors": p.networkConnectors,
+		"shards":                        p.integer(&c.Shards),
+		"trusted_network":               p.boolean(&c.TrustedNetwork),
+		"security":                      p.security,
+		"ssl_context":                   p.sslContext,
+		"http":                          p.http,
+		"encryption":                    func(*yaml.Node, string) {}, // read first, by encryptionFirst
+		"network_connectors":            p.networkConnectors,
 		"network_connector_start_async": p.boolean(&c.NetworkConnectorStartAsync),
 		"transport_connectors": func(n *yaml.Node, path string) {
 			p.list(n, path, func(el *yaml.Node, ep string) {
