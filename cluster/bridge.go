@@ -23,6 +23,9 @@ import (
 // decreaseNetworkConsumerPriority.
 const networkConsumerPriority = -5
 
+// errSelf is a bridge's peer being its own broker.
+var errSelf = errors.New("a bridge to itself is refused")
+
 // dialTimeout bounds one connection attempt (TCP, handshake, BrokerInfo).
 const dialTimeout = 10 * time.Second
 
@@ -72,6 +75,12 @@ func (b *bridge) run(ctx context.Context) {
 	for {
 		connected, err := b.connect(ctx)
 		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, errSelf) {
+			// A multicast connector hearing another connector of its
+			// own broker: nothing to retry.
+			b.log.Info("network bridge not started", "err", err)
 			return
 		}
 		if connected {
@@ -129,7 +138,7 @@ func (b *bridge) connect(ctx context.Context) (connected bool, err error) {
 	}
 	remoteName, remoteID := bi.BrokerName, bi.BrokerId.Value
 	if remoteID == localID {
-		return false, fmt.Errorf("%s is this broker (%s): a bridge to itself is refused", peer, localName)
+		return false, fmt.Errorf("%s is this broker (%s): %w", peer, localName, errSelf)
 	}
 	lc, err := b.e.Connect(engine.Credentials{
 		Username: nc.UserName, Password: nc.Password, Protocol: "network",
