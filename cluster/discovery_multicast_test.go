@@ -129,7 +129,7 @@ func (l *mcastLab) node(name string, i int, group, extra string) *node {
 // two others and not to itself; a queue message published on A reaches a
 // consumer on C, a topic message published on A reaches the subscribers
 // on B and C once each; a broker that stops says it is dead and the
-// others stop their bridges to it.
+// others stop their bridges to it; one SIGKILLed is dropped once silent.
 func TestClusterMulticastDiscovery(t *testing.T) {
 	lab := newMcastLab(t)
 	group := "g" + lab.id
@@ -187,6 +187,10 @@ func TestClusterMulticastDiscovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range []*node{a, b} {
-		n.waitLog(`"msg":"multicast discovery: service gone, bridge stopped".*"service":"tcp://` + strings.ReplaceAll(c.addr, ".", `\.`) + `"`)
+		n.waitLog(`"msg":"multicast discovery: service gone, bridge stopped".*"service":"tcp://` + strings.ReplaceAll(c.addr, ".", `\.`) + `".*"why":"advertised dead"`)
 	}
+	// B is SIGKILLed: it says nothing, and A drops it after ten missed
+	// advertisements (MulticastDiscoveryAgent's 10 x 500 ms).
+	b.p.Kill()
+	a.waitLog(`"msg":"multicast discovery: service gone, bridge stopped".*"service":"tcp://` + strings.ReplaceAll(b.addr, ".", `\.`) + `".*"why":"no advertisement for 5s"`)
 }
