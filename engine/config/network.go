@@ -357,7 +357,7 @@ func parseNetworkURI(nc *NetworkConnector) error {
 	case DiscoveryStatic, DiscoveryMasterSlave:
 		nc.Discovery = scheme
 	default:
-		return fmt.Errorf("discovery scheme %q is not supported by Wharf (want static:(tcp://host:port,...) or masterslave:(tcp://master,tcp://slave))", scheme)
+		return fmt.Errorf("discovery scheme %q is not supported by Wharf (want static:(tcp://host:port,...), masterslave:(tcp://master,tcp://slave) or multicast://default)", scheme)
 	}
 	var list, query string
 	if strings.HasPrefix(rest, "(") {
