@@ -23,23 +23,47 @@ import (
 // decreaseNetworkConsumerPriority.
 const networkConsumerPriority = -5
 
+// errSelf is a bridge's peer being its own broker.
+var errSelf = errors.New("a bridge to itself is refused")
+
 // dialTimeout bounds one connection attempt (TCP, handshake, BrokerInfo).
 const dialTimeout = 10 * time.Second
 
 // bridge is one network connector's bridge to one peer: it connects,
 // serves the peer's demand until the connection fails, and reconnects.
+// The peer is one address (static:, multicast://), or the brokers of a
+// master/slave pair (masterslave:), of which the bridge connects to the
+// first that accepts: a slave of a shared store has no listener.
 type bridge struct {
-	e    *engine.Engine
-	nc   config.NetworkConnector
-	peer string
-	log  *slog.Logger
+	e     *engine.Engine
+	nc    config.NetworkConnector
+	addrs []string
+	log   *slog.Logger
 	// forwarded counts the messages sent to the peer, over every
 	// connection.
 	forwarded atomic.Int64
 }
 
-func newBridge(e *engine.Engine, nc config.NetworkConnector, peer string, log *slog.Logger) *bridge {
-	return &bridge{e: e, nc: nc, peer: peer, log: log}
+func newBridge(e *engine.Engine, nc config.NetworkConnector, addrs []string, log *slog.Logger) *bridge {
+	return &bridge{e: e, nc: nc, addrs: addrs, log: log}
+}
+
+// dial connects to the first of b.addrs that accepts, in order (ActiveMQ's
+// MasterSlaveDiscoveryAgent bridges over failover:(...)?randomize=false),
+// and returns it with the address.
+func (b *bridge) dial(ctx context.Context, o client.Options) (*client.Conn, string, error) {
+	var errs []error
+	for _, a := range b.addrs {
+		rc, err := client.Dial(ctx, a, o)
+		if err == nil {
+			return rc, a, nil
+		}
+		errs = append(errs, fmt.Errorf("connect to %s: %w", a, err))
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, "", errors.Join(errs...)
 }
 
 // run connects and reconnects until ctx is done or the reconnect
@@ -51,6 +75,12 @@ func (b *bridge) run(ctx context.Context) {
 	for {
 		connected, err := b.connect(ctx)
 		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, errSelf) {
+			// A multicast connector hearing another connector of its
+			// own broker: nothing to retry.
+			b.log.Info("network bridge not started", "err", err)
 			return
 		}
 		if connected {
@@ -97,18 +127,18 @@ func (b *bridge) connect(ctx context.Context) (connected bool, err error) {
 	}
 	o.Logger = b.log
 	o.OnError = func(err error) { b.log.Warn("network bridge: remote broker reported an error", "err", err) }
-	rc, err := client.Dial(ctx, b.peer, o)
+	rc, peer, err := b.dial(ctx, o)
 	if err != nil {
-		return false, fmt.Errorf("connect to %s: %w", b.peer, err)
+		return false, err
 	}
 	defer rc.Close()
 	bi := rc.BrokerInfo()
 	if bi == nil || bi.BrokerId == nil {
-		return false, fmt.Errorf("%s sent no broker id in its BrokerInfo", b.peer)
+		return false, fmt.Errorf("%s sent no broker id in its BrokerInfo", peer)
 	}
 	remoteName, remoteID := bi.BrokerName, bi.BrokerId.Value
 	if remoteID == localID {
-		return false, fmt.Errorf("%s is this broker (%s): a bridge to itself is refused", b.peer, localName)
+		return false, fmt.Errorf("%s is this broker (%s): %w", peer, localName, errSelf)
 	}
 	lc, err := b.e.Connect(engine.Credentials{
 		Username: nc.UserName, Password: nc.Password, Protocol: "network",
@@ -143,9 +173,9 @@ func (b *bridge) connect(ctx context.Context) (connected bool, err error) {
 		}
 	}
 	before := b.forwarded.Load()
-	bc.log.Info("network bridge started", "remote_id", remoteID, "local_broker", localName, "duplex", nc.Duplex)
-	b.bridgeAdvisory(bi, true)
-	defer b.bridgeAdvisory(bi, false)
+	bc.log.Info("network bridge started", "remote_id", remoteID, "remote_addr", peer, "local_broker", localName, "duplex", nc.Duplex)
+	b.bridgeAdvisory(bi, peer, true)
+	defer b.bridgeAdvisory(bi, peer, false)
 	var rev *reverse
 	if nc.Duplex {
 		if rev, err = bc.startReverse(); err != nil {
@@ -532,7 +562,7 @@ func permitted(nc config.NetworkConnector, d message.Destination) bool {
 // AdvisoryBroker.networkBridgeStarted and networkBridgeStopped do: the
 // remote broker's BrokerInfo, started true or false, createdByDuplex and
 // the remote address.
-func (b *bridge) bridgeAdvisory(bi *wire.BrokerInfo, started bool) {
+func (b *bridge) bridgeAdvisory(bi *wire.BrokerInfo, peer string, started bool) {
 	a := &message.Advisory{Command: "BrokerInfo", Fields: message.Properties{
 		{Name: "BrokerId", Value: message.StringValue(bi.BrokerId.Value)},
 		{Name: "BrokerName", Value: message.StringValue(bi.BrokerName)},
@@ -542,5 +572,5 @@ func (b *bridge) bridgeAdvisory(bi *wire.BrokerInfo, started bool) {
 	b.e.PublishAdvisory(engine.NetworkBridgeAdvisoryTopic, a,
 		message.Property{Name: "started", Value: message.BoolValue(started)},
 		message.Property{Name: "createdByDuplex", Value: message.BoolValue(false)},
-		message.Property{Name: "remoteIp", Value: message.StringValue("tcp://" + b.peer)})
+		message.Property{Name: "remoteIp", Value: message.StringValue("tcp://" + peer)})
 }

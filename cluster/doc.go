@@ -4,7 +4,11 @@
 //
 // # What a bridge does
 //
-// One bridge runs per peer of each <networkConnector uri="static:(...)">.
+// One bridge runs per peer of each <networkConnector uri="static:(...)">,
+// one per masterslave:(...) connector (to whichever listed broker accepts,
+// the live master), and one per broker a multicast:// connector hears
+// advertising on its group (discovery.go, which also advertises this
+// broker's connectors that have a discoveryUri).
 // It is an OpenWire client of the remote broker (protocols/openwire/client)
 // and an ordinary client of the local engine (engine.Conn):
 //

@@ -69,9 +69,17 @@ type Service interface {
 	Close() error
 }
 
-// NetworkFactory starts the network connectors of cfg on e, once the
+// Advertised is a listening transport connector with a discoveryUri: the
+// URI the broker advertises on its multicast group (package cluster).
+type Advertised struct {
+	URI       string
+	Discovery config.Multicast
+}
+
+// NetworkFactory starts the network connectors of cfg on e, and the
+// advertisements of the connectors with a discoveryUri, once the
 // transport connectors listen. Their bridges connect in the background.
-type NetworkFactory func(e *engine.Engine, cfg *config.Config, log *slog.Logger) (Service, error)
+type NetworkFactory func(e *engine.Engine, cfg *config.Config, adverts []Advertised, log *slog.Logger) (Service, error)
 
 // Security is a running security plugin: the engine's two hooks, and
 // Close to stop what it runs (the JAAS plugin's file reload).
@@ -233,6 +241,7 @@ func (b *Broker) start(ctx context.Context, o Options) (err error) {
 		warnUsageLimit(log, "Temporary Store", tempDir, u.TempLimit, u.TempUsed)
 	}
 	var connectors []string
+	var adverts []Advertised
 	for _, t := range cfg.Transports {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("start transport connector %q: %w", t.Name, err)
@@ -253,6 +262,9 @@ func (b *Broker) start(ctx context.Context, o Options) (err error) {
 		b.listeners = append(b.listeners, named{t.Name, l})
 		uri := t.Scheme + "://" + l.Addr().String()
 		connectors = append(connectors, t.Name+"="+uri)
+		if t.DiscoveryURI != "" {
+			adverts = append(adverts, Advertised{URI: publishable(t.Scheme, l.Addr()), Discovery: t.Discovery})
+		}
 		// TransportServerThreadSupport's and TransportConnector's lines.
 		log.Info("Listening for connections at", "connector", t.Name, "scheme", t.Scheme, "addr", l.Addr().String(), "uri", uri)
 		log.Info("Connector started", "connector", t.Name)
@@ -260,12 +272,12 @@ func (b *Broker) start(ctx context.Context, o Options) (err error) {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("broker start: %w", err)
 	}
-	if len(cfg.NetworkConnectors) > 0 {
+	if len(cfg.NetworkConnectors) > 0 || len(adverts) > 0 {
 		nf := o.Factories.Network
 		if nf == nil {
 			return fmt.Errorf("%w: network connectors", ErrUnsupported)
 		}
-		n, err := nf(b.e, cfg, log)
+		n, err := nf(b.e, cfg, adverts, log)
 		if err != nil {
 			return fmt.Errorf("network connectors: %w", err)
 		}
@@ -673,4 +685,20 @@ func composites(cfg *config.Config) (func(message.Destination) *engine.Composite
 		}
 		return nil
 	}, nil
+}
+
+// publishable is the URI a connector listening at a advertises: its
+// address, or the host's name for a wildcard address (as ActiveMQ's
+// TransportConnector.getPublishableConnectString does).
+func publishable(scheme string, a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return scheme + "://" + a.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if h, err := os.Hostname(); err == nil && h != "" {
+			host = h
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
 }

@@ -81,6 +81,11 @@ type Config struct {
 	// NetworkConnectors are the <networkConnectors>, in file order
 	// (network.go).
 	NetworkConnectors []NetworkConnector
+	// NetworkConnectorStartAsync is ActiveMQ's broker attribute that
+	// starts the network connectors off the start-up thread. Wharf's
+	// bridges always connect in the background (the broker never waits
+	// for a peer), so both values behave as true does.
+	NetworkConnectorStartAsync bool
 	// Security is what <plugins> configures for authentication and
 	// authorization (YAML security).
 	Security Security
@@ -214,6 +219,12 @@ type Transport struct {
 	// rebalanceClusterClients, updateClusterClientsOnRemove and
 	// updateClusterFilter (cluster_clients.go).
 	ClusterClients ClusterClients
+	// DiscoveryURI is the connector's discoveryUri as written
+	// (multicast://default?group=g): the broker advertises the
+	// connector's URI there (network.go); empty advertises nothing.
+	DiscoveryURI string
+	// Discovery is DiscoveryURI parsed (zero when it is empty).
+	Discovery Multicast
 }
 
 // Persistence kinds.

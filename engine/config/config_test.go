@@ -549,7 +549,7 @@ func TestConfigYAMLUnknownKey(t *testing.T) {
 func TestConfigMultipleProblems(t *testing.T) {
 	doc := `<beans>
 <broker brokerName="m" persistent="maybe">
-  <networkConnectors><networkConnector uri="multicast://default"/></networkConnectors>
+  <networkConnectors><networkConnector uri="zeroconf:_activemq_development."/></networkConnectors>
   <persistenceAdapter>
     <kahaDB journalMaxFileLength="32 parsecs" indexCacheSize="0"/>
   </persistenceAdapter>
@@ -565,7 +565,7 @@ func TestConfigMultipleProblems(t *testing.T) {
 </beans>`
 	_, err := ParseXML(strings.NewReader(doc), "activemq.xml", nil)
 	wantProblem(t, err, 2, 24, `<broker persistent="maybe">: not a boolean`)
-	wantProblem(t, err, 3, 0, "multicast discovery (multicast://) is not supported by Wharf yet")
+	wantProblem(t, err, 3, 0, "zeroconf discovery is not supported by Wharf yet")
 	wantProblem(t, err, 5, 13, `<kahaDB journalMaxFileLength="32 parsecs">: not a size`)
 	wantProblem(t, err, 5, 47, `<kahaDB indexCacheSize="0">: 0 pages must be positive`)
 	wantProblem(t, err, 9, 25, `duplicate connector name "a" (first at line 8)`)

@@ -21,9 +21,17 @@ type NetworkConnector struct {
 	// Name is the connector's name (ActiveMQ's default "NC"); it is part
 	// of the bridge's client id on the remote broker.
 	Name string
-	// URI is the discovery URI as written: static:(tcp://h:p,...)?opts.
+	// URI is the discovery URI as written: static:(tcp://h:p,...)?opts,
+	// masterslave:(tcp://m,tcp://s)?opts.
 	URI string
-	// Peers are the remote brokers' host:port, one bridge each.
+	// Discovery is the URI's scheme: DiscoveryStatic,
+	// DiscoveryMasterSlave or DiscoveryMulticast.
+	Discovery string
+	// Multicast is the multicast:// URI's group and address
+	// (DiscoveryMulticast only).
+	Multicast Multicast
+	// Peers are the remote brokers' host:port: one bridge each with
+	// static:, one bridge to the first that accepts with masterslave:.
 	Peers []string
 	// InitialReconnectDelay is the wait before the first reconnect
 	// (1000 ms); MaxReconnectDelay caps the back-off (30000 ms).
@@ -71,6 +79,19 @@ type NetworkConnector struct {
 	// Line is where the connector is declared (0 in YAML or Go).
 	Line int
 }
+
+// The discovery schemes Wharf builds.
+const (
+	// DiscoveryStatic bridges to each listed peer (SimpleDiscoveryAgent).
+	DiscoveryStatic = "static"
+	// DiscoveryMulticast bridges to each broker heard advertising on
+	// the multicast group (MulticastDiscoveryAgent).
+	DiscoveryMulticast = "multicast"
+	// DiscoveryMasterSlave bridges to whichever listed broker accepts,
+	// in order, failing over to the others when it goes
+	// (MasterSlaveDiscoveryAgent).
+	DiscoveryMasterSlave = "masterslave"
+)
 
 // DefaultNetworkConnector returns ActiveMQ's defaults.
 func DefaultNetworkConnector() NetworkConnector {
@@ -255,8 +276,9 @@ func (p *yamlParser) networkConnectors(n *yaml.Node, path string) {
 	})
 }
 
-// discoveryOptions are the static: URI's options (SimpleDiscoveryAgent's
-// setters), by name.
+// discoveryOptions are the static: and masterslave: URIs' options
+// (SimpleDiscoveryAgent's setters, which MasterSlaveDiscoveryAgent
+// inherits), by name.
 var discoveryOptions = map[string]func(nc *NetworkConnector, s string) error{
 	"initialReconnectDelay": func(nc *NetworkConnector, s string) error {
 		return millisOption(&nc.InitialReconnectDelay, s)
@@ -302,10 +324,8 @@ func millisOption(dst *time.Duration, s string) error {
 // refusedDiscovery names the discovery schemes ActiveMQ has and Wharf
 // does not build yet.
 var refusedDiscovery = map[string]string{
-	"multicast":   "multicast discovery (multicast://) is not supported by Wharf yet; list the peers with static:(tcp://host:port,...)",
-	"masterslave": "masterslave: discovery is not supported by Wharf yet; list the master with static:(tcp://host:port)",
-	"rendezvous":  "rendezvous (zeroconf) discovery is not supported by Wharf yet; use static:(tcp://host:port,...)",
-	"zeroconf":    "zeroconf discovery is not supported by Wharf yet; use static:(tcp://host:port,...)",
+	"rendezvous": "rendezvous (zeroconf) discovery is not supported by Wharf yet; use static:(tcp://host:port,...)",
+	"zeroconf":   "zeroconf discovery is not supported by Wharf yet; use static:(tcp://host:port,...)",
 }
 
 // parseNetworkURI fills nc.Peers and the discovery options from nc.URI.
@@ -318,8 +338,26 @@ func parseNetworkURI(nc *NetworkConnector) error {
 	if why, refused := refusedDiscovery[scheme]; refused {
 		return fmt.Errorf("%s", why)
 	}
-	if scheme != "static" {
-		return fmt.Errorf("discovery scheme %q is not supported by Wharf (want static:(tcp://host:port,...))", scheme)
+	if scheme == DiscoveryMulticast {
+		nc.Discovery = scheme
+		var err error
+		nc.Multicast, err = parseMulticast(u, func(name, v string) error {
+			set, ok := discoveryOptions[name]
+			if !ok {
+				return fmt.Errorf("discovery option %s is not supported by Wharf yet (supported: group, initialReconnectDelay, maxReconnectDelay, useExponentialBackOff, backOffMultiplier, maxReconnectAttempts)", name)
+			}
+			if err := set(nc, v); err != nil {
+				return fmt.Errorf("discovery option %s: %w", name, err)
+			}
+			return nil
+		})
+		return err
+	}
+	switch scheme {
+	case DiscoveryStatic, DiscoveryMasterSlave:
+		nc.Discovery = scheme
+	default:
+		return fmt.Errorf("discovery scheme %q is not supported by Wharf (want static:(tcp://host:port,...), masterslave:(tcp://master,tcp://slave) or multicast://default)", scheme)
 	}
 	var list, query string
 	if strings.HasPrefix(rest, "(") {
@@ -332,6 +370,8 @@ func parseNetworkURI(nc *NetworkConnector) error {
 			return fmt.Errorf("%q: unexpected %q after the peer list", u, query)
 		}
 		query = strings.TrimPrefix(query, "?")
+	} else if scheme == DiscoveryMasterSlave {
+		return fmt.Errorf("%q: want masterslave:(tcp://master:port,tcp://slave:port)", u)
 	} else {
 		// static:tcp://host:port (one peer; its options would be the
 		// transport's, which Wharf's bridge does not take).
@@ -379,6 +419,73 @@ func parseNetworkURI(nc *NetworkConnector) error {
 		}
 	}
 	return nil
+}
+
+// Multicast is a multicast:// discovery URI: the group name and the
+// group's address (MulticastDiscoveryAgent).
+type Multicast struct {
+	// Group is the ?group= option ("default"): brokers hear only
+	// advertisements of their own group.
+	Group string
+	// Addr is the multicast address and port; multicast://default is
+	// 239.255.2.3:6155.
+	Addr string
+}
+
+// The defaults of ActiveMQ's MulticastDiscoveryAgent.
+const (
+	MulticastDefaultGroup = "default"
+	MulticastDefaultIP    = "239.255.2.3"
+	MulticastDefaultPort  = 6155
+)
+
+// parseMulticast reads multicast://host[:port][?group=g&...]; other
+// options go to opt (nil refuses them).
+func parseMulticast(s string, opt func(name, v string) error) (Multicast, error) {
+	m := Multicast{Group: MulticastDefaultGroup}
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil {
+		return m, fmt.Errorf("%q: %v", s, err)
+	}
+	if u.Scheme != "multicast" || u.Host == "" || u.Path != "" {
+		return m, fmt.Errorf("%q is not a multicast discovery URI (want multicast://default or multicast://239.255.2.3:6155)", s)
+	}
+	host, port := u.Hostname(), MulticastDefaultPort
+	if host == "default" {
+		host = MulticastDefaultIP
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n <= 0 || n > 65535 {
+			return m, fmt.Errorf("%q: port %q is not in 1..65535", s, p)
+		}
+		port = n
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.To4() == nil || !ip.IsMulticast() {
+		return m, fmt.Errorf("%q: %s is not an IPv4 multicast address (224.0.0.0/4), nor default", s, host)
+	}
+	m.Addr = net.JoinHostPort(host, strconv.Itoa(port))
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return m, fmt.Errorf("%q: options: %v", s, err)
+	}
+	for name, vs := range q {
+		v := vs[len(vs)-1]
+		if name == "group" {
+			if v == "" {
+				return m, fmt.Errorf("%q: the group must not be empty", s)
+			}
+			m.Group = v
+			continue
+		}
+		if opt == nil {
+			return m, fmt.Errorf("%q: option %s is not supported by Wharf yet (supported: group)", s, name)
+		}
+		if err := opt(name, v); err != nil {
+			return m, err
+		}
+	}
+	return m, nil
 }
 
 // validateNetwork checks the network connectors: their URIs, TTLs,
@@ -434,5 +541,18 @@ func (l *loader) validateNetwork() {
 		if nc.StaticBridge && len(nc.StaticallyIncluded) == 0 {
 			l.fail(path+".static_bridge", "a static bridge forwards only its staticallyIncludedDestinations, and there are none")
 		}
+	}
+	for i := range c.Transports {
+		t := &c.Transports[i]
+		if t.DiscoveryURI == "" {
+			continue
+		}
+		path := fmt.Sprintf("transport_connectors[%d].discovery_uri", i)
+		m, err := parseMulticast(t.DiscoveryURI, nil)
+		if err != nil {
+			l.fail(path, "%v", err)
+			continue
+		}
+		t.Discovery = m
 	}
 }

@@ -42,6 +42,7 @@ func TestConfigNetworkSeedExample(t *testing.T) {
     </networkConnectors>`)
 	want := NetworkConnector{
 		Name: "bridge", URI: "static:(tcp://127.0.0.1:61617,tcp://h2:61618)?initialReconnectDelay=200&maxReconnectDelay=5000&useExponentialBackOff=false&backOffMultiplier=3&maxReconnectAttempts=4",
+		Discovery:             DiscoveryStatic,
 		Peers:                 []string{"127.0.0.1:61617", "h2:61618"},
 		InitialReconnectDelay: 200 * time.Millisecond, MaxReconnectDelay: 5 * time.Second,
 		UseExponentialBackOff: false, BackOffMultiplier: 3, MaxReconnectAttempts: 4,
@@ -95,7 +96,7 @@ func TestConfigNetworkDefaults(t *testing.T) {
 	}
 	nc := c.NetworkConnectors[0]
 	want := DefaultNetworkConnector()
-	want.URI, want.Peers, want.Line = "static:tcp://b:61616", []string{"b:61616"}, 3
+	want.URI, want.Discovery, want.Peers, want.Line = "static:tcp://b:61616", DiscoveryStatic, []string{"b:61616"}, 3
 	if !reflect.DeepEqual(nc, want) {
 		t.Fatalf("got %+v, want %+v", nc, want)
 	}
@@ -107,14 +108,64 @@ func TestConfigNetworkDefaults(t *testing.T) {
 	}
 }
 
+// masterslave:(...) lists a master/slave pair, with SimpleDiscoveryAgent's
+// options (MasterSlaveDiscoveryAgent inherits them).
+func TestConfigNetworkMasterSlave(t *testing.T) {
+	doc := netBroker(`<networkConnectors><networkConnector uri="masterslave:(tcp://m:61616,tcp://s:61617)?initialReconnectDelay=100"/></networkConnectors>`)
+	c, err := ParseXML(strings.NewReader(doc), "activemq.xml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := c.NetworkConnectors[0]
+	if nc.Discovery != DiscoveryMasterSlave || !reflect.DeepEqual(nc.Peers, []string{"m:61616", "s:61617"}) || nc.InitialReconnectDelay != 100*time.Millisecond {
+		t.Fatalf("got discovery %q peers %v delay %v", nc.Discovery, nc.Peers, nc.InitialReconnectDelay)
+	}
+}
+
+// Seed 001's multicast example: a transport connector advertising on
+// multicast://default, a network connector discovering there, and the
+// broker's networkConnectorStartAsync; ?group= and an explicit address.
+func TestConfigNetworkMulticast(t *testing.T) {
+	doc := `<broker brokerName="a" networkConnectorStartAsync="true"><transportConnectors>
+<transportConnector name="openwire" uri="tcp://127.0.0.1:0" discoveryUri="multicast://default?group=g1"/></transportConnectors>
+<networkConnectors><networkConnector uri="multicast://239.1.2.3:7000?group=g1&amp;initialReconnectDelay=50"/><networkConnector name="d" uri="multicast://default"/></networkConnectors></broker>`
+	c, err := ParseXML(strings.NewReader(doc), "activemq.xml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.NetworkConnectorStartAsync {
+		t.Error("networkConnectorStartAsync not read")
+	}
+	if got := c.Transports[0].Discovery; got != (Multicast{Group: "g1", Addr: "239.255.2.3:6155"}) {
+		t.Errorf("transport discovery %+v", got)
+	}
+	nc := c.NetworkConnectors[0]
+	if nc.Discovery != DiscoveryMulticast || nc.Multicast != (Multicast{Group: "g1", Addr: "239.1.2.3:7000"}) || nc.InitialReconnectDelay != 50*time.Millisecond || len(nc.Peers) != 0 {
+		t.Errorf("network connector %+v", nc)
+	}
+	if got := c.NetworkConnectors[1].Multicast; got != (Multicast{Group: "default", Addr: "239.255.2.3:6155"}) {
+		t.Errorf("multicast://default is %+v", got)
+	}
+	y := "network_connector_start_async: true\ntransport_connectors:\n  - {name: openwire, uri: \"tcp://127.0.0.1:0\", discovery_uri: \"multicast://default\"}\nnetwork_connectors:\n  - uri: multicast://default\n"
+	c, err = ParseYAML(strings.NewReader(y), "wharf.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.NetworkConnectorStartAsync || c.Transports[0].Discovery.Group != "default" || c.NetworkConnectors[0].Discovery != DiscoveryMulticast {
+		t.Errorf("YAML: %+v %+v", c.Transports[0], c.NetworkConnectors[0])
+	}
+}
+
 // Everything seed 001 configures that Wharf has not built is refused,
 // named, with its line.
 func TestConfigNetworkRefused(t *testing.T) {
 	cases := []struct {
 		name, body, err string
 	}{
-		{"multicast", `<networkConnector uri="multicast://default"/>`, "multicast discovery (multicast://) is not supported by Wharf yet"},
-		{"masterslave", `<networkConnector uri="masterslave:(tcp://h1:61616,tcp://h2:61616)"/>`, "masterslave: discovery is not supported by Wharf yet"},
+		{"multicast with a path", `<networkConnector uri="multicast://default/x"/>`, "is not a multicast discovery URI"},
+		{"multicast empty group", `<networkConnector uri="multicast://default?group="/>`, "the group must not be empty"},
+		{"masterslave without a list", `<networkConnector uri="masterslave:tcp://h1:61616"/>`, "want masterslave:(tcp://master:port,tcp://slave:port)"},
+		{"masterslave option", `<networkConnector uri="masterslave:(tcp://h1:1,tcp://h2:2)?frob=1"/>`, "discovery option frob is not supported by Wharf yet"},
 		{"destinationFilter", `<networkConnector uri="static:(tcp://h:1)" destinationFilter="NO_DESTINATION"/>`, "attribute destinationFilter is not supported by Wharf yet"},
 		{"useVirtualDestSubs", `<networkConnector uri="static:(tcp://h:1)" useVirtualDestSubs="true"/>`, "attribute useVirtualDestSubs is not supported by Wharf yet"},
 		{"suppressDuplicateQueueSubscriptions", `<networkConnector uri="static:(tcp://h:1)" suppressDuplicateQueueSubscriptions="true"/>`, "attribute suppressDuplicateQueueSubscriptions is not supported by Wharf yet"},
@@ -138,16 +189,15 @@ func TestConfigNetworkRefused(t *testing.T) {
 			wantProblem(t, err, 3, 0, tc.err)
 		})
 	}
-	// The broker's networkConnectorStartAsync and the connector's
-	// discoveryUri (seed 001's multicast example) are refused too.
-	_, err := ParseXML(strings.NewReader(`<broker brokerName="a" networkConnectorStartAsync="true"/>`), "activemq.xml", nil)
-	wantProblem(t, err, 1, 0, "networkConnectorStartAsync")
+	// A bad discoveryUri on a transport connector.
+	_, err := ParseXML(strings.NewReader(`<broker brokerName="a"><transportConnectors>
+<transportConnector uri="tcp://127.0.0.1:0" discoveryUri="multicast://10.0.0.1"/></transportConnectors></broker>`), "activemq.xml", nil)
+	wantProblem(t, err, 2, 0, "10.0.0.1 is not an IPv4 multicast address")
 	_, err = ParseXML(strings.NewReader(`<broker brokerName="a"><transportConnectors>
-<transportConnector uri="tcp://127.0.0.1:0" discoveryUri="multicast://default"/></transportConnectors></broker>`), "activemq.xml", nil)
-	wantProblem(t, err, 2, 0, "attribute discoveryUri is not supported by Wharf yet")
-	// YAML refuses the same.
-	_, err = ParseYAML(strings.NewReader("network_connectors:\n  - uri: multicast://default\n"), "wharf.yaml", nil)
-	wantProblem(t, err, 2, 0, "multicast discovery")
+<transportConnector uri="tcp://127.0.0.1:0" discoveryUri="multicast://default?timeToLive=3"/></transportConnectors></broker>`), "activemq.xml", nil)
+	wantProblem(t, err, 2, 0, "option timeToLive is not supported by Wharf yet")
+	_, err = ParseYAML(strings.NewReader("network_connectors:\n  - uri: multicast://default?loopBackMode=true\n"), "wharf.yaml", nil)
+	wantProblem(t, err, 2, 0, "discovery option loopBackMode is not supported by Wharf yet")
 	_, err = ParseYAML(strings.NewReader("network_connectors:\n  - uri: static:(tcp://h:1)\n    use_virtual_dest_subs: true\n"), "wharf.yaml", nil)
 	wantProblem(t, err, 3, 0, `unknown key "use_virtual_dest_subs"`)
 }

@@ -422,6 +422,9 @@ func (p *xmlParser) broker(e *xmlElem) {
 		"anonymousProducerAdvisorySupport": at("anonymous_producer_advisory_support", func(v val) {
 			l.setBool(&c.AnonymousProducerAdvisorySupport, v)
 		}),
+		"networkConnectorStartAsync": at("network_connector_start_async", func(v val) {
+			l.setBool(&c.NetworkConnectorStartAsync, v)
+		}),
 		"useVirtualTopics":                     at("use_virtual_topics", func(v val) { l.setBool(&c.UseVirtualTopics, v) }),
 		"offlineDurableSubscriberTimeout":      at("offline_durable_subscriber_timeout", func(v val) { l.setDuration(&c.OfflineDurableSubscriberTimeout, v) }),
 		"offlineDurableSubscriberTaskSchedule": at("offline_durable_subscriber_task_schedule", func(v val) { l.setDuration(&c.OfflineDurableSubscriberTaskSchedule, v) }),
@@ -750,6 +753,7 @@ func (p *xmlParser) transportConnectors(e *xmlElem) {
 				l.setBool(&t.ClusterClients.UpdateOnRemove, v)
 			}),
 			"updateClusterFilter": at(path+".update_cluster_filter", func(v val) { l.setString(&t.ClusterClients.Filter, v) }),
+			"discoveryUri":        at(path+".discovery_uri", func(v val) { l.setString(&t.DiscoveryURI, v) }),
 		})
 	}
 }

@@ -201,13 +201,14 @@ func (p *yamlParser) top(n *yaml.Node) {
 		"destination_interceptors":                 p.interceptors,
 		"offline_durable_subscriber_timeout":       p.duration(&c.OfflineDurableSubscriberTimeout),
 		"offline_durable_subscriber_task_schedule": p.duration(&c.OfflineDurableSubscriberTaskSchedule),
-		"shards":             p.integer(&c.Shards),
-		"trusted_network":    p.boolean(&c.TrustedNetwork),
-		"security":           p.security,
-		"ssl_context":        p.sslContext,
-		"http":               p.http,
-		"encryption":         func(*yaml.Node, string) {}, // read first, by encryptionFirst
-		"network_connectors": p.networkConnectors,
+		"shards":                        p.integer(&c.Shards),
+		"trusted_network":               p.boolean(&c.TrustedNetwork),
+		"security":                      p.security,
+		"ssl_context":                   p.sslContext,
+		"http":                          p.http,
+		"encryption":                    func(*yaml.Node, string) {}, // read first, by encryptionFirst
+		"network_connectors":            p.networkConnectors,
+		"network_connector_start_async": p.boolean(&c.NetworkConnectorStartAsync),
 		"transport_connectors": func(n *yaml.Node, path string) {
 			p.list(n, path, func(el *yaml.Node, ep string) {
 				c.Transports = append(c.Transports, Transport{Line: el.Line})
@@ -219,6 +220,7 @@ func (p *yamlParser) top(n *yaml.Node) {
 					"rebalance_cluster_clients":        p.boolean(&t.ClusterClients.Rebalance),
 					"update_cluster_clients_on_remove": p.boolean(&t.ClusterClients.UpdateOnRemove),
 					"update_cluster_filter":            p.str(&t.ClusterClients.Filter),
+					"discovery_uri":                    p.str(&t.DiscoveryURI),
 				})
 			})
 		},

@@ -88,9 +88,14 @@ func factories(obs journal.Observer) broker.Factories {
 	}
 }
 
-// networkConnectors runs the config's network connectors (package cluster).
-func networkConnectors(e *engine.Engine, c *config.Config, log *slog.Logger) (broker.Service, error) {
-	n, err := cluster.Start(e, c, log)
+// networkConnectors runs the config's network connectors and multicast
+// advertisements (package cluster).
+func networkConnectors(e *engine.Engine, c *config.Config, adverts []broker.Advertised, log *slog.Logger) (broker.Service, error) {
+	var ads []cluster.Advert
+	for _, a := range adverts {
+		ads = append(ads, cluster.Advert{Service: a.URI, Multicast: a.Discovery})
+	}
+	n, err := cluster.Start(e, c, log, ads...)
 	if err != nil {
 		return nil, err // not n: a typed nil would be a non-nil broker.Service
 	}
