@@ -271,7 +271,37 @@ func (r *rig) owConsumer(stream, d string, topic bool, clientID, durable string,
 
 // --- STOMP (go-stomp) ---
 
-func (r *rig) dialSTOMP(ctx context.Context, clientID string) (*stomp.Conn, error) {
+// stompReceiptWait bounds a go-stomp call that waits for a RECEIPT
+// (stompBounded).
+const stompReceiptWait = 30 * time.Second
+
+// errStompReceiptLost: a RECEIPT did not come within stompReceiptWait,
+// or the worker was stopped while waiting; the connection was closed and
+// the frame's outcome is unknown, as when the broker is killed.
+var errStompReceiptLost = errors.New("no RECEIPT: connection closed, outcome unknown")
+
+// stompBounded runs fn, a go-stomp call that waits for a RECEIPT, and
+// gives up when stompReceiptWait passes or ctx ends, closing nc. go-stomp
+// (v3.1.3, Conn.sendFrame) waits for ever for the receipt of a frame it
+// queued if the connection dies before its writer sends it (without a
+// heart-beat it sets no write timeout): a SIGKILL at that moment hung
+// the worker, and the drain after the last kill with it.
+func stompBounded(ctx context.Context, nc net.Conn, fn func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- fn() }() // left blocked if go-stomp never answers
+	t := time.NewTimer(stompReceiptWait)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	nc.Close()
+	return errStompReceiptLost
+}
+
+func (r *rig) dialSTOMP(ctx context.Context, clientID string) (*stomp.Conn, net.Conn, error) {
 	opts := []func(*stomp.Conn) error{stomp.ConnOpt.HeartBeat(0, 0), stomp.ConnOpt.Host("localhost")}
 	if clientID != "" {
 		opts = append(opts, stomp.ConnOpt.Header("client-id", clientID))
@@ -281,15 +311,15 @@ func (r *rig) dialSTOMP(ctx context.Context, clientID string) (*stomp.Conn, erro
 	var d net.Dialer
 	nc, err := d.DialContext(dctx, "tcp", r.a.stomp)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c, err := stomp.Connect(nc, opts...)
 	if err != nil {
 		nc.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	context.AfterFunc(ctx, func() { nc.Close() })
-	return c, nil
+	return c, nc, nil
 }
 
 func stompDest(d string, topic bool) string {
@@ -302,7 +332,7 @@ func stompDest(d string, topic bool) string {
 // stompProducer sends persistent messages, each with a receipt.
 func (r *rig) stompProducer(name string, dests ...string) {
 	r.run(name, func(ctx context.Context, rng *rand.Rand) error {
-		c, err := r.dialSTOMP(ctx, "")
+		c, nc, err := r.dialSTOMP(ctx, "")
 		if err != nil {
 			return err
 		}
@@ -314,7 +344,9 @@ func (r *rig) stompProducer(name string, dests ...string) {
 			}
 			k := r.key(name)
 			r.l.sending(d, k)
-			err := c.Send(stompDest(d, d == tDurable), "text/plain", []byte(k), stomp.SendOpt.Receipt, stomp.SendOpt.Header("persistent", "true"))
+			err := stompBounded(ctx, nc, func() error {
+				return c.Send(stompDest(d, d == tDurable), "text/plain", []byte(k), stomp.SendOpt.Receipt, stomp.SendOpt.Header("persistent", "true"))
+			})
 			if err != nil {
 				return err
 			}
@@ -328,7 +360,7 @@ func (r *rig) stompProducer(name string, dests ...string) {
 // (client-id and activemq.subscriptionName).
 func (r *rig) stompConsumer(stream, d string, topic bool, clientID, durable string) {
 	r.run(stream, func(ctx context.Context, rng *rand.Rand) error {
-		c, err := r.dialSTOMP(ctx, clientID)
+		c, nc, err := r.dialSTOMP(ctx, clientID)
 		if err != nil {
 			return err
 		}
@@ -375,7 +407,7 @@ func (r *rig) stompConsumer(stream, d string, topic bool, clientID, durable stri
 				keys = append(keys, d)
 			}
 			r.l.acking(stream, keys...)
-			if err := tx.CommitWithReceipt(); err != nil {
+			if err := stompBounded(ctx, nc, tx.CommitWithReceipt); err != nil {
 				return err
 			}
 			r.l.confirmed(stream, keys...)
