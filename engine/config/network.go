@@ -51,8 +51,9 @@ type NetworkConnector struct {
 	DecreaseNetworkConsumerPriority bool
 	// DynamicOnly is ActiveMQ's flag that network durable subscriptions
 	// are activated only by demand, never restored at start. Wharf's
-	// bridges never restore any at start (they forward no durable
-	// subscriptions), so both values behave as true does.
+	// bridges never restore any at start (<durableDestinations> is
+	// refused): a remote durable subscriber's demand re-attaches its
+	// NC-DS_ subscription, so both values behave as true does.
 	DynamicOnly bool
 	// StaticBridge: no advisory subscription at all; only the statically
 	// included destinations are forwarded.
