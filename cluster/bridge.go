@@ -178,16 +178,22 @@ func (b *bridge) connect(ctx context.Context) (connected bool, err error) {
 // consumer's, or those of the dynamically included destinations only
 // (ActiveMQ 5.6+).
 func advisoryFilter(nc config.NetworkConnector) string {
+	var names []string
 	if len(nc.DynamicallyIncluded) == 0 {
-		return engine.AdvisoryPrefix + "Consumer.>"
+		names = append(names, engine.AdvisoryPrefix+"Consumer.>")
 	}
-	names := make([]string, len(nc.DynamicallyIncluded))
-	for i, d := range nc.DynamicallyIncluded {
+	for _, d := range nc.DynamicallyIncluded {
 		kind := "Queue."
 		if d.Type.IsTopic() {
 			kind = "Topic."
 		}
-		names[i] = engine.AdvisoryPrefix + "Consumer." + kind + d.Name
+		names = append(names, engine.AdvisoryPrefix+"Consumer."+kind+d.Name)
+	}
+	if nc.BridgeTempDestinations {
+		// temp.go. The consumers on them are under Consumer.>; with
+		// dynamically included destinations, as in ActiveMQ, only those
+		// destinations' consumer advisories are subscribed.
+		names = append(names, tempAdvisoryTopics...)
 	}
 	return strings.Join(names, ",")
 }
@@ -209,6 +215,8 @@ type bridgeConn struct {
 	demands map[string]*demand // by key: the destination (conduit) or the remote consumer id
 	// byConsumer maps a remote consumer id to its demand's key.
 	byConsumer map[string]string
+	// temps are the peer's temporary destinations made here (temp.go).
+	temps []message.Destination
 
 	// qmu guards queue: deliveries waiting to be forwarded, bounded by
 	// the subscriptions' prefetch windows.
@@ -310,6 +318,8 @@ func (bc *bridgeConn) demandLoop(ctx context.Context, adv *client.Consumer) erro
 			if id, ok := ds.ObjectId.(*wire.ConsumerId); ok {
 				bc.removeDemand(id.String())
 			}
+		case *wire.DestinationInfo:
+			bc.tempAdvisory(ds)
 		case *wire.RemoveSubscriptionInfo:
 			bc.removeDurableDemand(ds.ClientId, ds.SubscriptionName)
 		}
@@ -333,8 +343,8 @@ func (bc *bridgeConn) addDemand(ci *wire.ConsumerInfo) error {
 	}
 	skip := ""
 	switch {
-	case d.Type.IsTemp():
-		skip = "temporary destinations are not bridged"
+	case d.Type.IsTemp() && !nc.BridgeTempDestinations:
+		skip = "temporary destinations are not bridged (bridgeTempDestinations)"
 	case engine.IsAdvisory(d):
 		skip = "advisory topic"
 	case ci.Browser:
@@ -343,7 +353,7 @@ func (bc *bridgeConn) addDemand(ci *wire.ConsumerInfo) error {
 		skip = fmt.Sprintf("restricted to %d network hops (consumerTTL)", nc.ConsumerTTL)
 	case contains(path, bc.b.e.BrokerID()):
 		skip = "already routed through this broker"
-	case !permitted(nc, d):
+	case !d.Type.IsTemp() && !permitted(nc, d):
 		skip = "not a permitted destination"
 	}
 	if skip != "" {

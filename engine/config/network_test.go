@@ -25,7 +25,7 @@ func TestConfigNetworkSeedExample(t *testing.T) {
          name="bridge" duplex="true"
          conduitSubscriptions="false"
          decreaseNetworkConsumerPriority="true" networkTTL="3" consumerTTL="2" dynamicOnly="true" prefetchSize="10"
-         userName="u" password="p" alwaysSyncSend="true">
+         userName="u" password="p" alwaysSyncSend="true" bridgeTempDestinations="false">
       	<dynamicallyIncludedDestinations>
       		<queue physicalName="include.test.foo"/>
       		<topic physicalName="include.test.bar"/>
@@ -74,6 +74,7 @@ network_connectors:
     user_name: u
     password: p
     always_sync_send: true
+    bridge_temp_destinations: false
     dynamically_included_destinations: [{queue: include.test.foo}, {topic: include.test.bar}]
     excluded_destinations: [{queue: exclude.test.foo}, {topic: ">"}]
     statically_included_destinations: [{queue: always.include.queue}, {topic: always.include.topic}]
@@ -102,7 +103,7 @@ func TestConfigNetworkDefaults(t *testing.T) {
 	// ActiveMQ's defaults (NetworkBridgeConfiguration, SimpleDiscoveryAgent).
 	if nc.Name != "NC" || !nc.ConduitSubscriptions || nc.MessageTTL != 1 || nc.ConsumerTTL != 1 || nc.PrefetchSize != 1000 ||
 		nc.InitialReconnectDelay != time.Second || nc.MaxReconnectDelay != 30*time.Second || !nc.UseExponentialBackOff ||
-		nc.BackOffMultiplier != 2 || nc.MaxReconnectAttempts != 0 {
+		nc.BackOffMultiplier != 2 || nc.MaxReconnectAttempts != 0 || !nc.BridgeTempDestinations {
 		t.Errorf("defaults %+v", nc)
 	}
 }
@@ -119,7 +120,6 @@ func TestConfigNetworkRefused(t *testing.T) {
 		{"useVirtualDestSubs", `<networkConnector uri="static:(tcp://h:1)" useVirtualDestSubs="true"/>`, "attribute useVirtualDestSubs is not supported by Wharf yet"},
 		{"suppressDuplicateQueueSubscriptions", `<networkConnector uri="static:(tcp://h:1)" suppressDuplicateQueueSubscriptions="true"/>`, "attribute suppressDuplicateQueueSubscriptions is not supported by Wharf yet"},
 		{"suppressDuplicateTopicSubscriptions", `<networkConnector uri="static:(tcp://h:1)" suppressDuplicateTopicSubscriptions="true"/>`, "attribute suppressDuplicateTopicSubscriptions is not supported by Wharf yet"},
-		{"bridgeTempDestinations", `<networkConnector uri="static:(tcp://h:1)" bridgeTempDestinations="true"/>`, "attribute bridgeTempDestinations is not supported by Wharf yet"},
 		{"http transport", `<networkConnector uri="static:(http://h:1)"/>`, `transport "http" is not supported for network connectors by Wharf yet`},
 		{"unknown option", `<networkConnector uri="static:(tcp://h:1)?frob=1"/>`, "discovery option frob is not supported by Wharf yet"},
 		{"bad multiplier", `<networkConnector uri="static:(tcp://h:1)?backOffMultiplier=1.5"/>`, `discovery option backOffMultiplier: "1.5" is not a whole number`},
