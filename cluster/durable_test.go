@@ -17,6 +17,9 @@ func (n *node) dialClient(clientID string) *client.Conn {
 	defer cancel()
 	o := client.DefaultOptions()
 	o.ClientID = clientID
+	// Acknowledgements on disk before Ack returns: the test stops B
+	// right after its subscriber's last one.
+	o.SyncAcks = true
 	c, err := client.Dial(ctx, n.addr, o)
 	if err != nil {
 		n.t.Fatal(err)
@@ -45,13 +48,31 @@ func TestClusterDurableSubscription(t *testing.T) {
 
 	sub := func() (*client.Conn, *client.Consumer) {
 		c := b.dialClient("durable-client")
-		return c, b.consumerAs(c, topic, client.ConsumerOptions{DurableName: "D1"})
+		return c, b.consumerAs(c, topic, client.ConsumerOptions{DurableName: "D1", AckMode: client.AckClient})
+	}
+	// take receives n messages and acknowledges them.
+	take := func(k *client.Consumer, n int) []string {
+		t.Helper()
+		var got []string
+		for range n {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			m, err := k.Receive(ctx)
+			cancel()
+			if err != nil {
+				t.Fatalf("after %v: %v", got, err)
+			}
+			got = append(got, text(t, m))
+			if err := k.Ack(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return got
 	}
 	c, k := sub()
 	a.waitDemand(topic, 1)
 	a.waitLog(`"msg":"network demand added".*"dest":"topic://T.DUR".*"durable":"NC-DS_A_T.DUR"`)
 	a.send(topic, "on", 10, true)
-	if got := receive(t, k, 10); !slices.Equal(got, seq("on", 10)) {
+	if got := take(k, 10); !slices.Equal(got, seq("on", 10)) {
 		t.Fatalf("online: B's subscriber got %v", got)
 	}
 
@@ -66,7 +87,7 @@ func TestClusterDurableSubscription(t *testing.T) {
 	_ = bar
 	a.send(topic, "off", 10, true)
 	c, k = sub()
-	if got := receive(t, k, 10); !slices.Equal(got, seq("off", 10)) {
+	if got := take(k, 10); !slices.Equal(got, seq("off", 10)) {
 		t.Fatalf("published while the subscriber was offline: B's subscriber got %v", got)
 	}
 
@@ -89,13 +110,13 @@ func TestClusterDurableSubscription(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	c, k = sub()
-	if got := receive(t, k, 10); !slices.Equal(got, seq("down", 10)) {
+	if got := take(k, 10); !slices.Equal(got, seq("down", 10)) {
 		t.Fatalf("published while B was down: B's subscriber got %v", got)
 	}
 	// Nothing more: the next message is one sent after, so no message
 	// came twice (one bridge subscription forwards in order).
 	a.send(topic, "end", 1, true)
-	if got := receive(t, k, 1); got[0] != "end0" {
+	if got := take(k, 1); got[0] != "end0" {
 		t.Fatalf("after the 30 messages B's subscriber got %v, want end0", got)
 	}
 

@@ -151,3 +151,37 @@ func TestConfigNetworkRefused(t *testing.T) {
 	_, err = ParseYAML(strings.NewReader("network_connectors:\n  - uri: static:(tcp://h:1)\n    use_virtual_dest_subs: true\n"), "wharf.yaml", nil)
 	wantProblem(t, err, 3, 0, `unknown key "use_virtual_dest_subs"`)
 }
+
+// seed 001's conditionalNetworkBridgeFilterFactory, in both forms, and
+// what of it is refused.
+func TestConfigReplayWhenNoConsumers(t *testing.T) {
+	policy := func(entry string) string {
+		return netBroker(`<destinationPolicy><policyMap><policyEntries>` + entry + `</policyEntries></policyMap></destinationPolicy>`)
+	}
+	c, err := ParseXML(strings.NewReader(policy(`<policyEntry queue="TEST.>" enableAudit="false"><networkBridgeFilterFactory>
+        <conditionalNetworkBridgeFilterFactory replayWhenNoConsumers="true" replayDelay="2500"/></networkBridgeFilterFactory></policyEntry>`)), "activemq.xml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Policies[0]; !p.ReplayWhenNoConsumers || p.ReplayDelay != 2500*time.Millisecond || p.EnableAudit {
+		t.Fatalf("XML policy %+v", p)
+	}
+	c, err = ParseYAML(strings.NewReader("broker_name: a\ndestination_policy:\n  - {queue: \"TEST.>\", replay_when_no_consumers: true, replay_delay: 2500ms, enable_audit: false}\n"), "wharf.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Policies[0]; !p.ReplayWhenNoConsumers || p.ReplayDelay != 2500*time.Millisecond {
+		t.Fatalf("YAML policy %+v", p)
+	}
+	for _, tc := range []struct{ entry, want string }{
+		{`<policyEntry queue=">" enableAudit="true"/>`, "keeps no per-destination audit of duplicate message ids"},
+		{`<policyEntry queue=">"><networkBridgeFilterFactory><conditionalNetworkBridgeFilterFactory rateLimit="10"/></networkBridgeFilterFactory></policyEntry>`, "attribute rateLimit is not supported"},
+		{`<policyEntry queue=">"><networkBridgeFilterFactory><conditionalNetworkBridgeFilterFactory replayDelay="-1"/></networkBridgeFilterFactory></policyEntry>`, `replayDelay="-1">: -1ms must not be negative`},
+		{`<policyEntry queue=">"><networkBridgeFilterFactory><defaultNetworkBridgeFilterFactory/></networkBridgeFilterFactory></policyEntry>`, "defaultNetworkBridgeFilterFactory"},
+	} {
+		_, err := ParseXML(strings.NewReader(policy(tc.entry)), "activemq.xml", nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error containing %q", tc.entry, err, tc.want)
+		}
+	}
+}
