@@ -236,10 +236,10 @@ type demand struct {
 	closed bool
 	// durableName is the local durable subscription's name ("NC-DS_...")
 	// when the demand serves remote durable subscriptions (durable.go);
-	// durables are those, by "clientId:subscriptionName". The demand
-	// stays while one remains, whether its subscriber is online or not.
+	// durables are those. The demand stays while one remains, whether
+	// its subscriber is online or not.
 	durableName string
-	durables    map[string]struct{}
+	durables    map[durableRef]struct{}
 }
 
 // Deliver queues a delivery for the forwarder (engine.Sink: never blocks).
@@ -275,7 +275,7 @@ func (bc *bridgeConn) addStatic(d message.Destination) error {
 	if err != nil {
 		return fmt.Errorf("statically included %s: %w", d, err)
 	}
-	bc.demands[key] = &demand{sub: sub, consumers: map[string]struct{}{}, static: true, durables: map[string]struct{}{}}
+	bc.demands[key] = &demand{sub: sub, consumers: map[string]struct{}{}, static: true, durables: map[durableRef]struct{}{}}
 	bc.log.Info("network bridge forwards statically", "dest", d.String())
 	return nil
 }
@@ -422,11 +422,11 @@ func (bc *bridgeConn) addDemand(ci *wire.ConsumerInfo) error {
 			bc.log.Warn("network bridge cannot serve remote consumer", "dest", d.String(), "consumer", id, "err", err)
 			return nil
 		}
-		dm = &demand{sub: sub, consumers: map[string]struct{}{}, path: path, durableName: durableName, durables: map[string]struct{}{}}
+		dm = &demand{sub: sub, consumers: map[string]struct{}{}, path: path, durableName: durableName, durables: map[durableRef]struct{}{}}
 		bc.demands[key] = dm
 	}
 	if durable {
-		dm.durables[ci.ClientId+":"+ci.SubscriptionName] = struct{}{}
+		dm.durables[durableRef{ci.ClientId, ci.SubscriptionName}] = struct{}{}
 	}
 	dm.consumers[id] = struct{}{}
 	bc.byConsumer[id] = key

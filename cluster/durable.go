@@ -51,6 +51,15 @@ func (bc *bridgeConn) durableName(d message.Destination) string {
 	return durableSubPrefix + bc.b.e.BrokerName() + "_" + d.Name
 }
 
+// durableRef names a remote durable subscription. ActiveMQ's consumer
+// advisories leave ConsumerInfo's clientId empty (Wharf's fill it in), so
+// an empty one matches any.
+type durableRef struct{ clientID, name string }
+
+func (r durableRef) is(clientID, name string) bool {
+	return r.name == name && (r.clientID == "" || clientID == "" || r.clientID == clientID)
+}
+
 // removeDurableDemand handles the peer's RemoveSubscriptionInfo advisory:
 // the remote durable subscription clientID:name is gone.
 func (bc *bridgeConn) removeDurableDemand(clientID, name string) {
@@ -58,10 +67,17 @@ func (bc *bridgeConn) removeDurableDemand(clientID, name string) {
 	defer bc.lmu.Unlock()
 	rk := clientID + ":" + name
 	for key, dm := range bc.demands {
-		if _, ok := dm.durables[rk]; !ok {
+		found := false
+		for r := range dm.durables {
+			if r.is(clientID, name) {
+				delete(dm.durables, r)
+				found = true
+				break
+			}
+		}
+		if !found {
 			continue
 		}
-		delete(dm.durables, rk)
 		if len(dm.durables) > 0 || len(dm.consumers) > 0 || dm.static {
 			return
 		}
