@@ -172,3 +172,41 @@ func TestConformanceNetworkRequestReplyActiveMQ(t *testing.T) {
 		})
 	}
 }
+
+// ActiveMQ -> Wharf with a durable subscriber on Wharf: ActiveMQ's own
+// DurableConduitBridge reads the subscription name from Wharf's consumer
+// advisory and keeps forwarding while the subscriber is offline, so it
+// gets on its return what ActiveMQ took meanwhile.
+func TestConformanceNetworkDurableActiveMQToWharf(t *testing.T) {
+	w := startWharfNetwork(t, "wharf", "")
+	amq := startActiveMQXML(t, amqNetworkXML("amq", fmt.Sprintf(`<networkConnectors><networkConnector uri="static:(tcp://%s)"/></networkConnectors>`, w.openwire)))
+	amq.waitLine(regexp.MustCompile(`Network connection between .* has been established`), procStartTimeout)
+	const topic = "topic://NET.DUR"
+	sub := func() (*client.Conn, *client.Consumer) {
+		c := dialOW(t, w.openwire, "dur-client")
+		s, err := c.Session(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, _ := client.ParseDestination(topic)
+		k, err := s.Consumer(d, client.ConsumerOptions{DurableName: "D1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, k
+	}
+	c, k := sub()
+	waitNetworkConsumers(t, amq.openwire, topic, 1)
+	netSendP(t, amq.openwire, topic, "on", 10)
+	netReceiveP(t, k, "on", 10)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Barrier: ActiveMQ's bridge has seen the subscriber go once it has
+	// made the demand of a later consumer on Wharf.
+	netConsumer(t, w.openwire, "topic://NET.BARRIER")
+	waitNetworkConsumers(t, amq.openwire, "topic://NET.BARRIER", 1)
+	netSendP(t, amq.openwire, topic, "off", 10)
+	_, k = sub()
+	netReceiveP(t, k, "off", 10)
+}
