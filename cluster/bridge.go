@@ -208,16 +208,22 @@ func (b *bridge) connect(ctx context.Context) (connected bool, err error) {
 // consumer's, or those of the dynamically included destinations only
 // (ActiveMQ 5.6+).
 func advisoryFilter(nc config.NetworkConnector) string {
+	var names []string
 	if len(nc.DynamicallyIncluded) == 0 {
-		return engine.AdvisoryPrefix + "Consumer.>"
+		names = append(names, engine.AdvisoryPrefix+"Consumer.>")
 	}
-	names := make([]string, len(nc.DynamicallyIncluded))
-	for i, d := range nc.DynamicallyIncluded {
+	for _, d := range nc.DynamicallyIncluded {
 		kind := "Queue."
 		if d.Type.IsTopic() {
 			kind = "Topic."
 		}
-		names[i] = engine.AdvisoryPrefix + "Consumer." + kind + d.Name
+		names = append(names, engine.AdvisoryPrefix+"Consumer."+kind+d.Name)
+	}
+	if nc.BridgeTempDestinations {
+		// temp.go. The consumers on them are under Consumer.>; with
+		// dynamically included destinations, as in ActiveMQ, only those
+		// destinations' consumer advisories are subscribed.
+		names = append(names, tempAdvisoryTopics...)
 	}
 	return strings.Join(names, ",")
 }
@@ -239,6 +245,8 @@ type bridgeConn struct {
 	demands map[string]*demand // by key: the destination (conduit) or the remote consumer id
 	// byConsumer maps a remote consumer id to its demand's key.
 	byConsumer map[string]string
+	// temps are the peer's temporary destinations made here (temp.go).
+	temps []message.Destination
 
 	// qmu guards queue: deliveries waiting to be forwarded, bounded by
 	// the subscriptions' prefetch windows.
@@ -256,6 +264,12 @@ type demand struct {
 	path   []string
 	static bool
 	closed bool
+	// durableName is the local durable subscription's name ("NC-DS_...")
+	// when the demand serves remote durable subscriptions (durable.go);
+	// durables are those. The demand stays while one remains, whether
+	// its subscriber is online or not.
+	durableName string
+	durables    map[durableRef]struct{}
 }
 
 // Deliver queues a delivery for the forwarder (engine.Sink: never blocks).
@@ -287,17 +301,17 @@ func (bc *bridgeConn) addStatic(d message.Destination) error {
 	if bc.demands[key] != nil {
 		return nil
 	}
-	sub, err := bc.subscribe(d, "", 0, []string{bc.remoteID})
+	sub, err := bc.subscribe(d, "", 0, []string{bc.remoteID}, "")
 	if err != nil {
 		return fmt.Errorf("statically included %s: %w", d, err)
 	}
-	bc.demands[key] = &demand{sub: sub, consumers: map[string]struct{}{}, static: true}
+	bc.demands[key] = &demand{sub: sub, consumers: map[string]struct{}{}, static: true, durables: map[durableRef]struct{}{}}
 	bc.log.Info("network bridge forwards statically", "dest", d.String())
 	return nil
 }
 
 // subscribe makes a local network subscription (lmu held).
-func (bc *bridgeConn) subscribe(d message.Destination, selector string, priority int8, path []string) (*engine.Subscription, error) {
+func (bc *bridgeConn) subscribe(d message.Destination, selector string, priority int8, path []string, durableName string) (*engine.Subscription, error) {
 	nc := bc.b.nc
 	if nc.DecreaseNetworkConsumerPriority {
 		// DemandForwardingBridgeSupport: the base, lowered further by
@@ -313,6 +327,7 @@ func (bc *bridgeConn) subscribe(d message.Destination, selector string, priority
 		Prefetch:    nc.PrefetchSize,
 		AckMode:     engine.AckIndividual,
 		Priority:    priority,
+		DurableName: durableName,
 		Network:     &engine.NetworkSpec{BrokerPath: path, RemoteBrokerID: bc.remoteID, MessageTTL: nc.MessageTTL},
 	}, bc)
 }
@@ -333,6 +348,10 @@ func (bc *bridgeConn) demandLoop(ctx context.Context, adv *client.Consumer) erro
 			if id, ok := ds.ObjectId.(*wire.ConsumerId); ok {
 				bc.removeDemand(id.String())
 			}
+		case *wire.DestinationInfo:
+			bc.tempAdvisory(ds)
+		case *wire.RemoveSubscriptionInfo:
+			bc.removeDurableDemand(ds.ClientId, ds.SubscriptionName)
 		}
 	}
 }
@@ -354,8 +373,8 @@ func (bc *bridgeConn) addDemand(ci *wire.ConsumerInfo) error {
 	}
 	skip := ""
 	switch {
-	case d.Type.IsTemp():
-		skip = "temporary destinations are not bridged"
+	case d.Type.IsTemp() && !nc.BridgeTempDestinations:
+		skip = "temporary destinations are not bridged (bridgeTempDestinations)"
 	case engine.IsAdvisory(d):
 		skip = "advisory topic"
 	case ci.Browser:
@@ -364,7 +383,7 @@ func (bc *bridgeConn) addDemand(ci *wire.ConsumerInfo) error {
 		skip = fmt.Sprintf("restricted to %d network hops (consumerTTL)", nc.ConsumerTTL)
 	case contains(path, bc.b.e.BrokerID()):
 		skip = "already routed through this broker"
-	case !permitted(nc, d):
+	case !d.Type.IsTemp() && !permitted(nc, d):
 		skip = "not a permitted destination"
 	}
 	if skip != "" {
@@ -384,11 +403,17 @@ func (bc *bridgeConn) addDemand(ci *wire.ConsumerInfo) error {
 		// cannot apply one's selector (seed 001).
 		key, selector = d.String(), ""
 	}
+	durable := d.Type.IsTopic() && ci.SubscriptionName != ""
+	if durable {
+		// DurableConduitBridge: one durable subscription per topic,
+		// without selector, whatever conduitSubscriptions says.
+		key, selector = durableKey(nc, d), ""
+	}
 	if bc.demands["static:"+d.String()] != nil {
-		key = "static:" + d.String() // forwarded already
+		key, durable = "static:"+d.String(), false // forwarded already
 	}
 	dm := bc.demands[key]
-	if dm != nil && !dm.static && len(path) < len(dm.path) {
+	if dm != nil && !dm.static && (len(path) < len(dm.path) || (durable && dm.durableName == "")) {
 		// A conduit advertises the shortest path of the consumers it
 		// serves: were it to keep a longer one (demand that came round a
 		// ring through this very broker, say), the brokers on that path
@@ -406,26 +431,39 @@ func (bc *bridgeConn) addDemand(ci *wire.ConsumerInfo) error {
 				for c := range old.consumers {
 					nd.consumers[c] = struct{}{}
 				}
+				for s := range old.durables {
+					nd.durables[s] = struct{}{}
+				}
 			}
 		}()
+		if old.durableName != "" {
+			durable = true
+		}
 	}
 	if dm == nil {
-		sub, err := bc.subscribe(d, selector, ci.Priority, path)
+		durableName := ""
+		if durable {
+			durableName = bc.durableName(d)
+		}
+		sub, err := bc.subscribe(d, selector, ci.Priority, path, durableName)
 		if err != nil {
 			// A destination the local broker refuses is the peer's
 			// consumer's problem, not the bridge's.
 			bc.log.Warn("network bridge cannot serve remote consumer", "dest", d.String(), "consumer", id, "err", err)
 			return nil
 		}
-		dm = &demand{sub: sub, consumers: map[string]struct{}{}, path: path}
+		dm = &demand{sub: sub, consumers: map[string]struct{}{}, path: path, durableName: durableName, durables: map[durableRef]struct{}{}}
 		bc.demands[key] = dm
+	}
+	if durable {
+		dm.durables[durableRef{ci.ClientId, ci.SubscriptionName}] = struct{}{}
 	}
 	dm.consumers[id] = struct{}{}
 	bc.byConsumer[id] = key
 	// One line per remote consumer served; consumers counts those the
 	// local subscription serves (more than 1: a conduit).
 	bc.log.Info("network demand added", "dest", d.String(), "consumer", id, "broker_path", strings.Join(path, ","),
-		"consumers", len(dm.consumers))
+		"consumers", len(dm.consumers), "durable", dm.durableName)
 	return nil
 }
 
@@ -442,13 +480,21 @@ func (bc *bridgeConn) removeDemand(id string) {
 		return
 	}
 	delete(dm.consumers, id)
-	if len(dm.consumers) > 0 || dm.static {
+	if len(dm.consumers) > 0 || dm.static || len(dm.durables) > 0 {
+		// A durable demand outlives its subscriber's connection: the
+		// peer keeps what is forwarded for it (durable.go).
 		return
 	}
 	delete(bc.demands, key)
 	dm.closed = true
 	if err := bc.lc.CloseSubscription(dm.sub); err != nil {
 		bc.log.Warn("network demand: closing the local subscription failed", "err", err)
+	}
+	if dm.durableName != "" {
+		// Its remote durable subscriptions are gone too.
+		if err := bc.lc.Unsubscribe(dm.durableName); err != nil {
+			bc.log.Warn("network demand: removing the local durable subscription failed", "subscription", dm.durableName, "err", err)
+		}
 	}
 	bc.log.Info("network demand removed", "dest", dm.sub.Spec().Destination.String(), "consumer", id)
 }

@@ -17,8 +17,8 @@
 //     subscribes to the peer's consumer advisories
 //     (ActiveMQ.Advisory.Consumer.>, or one topic per dynamically included
 //     destination). The peer replays its current consumers first.
-//   - For each remote consumer it may serve (not an advisory or temporary
-//     destination, not a browser, permitted by the connector's excluded and
+//   - For each remote consumer it may serve (not an advisory topic, not
+//     a temporary destination unless bridgeTempDestinations, not a browser, permitted by the connector's excluded and
 //     dynamically included destinations, its brokerPath shorter than
 //     consumerTTL and without this broker in it), it subscribes locally on
 //     the consumer's destination: one subscription per destination with
@@ -39,6 +39,10 @@
 //     restarts the connection.
 //   - When the remote consumer goes (its RemoveInfo advisory), the demand
 //     is dropped; the last one of a conduit closes the local subscription.
+//   - A remote durable subscriber is served by a local durable
+//     subscription that outlives its subscriber's connection (durable.go).
+//   - The peer's temporary destinations are made here too, so a reply to
+//     a JMSReplyTo on the peer crosses back (temp.go).
 //   - statically included destinations are subscribed at once, whatever
 //     the demand; with staticBridge no advisory is subscribed at all.
 //   - A lost or refused connection is retried after initialReconnectDelay,

@@ -38,7 +38,7 @@ func (s *shard) dispatchQueue(d *destination) {
 			s.lost(e)
 			continue
 		}
-		p, anyCredit, first := d.pick(e)
+		p, anyCredit, first := d.pick(e, s.now)
 		if p == nil {
 			if !anyCredit {
 				return
@@ -69,16 +69,16 @@ func (s *shard) dispatchQueue(d *destination) {
 // pick chooses the consumer for e, honouring message groups. anyCredit
 // reports whether some consumer could take a message at all; first, that e
 // opens its group for the chosen consumer.
-func (d *destination) pick(e *entry) (p *part, anyCredit, first bool) {
+func (d *destination) pick(e *entry, now int64) (p *part, anyCredit, first bool) {
 	if gid := e.msg.GroupID; gid != "" {
-		return d.pickGrouped(e, gid)
+		return d.pickGrouped(e, gid, now)
 	}
-	p, anyCredit = d.pickAny(e)
+	p, anyCredit = d.pickAny(e, now)
 	return p, anyCredit, false
 }
 
 // pickAny chooses among the consumers with credit whose selector accepts e.
-func (d *destination) pickAny(e *entry) (p *part, anyCredit bool) {
+func (d *destination) pickAny(e *entry, now int64) (p *part, anyCredit bool) {
 	n := len(d.consumers)
 	for _, c := range d.consumers {
 		if c.spec.Exclusive {
@@ -87,7 +87,7 @@ func (d *destination) pickAny(e *entry) (p *part, anyCredit bool) {
 			if !c.sub.hasCredit() {
 				return nil, false
 			}
-			if c.sub.matches(e.msg, e.redeliveries) {
+			if d.takes(c, e, now) {
 				return c, true
 			}
 			return nil, true
@@ -104,7 +104,7 @@ func (d *destination) pickAny(e *entry) (p *part, anyCredit bool) {
 		if best >= 0 && c.spec.Priority <= d.consumers[best].spec.Priority {
 			continue
 		}
-		if !c.sub.matches(e.msg, e.redeliveries) {
+		if !d.takes(c, e, now) {
 			continue
 		}
 		best = j
@@ -123,19 +123,19 @@ func (d *destination) pickAny(e *entry) (p *part, anyCredit bool) {
 // the group has one (the message waits while the owner has no credit),
 // otherwise the consumer pick would choose, which then owns the group.
 // first reports that the message opens the group for that consumer.
-func (d *destination) pickGrouped(e *entry, gid string) (p *part, anyCredit, first bool) {
+func (d *destination) pickGrouped(e *entry, gid string, now int64) (p *part, anyCredit, first bool) {
 	if d.groups == nil {
 		d.groups = newGroupMap(d.policy.MessageGroupCacheSize)
 	}
 	if owner := d.groups.owner(gid); owner != nil {
-		if owner.sub.hasCredit() && owner.sub.matches(e.msg, e.redeliveries) {
+		if owner.sub.hasCredit() && d.takes(owner, e, now) {
 			return owner, true, false
 		}
 		// The group waits for its owner; others may still take other
 		// messages, which is all the caller needs to know to go on.
 		return nil, true, false
 	}
-	p, anyCredit = d.pickAny(e)
+	p, anyCredit = d.pickAny(e, now)
 	if p != nil {
 		d.groups.assign(gid, p)
 		first = true
@@ -298,6 +298,14 @@ func (s *Subscription) matches(m *message.Message, redeliveries int32) bool {
 		return false
 	}
 	if n := s.spec.Network; n != nil && !n.admits(m) {
+		return false
+	}
+	return s.sel == nil || s.sel.Matches(m, redeliveries)
+}
+
+// matchesLocal is matches without the network filter (replay.go).
+func (s *Subscription) matchesLocal(m *message.Message, redeliveries int32) bool {
+	if s.spec.NoLocal && m.Origin != "" && m.Origin == s.conn.id {
 		return false
 	}
 	return s.sel == nil || s.sel.Matches(m, redeliveries)

@@ -119,6 +119,13 @@ type Policy struct {
 	AdvisoryForConsumed, AdvisoryForDelivery, AdvisoryWhenFull bool
 	AdvisoryForSlowConsumers, AdvisoryForFastProducers         bool
 	AdvisoryForDiscardingMessages, SendAdvisoryIfNoConsumers   bool
+	// ReplayWhenNoConsumers lets a network subscription (SubSpec.Network)
+	// take a queue message back to a broker it came through, once no
+	// subscription but network ones is left on the queue and the message
+	// has been here ReplayDelay: ActiveMQ's
+	// conditionalNetworkBridgeFilterFactory (replay.go).
+	ReplayWhenNoConsumers bool
+	ReplayDelay           time.Duration
 	// MessageGroupCacheSize is how many message groups a queue remembers
 	// (ActiveMQ's "cached" group map, 1024); older groups are reassigned.
 	MessageGroupCacheSize int

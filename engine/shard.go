@@ -201,6 +201,7 @@ func (s *shard) tick() {
 		d.nextSweep = s.now + d.policy.ExpireMessagesPeriod.Milliseconds()
 		s.sweep(d)
 	}
+	s.replayDue()
 	s.fireJobs() // scheduled messages due (the timer fires them too: scheduler.go)
 	if _, ok := s.store.(Housekeeper); ok {
 		s.out.housekeep = true // run with the batch, where Apply runs (turn.go execute)

@@ -447,6 +447,7 @@ func Policy(p *config.PolicyEntry) engine.Policy {
 	ep.ExpireMessagesPeriod = p.ExpireMessagesPeriod
 	ep.MaxPageSize = p.MaxPageSize
 	ep.PrioritizedMessages = p.PrioritizedMessages
+	ep.ReplayWhenNoConsumers, ep.ReplayDelay = p.ReplayWhenNoConsumers, p.ReplayDelay
 	ep.QueuePrefetch, ep.TopicPrefetch = p.QueuePrefetch, p.TopicPrefetch
 	ep.DurableTopicPrefetch, ep.QueueBrowserPrefetch = p.DurableTopicPrefetch, p.QueueBrowserPrefetch
 	ep.PendingMessageLimit = p.PendingMessageLimit

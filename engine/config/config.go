@@ -482,6 +482,19 @@ type PolicyEntry struct {
 	// in memory and none spills to the temp store. "" means not set.
 	PendingMessageLimit int
 	PendingQueuePolicy  string
+	// ReplayWhenNoConsumers and ReplayDelay are ActiveMQ's
+	// <networkBridgeFilterFactory><conditionalNetworkBridgeFilterFactory
+	// replayWhenNoConsumers replayDelay>: a network bridge may take a
+	// queue message back to a broker it came through once no local
+	// consumer is left here and it has been here ReplayDelay (seed 001's
+	// stuck messages).
+	ReplayWhenNoConsumers bool
+	ReplayDelay           time.Duration
+	// EnableAudit is <policyEntry enableAudit>. Wharf keeps no
+	// per-destination audit of duplicate message ids, so it behaves as
+	// enableAudit="false" does (what seed 001 sets for replayed
+	// messages) and refuses true.
+	EnableAudit bool
 	// SendAdvisoryIfNoConsumers publishes ActiveMQ.Advisory.NoConsumer.* for
 	// messages sent with no consumer.
 	SendAdvisoryIfNoConsumers bool

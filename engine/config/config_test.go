@@ -224,8 +224,11 @@ func TestConfigSeedSnippets(t *testing.T) {
 				t.Errorf("broker %q, NetworkConnectors = %+v", c.BrokerName, nc)
 			}
 		}},
-		{file: "seed001-bridgefilter.xml", line: 9, col: 39, err: `<policyEntry enableAudit="false">: attribute enableAudit is not supported`},
-		{file: "seed001-bridgefilter.xml", line: 10, col: 13, err: "<networkBridgeFilterFactory> is not supported by Wharf yet"},
+		{file: "seed001-bridgefilter.xml", check: func(t *testing.T, c *Config) {
+			if len(c.Policies) != 1 || !c.Policies[0].ReplayWhenNoConsumers || c.Policies[0].ReplayDelay != 0 || c.Policies[0].EnableAudit {
+				t.Errorf("Policies = %+v, want one with replayWhenNoConsumers, replayDelay 0, enableAudit false", c.Policies)
+			}
+		}},
 		{file: "seed003-amq.xml", line: 3, col: 5, err: `<amqPersistenceAdapter>: the AMQ message store was removed from ActiveMQ in 5.9 (5.17 refuses it too) and Wharf does not read it; use <kahaDB>, here <kahaDB directory="activemq-data" journalMaxFileLength="32mb"/>; messages still in an AMQ store`},
 	}
 	for _, tc := range cases {

@@ -59,8 +59,9 @@ type NetworkConnector struct {
 	DecreaseNetworkConsumerPriority bool
 	// DynamicOnly is ActiveMQ's flag that network durable subscriptions
 	// are activated only by demand, never restored at start. Wharf's
-	// bridges never restore any at start (they forward no durable
-	// subscriptions), so both values behave as true does.
+	// bridges never restore any at start (<durableDestinations> is
+	// refused): a remote durable subscriber's demand re-attaches its
+	// NC-DS_ subscription, so both values behave as true does.
 	DynamicOnly bool
 	// StaticBridge: no advisory subscription at all; only the statically
 	// included destinations are forwarded.
@@ -69,6 +70,11 @@ type NetworkConnector struct {
 	PrefetchSize int
 	// AlwaysSyncSend sends non-persistent messages synchronously too.
 	AlwaysSyncSend bool
+	// BridgeTempDestinations (true) makes the peer's temporary
+	// destinations exist here too, from its advisories, and serves its
+	// consumers on them: a reply sent here to a JMSReplyTo temporary
+	// queue of the peer's reaches it (cluster/temp.go).
+	BridgeTempDestinations bool
 	// UserName and Password authenticate the bridge to the remote broker.
 	UserName, Password string
 	// DynamicallyIncluded, Excluded and StaticallyIncluded are the
@@ -96,15 +102,16 @@ const (
 // DefaultNetworkConnector returns ActiveMQ's defaults.
 func DefaultNetworkConnector() NetworkConnector {
 	return NetworkConnector{
-		Name:                  "NC",             // NetworkConnector's default name
-		InitialReconnectDelay: time.Second,      // SimpleDiscoveryAgent.initialReconnectDelay
-		MaxReconnectDelay:     30 * time.Second, // SimpleDiscoveryAgent.maxReconnectDelay
-		UseExponentialBackOff: true,
-		BackOffMultiplier:     2,
-		ConduitSubscriptions:  true,
-		MessageTTL:            1,
-		ConsumerTTL:           1,
-		PrefetchSize:          1000,
+		Name:                   "NC",             // NetworkConnector's default name
+		InitialReconnectDelay:  time.Second,      // SimpleDiscoveryAgent.initialReconnectDelay
+		MaxReconnectDelay:      30 * time.Second, // SimpleDiscoveryAgent.maxReconnectDelay
+		UseExponentialBackOff:  true,
+		BackOffMultiplier:      2,
+		ConduitSubscriptions:   true,
+		MessageTTL:             1,
+		ConsumerTTL:            1,
+		PrefetchSize:           1000,
+		BridgeTempDestinations: true, // NetworkBridgeConfiguration.bridgeTempDestinations
 	}
 }
 
@@ -169,6 +176,7 @@ func (p *xmlParser) networkConnectors(e *xmlElem) {
 			"staticBridge":                    f("static_bridge", func(v val) { l.setBool(&nc.StaticBridge, v) }),
 			"prefetchSize":                    f("prefetch_size", func(v val) { l.setInt(&nc.PrefetchSize, v) }),
 			"alwaysSyncSend":                  f("always_sync_send", func(v val) { l.setBool(&nc.AlwaysSyncSend, v) }),
+			"bridgeTempDestinations":          f("bridge_temp_destinations", func(v val) { l.setBool(&nc.BridgeTempDestinations, v) }),
 			"userName":                        f("user_name", func(v val) { l.setString(&nc.UserName, v) }),
 			"password":                        f("password", func(v val) { l.setString(&nc.Password, v) }),
 		})
@@ -264,6 +272,7 @@ func (p *yamlParser) networkConnectors(n *yaml.Node, path string) {
 			"static_bridge":                      p.boolean(&nc.StaticBridge),
 			"prefetch_size":                      p.integer(&nc.PrefetchSize),
 			"always_sync_send":                   p.boolean(&nc.AlwaysSyncSend),
+			"bridge_temp_destinations":           p.boolean(&nc.BridgeTempDestinations),
 			"user_name":                          p.str(&nc.UserName),
 			"password":                           p.str(&nc.Password),
 			"dynamically_included_destinations":  dests(&nc.DynamicallyIncluded),

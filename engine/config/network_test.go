@@ -25,7 +25,7 @@ func TestConfigNetworkSeedExample(t *testing.T) {
          name="bridge" duplex="true"
          conduitSubscriptions="false"
          decreaseNetworkConsumerPriority="true" networkTTL="3" consumerTTL="2" dynamicOnly="true" prefetchSize="10"
-         userName="u" password="p" alwaysSyncSend="true">
+         userName="u" password="p" alwaysSyncSend="true" bridgeTempDestinations="false">
       	<dynamicallyIncludedDestinations>
       		<queue physicalName="include.test.foo"/>
       		<topic physicalName="include.test.bar"/>
@@ -75,6 +75,7 @@ network_connectors:
     user_name: u
     password: p
     always_sync_send: true
+    bridge_temp_destinations: false
     dynamically_included_destinations: [{queue: include.test.foo}, {topic: include.test.bar}]
     excluded_destinations: [{queue: exclude.test.foo}, {topic: ">"}]
     statically_included_destinations: [{queue: always.include.queue}, {topic: always.include.topic}]
@@ -103,7 +104,7 @@ func TestConfigNetworkDefaults(t *testing.T) {
 	// ActiveMQ's defaults (NetworkBridgeConfiguration, SimpleDiscoveryAgent).
 	if nc.Name != "NC" || !nc.ConduitSubscriptions || nc.MessageTTL != 1 || nc.ConsumerTTL != 1 || nc.PrefetchSize != 1000 ||
 		nc.InitialReconnectDelay != time.Second || nc.MaxReconnectDelay != 30*time.Second || !nc.UseExponentialBackOff ||
-		nc.BackOffMultiplier != 2 || nc.MaxReconnectAttempts != 0 {
+		nc.BackOffMultiplier != 2 || nc.MaxReconnectAttempts != 0 || !nc.BridgeTempDestinations {
 		t.Errorf("defaults %+v", nc)
 	}
 }
@@ -170,7 +171,6 @@ func TestConfigNetworkRefused(t *testing.T) {
 		{"useVirtualDestSubs", `<networkConnector uri="static:(tcp://h:1)" useVirtualDestSubs="true"/>`, "attribute useVirtualDestSubs is not supported by Wharf yet"},
 		{"suppressDuplicateQueueSubscriptions", `<networkConnector uri="static:(tcp://h:1)" suppressDuplicateQueueSubscriptions="true"/>`, "attribute suppressDuplicateQueueSubscriptions is not supported by Wharf yet"},
 		{"suppressDuplicateTopicSubscriptions", `<networkConnector uri="static:(tcp://h:1)" suppressDuplicateTopicSubscriptions="true"/>`, "attribute suppressDuplicateTopicSubscriptions is not supported by Wharf yet"},
-		{"bridgeTempDestinations", `<networkConnector uri="static:(tcp://h:1)" bridgeTempDestinations="true"/>`, "attribute bridgeTempDestinations is not supported by Wharf yet"},
 		{"http transport", `<networkConnector uri="static:(http://h:1)"/>`, `transport "http" is not supported for network connectors by Wharf yet`},
 		{"unknown option", `<networkConnector uri="static:(tcp://h:1)?frob=1"/>`, "discovery option frob is not supported by Wharf yet"},
 		{"bad multiplier", `<networkConnector uri="static:(tcp://h:1)?backOffMultiplier=1.5"/>`, `discovery option backOffMultiplier: "1.5" is not a whole number`},
@@ -200,4 +200,38 @@ func TestConfigNetworkRefused(t *testing.T) {
 	wantProblem(t, err, 2, 0, "discovery option loopBackMode is not supported by Wharf yet")
 	_, err = ParseYAML(strings.NewReader("network_connectors:\n  - uri: static:(tcp://h:1)\n    use_virtual_dest_subs: true\n"), "wharf.yaml", nil)
 	wantProblem(t, err, 3, 0, `unknown key "use_virtual_dest_subs"`)
+}
+
+// seed 001's conditionalNetworkBridgeFilterFactory, in both forms, and
+// what of it is refused.
+func TestConfigReplayWhenNoConsumers(t *testing.T) {
+	policy := func(entry string) string {
+		return netBroker(`<destinationPolicy><policyMap><policyEntries>` + entry + `</policyEntries></policyMap></destinationPolicy>`)
+	}
+	c, err := ParseXML(strings.NewReader(policy(`<policyEntry queue="TEST.>" enableAudit="false"><networkBridgeFilterFactory>
+        <conditionalNetworkBridgeFilterFactory replayWhenNoConsumers="true" replayDelay="2500"/></networkBridgeFilterFactory></policyEntry>`)), "activemq.xml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Policies[0]; !p.ReplayWhenNoConsumers || p.ReplayDelay != 2500*time.Millisecond || p.EnableAudit {
+		t.Fatalf("XML policy %+v", p)
+	}
+	c, err = ParseYAML(strings.NewReader("broker_name: a\ndestination_policy:\n  - {queue: \"TEST.>\", replay_when_no_consumers: true, replay_delay: 2500ms, enable_audit: false}\n"), "wharf.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Policies[0]; !p.ReplayWhenNoConsumers || p.ReplayDelay != 2500*time.Millisecond {
+		t.Fatalf("YAML policy %+v", p)
+	}
+	for _, tc := range []struct{ entry, want string }{
+		{`<policyEntry queue=">" enableAudit="true"/>`, "keeps no per-destination audit of duplicate message ids"},
+		{`<policyEntry queue=">"><networkBridgeFilterFactory><conditionalNetworkBridgeFilterFactory rateLimit="10"/></networkBridgeFilterFactory></policyEntry>`, "attribute rateLimit is not supported"},
+		{`<policyEntry queue=">"><networkBridgeFilterFactory><conditionalNetworkBridgeFilterFactory replayDelay="-1"/></networkBridgeFilterFactory></policyEntry>`, `replayDelay="-1">: -1ms must not be negative`},
+		{`<policyEntry queue=">"><networkBridgeFilterFactory><defaultNetworkBridgeFilterFactory/></networkBridgeFilterFactory></policyEntry>`, "defaultNetworkBridgeFilterFactory"},
+	} {
+		_, err := ParseXML(strings.NewReader(policy(tc.entry)), "activemq.xml", nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error containing %q", tc.entry, err, tc.want)
+		}
+	}
 }

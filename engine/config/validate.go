@@ -561,6 +561,12 @@ func (l *loader) validatePolicy(path string, p *PolicyEntry) {
 	if p.PendingQueuePolicy != "" && p.PendingQueuePolicy != "vm" {
 		l.fail(path+".pending_queue_policy", "%q: only vm (vmQueueCursor) is supported", p.PendingQueuePolicy)
 	}
+	if p.ReplayDelay < 0 {
+		l.fail(path+".replay_delay", "%v must not be negative", p.ReplayDelay)
+	}
+	if p.EnableAudit {
+		l.fail(path+".enable_audit", "true is not supported by Wharf: it keeps no per-destination audit of duplicate message ids and behaves as enableAudit=\"false\"")
+	}
 	if p.PendingMessageLimit < -1 {
 		l.fail(path+".pending_message_limit", "%d must not be negative", p.PendingMessageLimit)
 	}

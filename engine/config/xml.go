@@ -839,6 +839,7 @@ func (p *xmlParser) policyEntry(e *xmlElem, path string, pe *PolicyEntry) {
 		"inactiveTimeoutBeforeGC":    f("inactive_timeout_before_gc", func(v val) { l.setDuration(&pe.InactiveTimeoutBeforeGC, v) }),
 		"persistJMSRedelivered":      f("persist_jms_redelivered", func(v val) { l.setBool(&pe.PersistJMSRedelivered, v) }),
 		"messageGroupMapFactoryType": f("message_group_map_factory_type", func(v val) { l.setString(&pe.MessageGroupMapFactoryType, v) }),
+		"enableAudit":                f("enable_audit", func(v val) { l.setBool(&pe.EnableAudit, v) }),
 	})
 	p.noText(e, path)
 	once := map[string]bool{}
@@ -881,6 +882,22 @@ func (p *xmlParser) policyEntry(e *xmlElem, path string, pe *PolicyEntry) {
 				p.unsupported(kk, path, "")
 			}
 			pe.PendingQueuePolicy = "vm"
+		case "networkBridgeFilterFactory":
+			// Only the conditional factory: the default filter is what
+			// every bridge applies anyway.
+			bp := path + ".network_bridge_filter"
+			c := p.only(k, bp, "conditionalNetworkBridgeFilterFactory")
+			if c == nil {
+				continue
+			}
+			p.noText(c, bp)
+			for _, kk := range c.kids {
+				p.unsupported(kk, bp, "")
+			}
+			p.attrs(c, bp, map[string]func(val){
+				"replayWhenNoConsumers": f("replay_when_no_consumers", func(v val) { l.setBool(&pe.ReplayWhenNoConsumers, v) }),
+				"replayDelay":           f("replay_delay", func(v val) { l.setDuration(&pe.ReplayDelay, v) }),
+			})
 		default:
 			p.unsupported(k, path, "")
 		}
