@@ -57,13 +57,14 @@ test-deps:
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || pkgs="$$pkgs postgresql"; \
 	[ -f /usr/share/java/postgresql.jar ] || pkgs="$$pkgs libpostgresql-jdbc-java"; \
 	[ -f /usr/share/java/jaxb-api.jar ] || pkgs="$$pkgs libjaxb-api-java"; \
+	command -v ip >/dev/null || pkgs="$$pkgs iproute2"; \
 	if [ -z "$$pkgs" ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		echo "installing$$pkgs"; \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$pkgs >/dev/null || \
 		{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$pkgs >/dev/null; } || \
-		echo "could not install$$pkgs: the AMQP client tests (and, without python3-stomp, the confirmed-ack kill test; without prometheus, the promtool checks; without chromium, the console's browser tests; without postgresql, the JDBC store's tests; without libpostgresql-jdbc-java, the JDBC tests with ActiveMQ; without libjaxb-api-java, the JDBC XA tests with ActiveMQ) will skip"; \
-	else echo "missing$$pkgs: the AMQP client tests (and, without python3-stomp, the confirmed-ack kill test; without prometheus, the promtool checks; without chromium, the console's browser tests; without postgresql, the JDBC store's tests; without libpostgresql-jdbc-java, the JDBC tests with ActiveMQ; without libjaxb-api-java, the JDBC XA tests with ActiveMQ) will skip"; fi
+		echo "could not install$$pkgs: the AMQP client tests (and, without python3-stomp, the confirmed-ack kill test; without prometheus, the promtool checks; without chromium, the console's browser tests; without postgresql, the JDBC store's tests; without libpostgresql-jdbc-java, the JDBC tests with ActiveMQ; without libjaxb-api-java, the JDBC XA tests with ActiveMQ; without iproute2, the multicast discovery tests in network namespaces) will skip"; \
+	else echo "missing$$pkgs: the AMQP client tests (and, without python3-stomp, the confirmed-ack kill test; without prometheus, the promtool checks; without chromium, the console's browser tests; without postgresql, the JDBC store's tests; without libpostgresql-jdbc-java, the JDBC tests with ActiveMQ; without libjaxb-api-java, the JDBC XA tests with ActiveMQ; without iproute2, the multicast discovery tests in network namespaces) will skip"; fi
 	@# RabbitMQ 3.10, for wharf conform's run against a third broker
 	@# (TestWharfConformRabbitMQ starts a private node on ports of its own):
 	@# installed with services kept from starting (policy-rc.d), so that no
