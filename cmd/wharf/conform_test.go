@@ -240,6 +240,7 @@ func TestWharfConformAgainstWharfRun(t *testing.T) {
 		t.Errorf("broker %q, summary %+v", rep.Broker.Server, rep.Summary)
 	}
 	t.Logf("against wharf run: %s", rep.Summary)
+	checkJMSSuite(t, rep, "against wharf run")
 
 	// --json round-trips: what it decodes to encodes to the same JSON.
 	var again strings.Builder
@@ -371,6 +372,7 @@ func TestWharfConformActiveMQ(t *testing.T) {
 		t.Fatal("no case ran against ActiveMQ")
 	}
 	t.Logf("against ActiveMQ 5.17: %s", rep.Summary)
+	checkJMSSuite(t, rep, "against ActiveMQ")
 
 	wharfURLs := wharfRun(t)
 	code, out, errOut = runConformCmd(t, append(append(append([]string{"conform"}, urlArgs("--url", wharfURLs)...), urlArgs("--against", amqURLs)...), "--json")...)
@@ -753,4 +755,49 @@ func TestWharfConformRabbitMQ(t *testing.T) {
 		t.Errorf("junit: %v, tests %d failures %d skipped %d; want %d %d %d", err, doc.Tests, doc.Failures, doc.Skipped, len(rep.Results), rep.Summary.Fail, rep.Summary.Skip)
 	}
 	t.Logf("against %s: %s", rep.Broker.Server, rep.Summary)
+}
+
+// checkJMSSuite checks the openwire/jms/suite result of a report: when
+// java and the jars are here, ActiveMQ's JMS client ran every Java case
+// of conform/jms/Cases.java (counted from its r.add lines), each passed
+// but Failover, which skips for want of --restart-cmd, and the report
+// says which client ran; without them the case skips with the install
+// hint.
+func checkJMSSuite(t *testing.T, rep conform.Report, where string) {
+	t.Helper()
+	i := slices.IndexFunc(rep.Results, func(r conform.Result) bool { return r.Case == "openwire/jms/suite" })
+	if i < 0 {
+		t.Fatalf("%s: no openwire/jms/suite result", where)
+	}
+	r := rep.Results[i]
+	if _, err := conform.JMSClasspath(); err != nil {
+		if r.Status != conform.Skip || !strings.Contains(r.Reason, conform.JMSInstallHint) {
+			t.Errorf("%s: without the JMS client: %s %q, want a skip with the install hint", where, r.Status, r.Reason)
+		}
+		return
+	}
+	src, err := os.ReadFile(filepath.Join("..", "..", "conform", "jms", "Cases.java"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Count(string(src), "r.add(\"")
+	var client bool
+	var ran []string
+	for _, o := range r.Observations {
+		switch o.Kind {
+		case "client":
+			client = client || strings.Contains(o.Text, "activemq-client.jar")
+		case "jms":
+			verdict, rest, _ := strings.Cut(o.Text, " ")
+			name, reason, _ := strings.Cut(rest, " ")
+			ran = append(ran, name)
+			if verdict != "PASS" && !(name == "Failover" && verdict == "SKIP" && strings.Contains(reason, "--restart-cmd")) {
+				t.Errorf("%s: JMS case %s: %s %s", where, name, verdict, reason)
+			}
+		}
+	}
+	if r.Status != conform.Pass || !client || len(ran) != want || want < 50 {
+		t.Errorf("%s: openwire/jms/suite %s %q, client named %v, %d Java cases reported, want %d", where, r.Status, r.Reason, client, len(ran), want)
+	}
+	t.Logf("%s: ActiveMQ's JMS client ran %d Java cases", where, len(ran))
 }
