@@ -575,6 +575,23 @@ echo $! > %[1]q
 		log, _ := os.ReadFile(filepath.Join(dir, "wharf.log"))
 		t.Fatalf("with --restart-cmd: exit %d, %s %s\nwharf log:\n%s", code, out, errOut, log)
 	}
+
+	// The JMS suite's Failover case: with --restart-cmd, its RESTART
+	// request runs the command and the failover transport carries on
+	// against the broker back on the same port.
+	if _, err := conform.JMSClasspath(); err != nil {
+		t.Logf("the JMS Failover case is not checked: %v", err)
+		return
+	}
+	ow := "tcp://127.0.0.1:" + strconv.Itoa(owPort)
+	code, out, errOut = runWharf(t, "conform", "--url", ow, "--only", "^openwire/jms/suite$", "--json", "--restart-cmd", "sh "+start)
+	rep = conform.Report{}
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Results) != 1 || rep.Results[0].Status != conform.Pass ||
+		!slices.ContainsFunc(rep.Results[0].Observations, func(o conform.Observation) bool { return o.Kind == "jms" && o.Text == "PASS Failover" }) ||
+		!slices.ContainsFunc(rep.Results[0].Observations, func(o conform.Observation) bool { return o.Kind == "restart" }) {
+		log, _ := os.ReadFile(filepath.Join(dir, "wharf.log"))
+		t.Fatalf("JMS suite with --restart-cmd: exit %d, %s %s\nwharf log:\n%s", code, clip(out), errOut, clip(string(log)))
+	}
 }
 
 // waitListening polls until addr accepts connections, for a broker this
