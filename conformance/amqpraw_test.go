@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"strings"
 	"testing"
 	"time"
 
@@ -153,61 +152,9 @@ func (r *rawAMQP) expectClose(cond wire.Symbol) {
 	}
 }
 
-func TestConformanceAMQPRawBadInput(t *testing.T) {
-	b := amqpBroker(t, nil)
-	addr := b.AMQPAddr()
-	bystander := amqpSession(t, amqpDial(t, addr, nil))
-	check := func() {
-		t.Helper()
-		// Another connection keeps working.
-		snd := amqpSender(t, bystander, "queue://"+uniq(t), nil)
-		amqpSend(t, snd, amqp.NewMessage([]byte("still here")))
-	}
-
-	t.Run("bad protocol header gets the broker's header", func(t *testing.T) {
-		r := rawAMQPDial(t, addr)
-		r.write([]byte("HTTP/1.1"))
-		r.nc.SetReadDeadline(time.Now().Add(wait))
-		got := make([]byte, 8)
-		if _, err := io.ReadFull(r.nc, got); err != nil || !bytes.Equal(got, []byte(wire.HeaderSASL)) {
-			t.Fatalf("got %q %v, want the SASL header", got, err)
-		}
-		r.closed()
-	})
-	t.Run("skipping SASL is refused", func(t *testing.T) {
-		r := rawAMQPDial(t, addr)
-		r.write([]byte(wire.HeaderAMQP))
-		r.nc.SetReadDeadline(time.Now().Add(wait))
-		got := make([]byte, 8)
-		if _, err := io.ReadFull(r.nc, got); err != nil || !bytes.Equal(got, []byte(wire.HeaderSASL)) {
-			t.Fatalf("got %q %v, want the SASL header (SASL required)", got, err)
-		}
-		r.closed()
-	})
-	t.Run("frame over max-frame-size", func(t *testing.T) {
-		r := rawAMQPDial(t, addr)
-		r.open(uniq(t))
-		big := make([]byte, 200<<10) // over the 128 KiB max-frame-size
-		r.send(0, &wire.Transfer{Handle: 0}, big)
-		r.expectClose(wire.ErrCondFramingError)
-	})
-	t.Run("transfer on an unattached handle", func(t *testing.T) {
-		r := rawAMQPDial(t, addr)
-		r.open(uniq(t))
-		id := uint32(0)
-		r.send(0, &wire.Transfer{Handle: 7, DeliveryID: &id, DeliveryTag: []byte{1}}, []byte{0x00, 0x53, 0x77, 0xa1, 1, 'x'})
-		r.expectClose(wire.ErrCondUnattachedHandle)
-	})
-	t.Run("described type of the wrong shape", func(t *testing.T) {
-		r := rawAMQPDial(t, addr)
-		r.open(uniq(t))
-		// An attach (0x12) whose list holds an int where the name string
-		// must be: list8 size 4 count 3, int 5, uint0 handle, false role.
-		r.write(rawAMQPFrame(0, []byte{0x00, 0x53, 0x12, 0xc0, 0x05, 0x03, 0x54, 0x05, 0x43, 0x42}))
-		r.expectClose(wire.ErrCondDecodeError)
-	})
-	check()
-}
+// The bad-input cases (a bad header, no SASL, an oversized frame, an
+// unattached handle, a malformed attach) are the conform case
+// amqp/errors/bad-input.
 
 // rawAMQPFrame wraps a hand-written performative body in a frame header.
 func rawAMQPFrame(ch uint16, body []byte) []byte {
@@ -280,67 +227,8 @@ func TestConformanceAMQPRawTransactions(t *testing.T) {
 	amqpNone(t, rc, 200*time.Millisecond)
 }
 
-// attachSender attaches a client sender link to address and waits for its
-// credit.
-func (r *rawAMQP) attachSender(handle uint32, name, address string) {
-	r.t.Helper()
-	a := wire.NewAttach(name, handle, wire.RoleSender)
-	a.Source = &wire.Source{}
-	a.Target = &wire.Target{Address: address}
-	r.send(0, a, nil)
-	for {
-		if fl, ok := r.next().Body.(*wire.Flow); ok && fl.Handle != nil && *fl.Handle == handle && fl.LinkCredit != nil && *fl.LinkCredit > 0 {
-			return
-		}
-	}
-}
-
-func TestConformanceAMQPRawMultiFrameAndAbortedTransfers(t *testing.T) {
-	b := amqpBroker(t, nil)
-	q := "queue://" + uniq(t)
-	r := rawAMQPDial(t, b.AMQPAddr())
-	r.open(uniq(t))
-	r.attachSender(0, "snd", q)
-	msg := func(body string) []byte {
-		return wire.AppendMessage(nil, &wire.Message{Header: &wire.Header{Durable: true, Priority: 4}, BodyKind: wire.BodyValue, Value: body})
-	}
-	// An aborted delivery is discarded (§2.6.14).
-	id0 := uint32(0)
-	r.send(0, &wire.Transfer{Handle: 0, DeliveryID: &id0, DeliveryTag: []byte{0}, More: true}, msg("aborted")[:5])
-	r.send(0, &wire.Transfer{Handle: 0, Aborted: true}, nil)
-	// A delivery in three frames is one message.
-	whole := msg("in three frames")
-	id1 := uint32(1)
-	r.send(0, &wire.Transfer{Handle: 0, DeliveryID: &id1, DeliveryTag: []byte{1}, More: true}, whole[:4])
-	r.send(0, &wire.Transfer{Handle: 0, More: true}, whole[4:9])
-	r.send(0, &wire.Transfer{Handle: 0}, whole[9:])
-	for {
-		if d, ok := r.next().Body.(*wire.Disposition); ok {
-			if d.First != 1 {
-				t.Fatalf("disposition for delivery %d; the aborted one must get none", d.First)
-			}
-			if _, ok := d.State.(*wire.Accepted); !ok || !d.Settled {
-				t.Fatalf("multi-frame delivery: %+v", d)
-			}
-			break
-		}
-	}
-	// A receiver with a small max-frame-size gets a large message in
-	// several frames (go-amqp joins them).
-	c := amqpDial(t, b.AMQPAddr(), &amqp.ConnOptions{SASLType: amqp.SASLTypeAnonymous(), MaxFrameSize: 512})
-	rc := amqpReceiver(t, amqpSession(t, c), q, nil)
-	m := amqpRecv(t, rc)
-	if m.Value != "in three frames" {
-		t.Fatalf("got %#v", m.Value)
-	}
-	rc.AcceptMessage(amqpCtx(t), m) // go-amqp gives its one credit back on settling
-	big := strings.Repeat("x", 5000)
-	amqpSend(t, amqpSender(t, amqpSession(t, amqpDial(t, b.AMQPAddr(), nil)), q, nil), amqp.NewMessage([]byte(big)))
-	if m := amqpRecv(t, rc); string(m.GetData()) != big {
-		t.Fatalf("large message through 512-byte frames: %d bytes", len(m.GetData()))
-	}
-	amqpNone(t, rc, 200*time.Millisecond)
-}
+// Aborted and multi-frame transfers are the conform case
+// amqp/transfer/multi-frame-and-aborted.
 
 func TestConformanceAMQPRawIdleTimeout(t *testing.T) {
 	b := amqpBroker(t, map[string]string{"wireFormat.idleTimeout": "500"})
