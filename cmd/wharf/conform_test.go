@@ -517,7 +517,8 @@ func caseNamed(name string) *conform.Case {
 // with the reason, without --restart-cmd, and with it runs the command (a
 // script that stops wharf run with SIGTERM and starts it again on the same
 // ports and KahaDB directory) and passes: persistent messages survive the
-// restart, non-persistent ones do not.
+// restart, non-persistent ones do not; an MQTT retained message survives
+// it; the JMS suite's Failover case reconnects across it.
 func TestWharfConformRestartCmd(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "activemq.xml")
@@ -563,15 +564,20 @@ echo $! > %[1]q
 	stomp := "stomp://127.0.0.1:" + strconv.Itoa(stompPort)
 	waitListening(t, stomp[len("stomp://"):])
 
-	code, out, errOut := runWharf(t, "conform", "--url", stomp, "--only", "across-restart", "--json")
+	// The restart cases: stomp/persistence/across-restart and
+	// mqtt/retained/across-restart.
+	mqttURL := "mqtt://127.0.0.1:" + strconv.Itoa(mqttPort)
+	code, out, errOut := runWharf(t, "conform", "--url", stomp, "--url", mqttURL, "--only", "across-restart", "--json")
 	var rep conform.Report
-	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Results) != 1 ||
-		rep.Results[0].Status != conform.Skip || !strings.Contains(rep.Results[0].Reason, "--restart-cmd") {
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Results) != 2 ||
+		rep.Results[0].Status != conform.Skip || !strings.Contains(rep.Results[0].Reason, "--restart-cmd") ||
+		rep.Results[1].Status != conform.Skip || !strings.Contains(rep.Results[1].Reason, "--restart-cmd") {
 		t.Fatalf("without --restart-cmd: exit %d, %s %s", code, out, errOut)
 	}
-	code, out, errOut = runWharf(t, "conform", "--url", stomp, "--only", "across-restart", "--json", "--restart-cmd", "sh "+start)
+	code, out, errOut = runWharf(t, "conform", "--url", stomp, "--url", mqttURL, "--only", "across-restart", "--json", "--restart-cmd", "sh "+start)
 	rep = conform.Report{}
-	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Results) != 1 || rep.Results[0].Status != conform.Pass {
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Results) != 2 ||
+		rep.Results[0].Status != conform.Pass || rep.Results[1].Status != conform.Pass {
 		log, _ := os.ReadFile(filepath.Join(dir, "wharf.log"))
 		t.Fatalf("with --restart-cmd: exit %d, %s %s\nwharf log:\n%s", code, out, errOut, log)
 	}
