@@ -274,34 +274,8 @@ func TestConformanceAMQPRawIdleTimeout(t *testing.T) {
 	}
 }
 
-func TestConformanceAMQPBrowseAndNoLocal(t *testing.T) {
-	b := amqpBroker(t, nil)
-	q := "queue://" + uniq(t)
-	c := amqpDial(t, b.AMQPAddr(), nil)
-	s := amqpSession(t, c)
-	snd := amqpSender(t, s, q, nil)
-	for _, body := range []string{"a", "b"} {
-		amqpSend(t, snd, amqp.NewMessage([]byte(body)))
-	}
-	// distribution-mode copy on a queue browses: nothing is consumed.
-	br := amqpReceiver(t, s, q, &amqp.ReceiverOptions{SourceDistributionMode: amqp.SourceDistributionModeCopy, Credit: 10})
-	for _, want := range []string{"a", "b"} {
-		if m := amqpRecv(t, br); string(m.GetData()) != want {
-			t.Fatalf("browse got %q, want %q", m.GetData(), want)
-		}
-	}
-	if st := b.Engine().Stats(queueDest(q)); st.QueueSize != 2 {
-		t.Fatalf("queue size %d after browsing, want 2", st.QueueSize)
-	}
-	// The no-local filter drops the connection's own topic messages.
-	topic := "topic://" + uniq(t)
-	nl := amqpReceiver(t, s, topic, &amqp.ReceiverOptions{Filters: []amqp.LinkFilter{amqp.NewLinkFilter("apache.org:no-local-filter:list", 0x0000468C00000003, []any{})}})
-	amqpSend(t, amqpSender(t, s, topic, nil), amqp.NewMessage([]byte("mine")))
-	amqpSend(t, amqpSender(t, amqpSession(t, amqpDial(t, b.AMQPAddr(), nil)), topic, nil), amqp.NewMessage([]byte("theirs")))
-	if m := amqpRecv(t, nl); string(m.GetData()) != "theirs" {
-		t.Fatalf("no-local receiver got %q", m.GetData())
-	}
-}
+// Browsing (distribution-mode copy) and the no-local filter are the
+// conform case amqp/link/browse-and-no-local.
 
 // Links keyed by handle, not by name, as ActiveMQ's AMQP transport keys
 // them (by the consumer and producer ids it makes; AmqpSession): two
