@@ -15,16 +15,6 @@ import (
 // prints what it got; the case checks those lines. Without Java or the jars
 // it skips, naming what to install, so a report says which client ran.
 
-// jmsJarDir and jmsJars are where Debian puts ActiveMQ 5.17's JMS client
-// and what it needs at run time (the JMS 1.1 API, hawtbuf, slf4j and its
-// no-op binding, the J2EE management API).
-const jmsJarDir = "/usr/share/java"
-
-var jmsJars = []string{
-	"activemq-client.jar", "geronimo-jms_1.1_spec.jar", "hawtbuf.jar",
-	"slf4j-api.jar", "slf4j-nop.jar", "geronimo-j2ee-management-1.1-spec.jar",
-}
-
 // jmsProgram sends a TextMessage (correlation id, type, priority 7, a
 // string and an int property) and a BytesMessage to a queue, receives
 // both and prints one "name=value" line per observed field.
@@ -84,8 +74,8 @@ func jmsClasspath() (string, string) {
 		return "", "java (apt-get install default-jre-headless)"
 	}
 	var cp []string
-	for _, j := range jmsJars {
-		p := filepath.Join(jmsJarDir, j)
+	for _, j := range JMSJars {
+		p := filepath.Join(JMSJarDir, j)
 		if _, err := os.Stat(p); err != nil {
 			return "", p + " (apt-get install libactivemq-java libslf4j-java)"
 		}
@@ -99,10 +89,10 @@ func openWireJMSRoundTrip(t *T) {
 	if missing != "" {
 		t.Skipf("ActiveMQ's JMS client cannot run here: no %s", missing)
 	}
-	if v, err := os.Readlink(filepath.Join(jmsJarDir, "activemq-client.jar")); err == nil {
+	if v, err := os.Readlink(filepath.Join(JMSJarDir, "activemq-client.jar")); err == nil {
 		t.Observe("client", "ActiveMQ JMS client %s", filepath.Base(v))
 	} else {
-		t.Observe("client", "ActiveMQ JMS client %s", filepath.Join(jmsJarDir, "activemq-client.jar"))
+		t.Observe("client", "ActiveMQ JMS client %s", filepath.Join(JMSJarDir, "activemq-client.jar"))
 	}
 	dir, err := os.MkdirTemp("", "wharf-conform-jms-")
 	if err != nil {

@@ -184,7 +184,7 @@ func runAMQPClient(t *testing.T, client, interp, script string) {
 // link names both links are named <container id>-<address>; Wharf, like
 // ActiveMQ (whose AMQP transport keys its links by the consumer and
 // producer ids it makes, and reads the link name only as a durable
-// subscription's name), attaches both (TestConformanceAMQPRawSameLinkName).
+// subscription's name), attaches both (the conform case amqp/link/same-link-name).
 // Proton-C 0.37 itself then refuses the broker's answer to the second
 // attach, as it does RabbitMQ 3.10's: it finds the first link by name and
 // closes with amqp:invalid-field "link name already attached". The case

@@ -1,15 +1,11 @@
 package conformance
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"net"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/Azure/go-amqp"
 
 	"wharf/protocols/amqp/wire"
 )
@@ -153,61 +149,9 @@ func (r *rawAMQP) expectClose(cond wire.Symbol) {
 	}
 }
 
-func TestConformanceAMQPRawBadInput(t *testing.T) {
-	b := amqpBroker(t, nil)
-	addr := b.AMQPAddr()
-	bystander := amqpSession(t, amqpDial(t, addr, nil))
-	check := func() {
-		t.Helper()
-		// Another connection keeps working.
-		snd := amqpSender(t, bystander, "queue://"+uniq(t), nil)
-		amqpSend(t, snd, amqp.NewMessage([]byte("still here")))
-	}
-
-	t.Run("bad protocol header gets the broker's header", func(t *testing.T) {
-		r := rawAMQPDial(t, addr)
-		r.write([]byte("HTTP/1.1"))
-		r.nc.SetReadDeadline(time.Now().Add(wait))
-		got := make([]byte, 8)
-		if _, err := io.ReadFull(r.nc, got); err != nil || !bytes.Equal(got, []byte(wire.HeaderSASL)) {
-			t.Fatalf("got %q %v, want the SASL header", got, err)
-		}
-		r.closed()
-	})
-	t.Run("skipping SASL is refused", func(t *testing.T) {
-		r := rawAMQPDial(t, addr)
-		r.write([]byte(wire.HeaderAMQP))
-		r.nc.SetReadDeadline(time.Now().Add(wait))
-		got := make([]byte, 8)
-		if _, err := io.ReadFull(r.nc, got); err != nil || !bytes.Equal(got, []byte(wire.HeaderSASL)) {
-			t.Fatalf("got %q %v, want the SASL header (SASL required)", got, err)
-		}
-		r.closed()
-	})
-	t.Run("frame over max-frame-size", func(t *testing.T) {
-		r := rawAMQPDial(t, addr)
-		r.open(uniq(t))
-		big := make([]byte, 200<<10) // over the 128 KiB max-frame-size
-		r.send(0, &wire.Transfer{Handle: 0}, big)
-		r.expectClose(wire.ErrCondFramingError)
-	})
-	t.Run("transfer on an unattached handle", func(t *testing.T) {
-		r := rawAMQPDial(t, addr)
-		r.open(uniq(t))
-		id := uint32(0)
-		r.send(0, &wire.Transfer{Handle: 7, DeliveryID: &id, DeliveryTag: []byte{1}}, []byte{0x00, 0x53, 0x77, 0xa1, 1, 'x'})
-		r.expectClose(wire.ErrCondUnattachedHandle)
-	})
-	t.Run("described type of the wrong shape", func(t *testing.T) {
-		r := rawAMQPDial(t, addr)
-		r.open(uniq(t))
-		// An attach (0x12) whose list holds an int where the name string
-		// must be: list8 size 4 count 3, int 5, uint0 handle, false role.
-		r.write(rawAMQPFrame(0, []byte{0x00, 0x53, 0x12, 0xc0, 0x05, 0x03, 0x54, 0x05, 0x43, 0x42}))
-		r.expectClose(wire.ErrCondDecodeError)
-	})
-	check()
-}
+// The bad-input cases (a bad header, no SASL, an oversized frame, an
+// unattached handle, a malformed attach) are the conform case
+// amqp/errors/bad-input.
 
 // rawAMQPFrame wraps a hand-written performative body in a frame header.
 func rawAMQPFrame(ch uint16, body []byte) []byte {
@@ -280,67 +224,8 @@ func TestConformanceAMQPRawTransactions(t *testing.T) {
 	amqpNone(t, rc, 200*time.Millisecond)
 }
 
-// attachSender attaches a client sender link to address and waits for its
-// credit.
-func (r *rawAMQP) attachSender(handle uint32, name, address string) {
-	r.t.Helper()
-	a := wire.NewAttach(name, handle, wire.RoleSender)
-	a.Source = &wire.Source{}
-	a.Target = &wire.Target{Address: address}
-	r.send(0, a, nil)
-	for {
-		if fl, ok := r.next().Body.(*wire.Flow); ok && fl.Handle != nil && *fl.Handle == handle && fl.LinkCredit != nil && *fl.LinkCredit > 0 {
-			return
-		}
-	}
-}
-
-func TestConformanceAMQPRawMultiFrameAndAbortedTransfers(t *testing.T) {
-	b := amqpBroker(t, nil)
-	q := "queue://" + uniq(t)
-	r := rawAMQPDial(t, b.AMQPAddr())
-	r.open(uniq(t))
-	r.attachSender(0, "snd", q)
-	msg := func(body string) []byte {
-		return wire.AppendMessage(nil, &wire.Message{Header: &wire.Header{Durable: true, Priority: 4}, BodyKind: wire.BodyValue, Value: body})
-	}
-	// An aborted delivery is discarded (§2.6.14).
-	id0 := uint32(0)
-	r.send(0, &wire.Transfer{Handle: 0, DeliveryID: &id0, DeliveryTag: []byte{0}, More: true}, msg("aborted")[:5])
-	r.send(0, &wire.Transfer{Handle: 0, Aborted: true}, nil)
-	// A delivery in three frames is one message.
-	whole := msg("in three frames")
-	id1 := uint32(1)
-	r.send(0, &wire.Transfer{Handle: 0, DeliveryID: &id1, DeliveryTag: []byte{1}, More: true}, whole[:4])
-	r.send(0, &wire.Transfer{Handle: 0, More: true}, whole[4:9])
-	r.send(0, &wire.Transfer{Handle: 0}, whole[9:])
-	for {
-		if d, ok := r.next().Body.(*wire.Disposition); ok {
-			if d.First != 1 {
-				t.Fatalf("disposition for delivery %d; the aborted one must get none", d.First)
-			}
-			if _, ok := d.State.(*wire.Accepted); !ok || !d.Settled {
-				t.Fatalf("multi-frame delivery: %+v", d)
-			}
-			break
-		}
-	}
-	// A receiver with a small max-frame-size gets a large message in
-	// several frames (go-amqp joins them).
-	c := amqpDial(t, b.AMQPAddr(), &amqp.ConnOptions{SASLType: amqp.SASLTypeAnonymous(), MaxFrameSize: 512})
-	rc := amqpReceiver(t, amqpSession(t, c), q, nil)
-	m := amqpRecv(t, rc)
-	if m.Value != "in three frames" {
-		t.Fatalf("got %#v", m.Value)
-	}
-	rc.AcceptMessage(amqpCtx(t), m) // go-amqp gives its one credit back on settling
-	big := strings.Repeat("x", 5000)
-	amqpSend(t, amqpSender(t, amqpSession(t, amqpDial(t, b.AMQPAddr(), nil)), q, nil), amqp.NewMessage([]byte(big)))
-	if m := amqpRecv(t, rc); string(m.GetData()) != big {
-		t.Fatalf("large message through 512-byte frames: %d bytes", len(m.GetData()))
-	}
-	amqpNone(t, rc, 200*time.Millisecond)
-}
+// Aborted and multi-frame transfers are the conform case
+// amqp/transfer/multi-frame-and-aborted.
 
 func TestConformanceAMQPRawIdleTimeout(t *testing.T) {
 	b := amqpBroker(t, map[string]string{"wireFormat.idleTimeout": "500"})
@@ -386,34 +271,8 @@ func TestConformanceAMQPRawIdleTimeout(t *testing.T) {
 	}
 }
 
-func TestConformanceAMQPBrowseAndNoLocal(t *testing.T) {
-	b := amqpBroker(t, nil)
-	q := "queue://" + uniq(t)
-	c := amqpDial(t, b.AMQPAddr(), nil)
-	s := amqpSession(t, c)
-	snd := amqpSender(t, s, q, nil)
-	for _, body := range []string{"a", "b"} {
-		amqpSend(t, snd, amqp.NewMessage([]byte(body)))
-	}
-	// distribution-mode copy on a queue browses: nothing is consumed.
-	br := amqpReceiver(t, s, q, &amqp.ReceiverOptions{SourceDistributionMode: amqp.SourceDistributionModeCopy, Credit: 10})
-	for _, want := range []string{"a", "b"} {
-		if m := amqpRecv(t, br); string(m.GetData()) != want {
-			t.Fatalf("browse got %q, want %q", m.GetData(), want)
-		}
-	}
-	if st := b.Engine().Stats(queueDest(q)); st.QueueSize != 2 {
-		t.Fatalf("queue size %d after browsing, want 2", st.QueueSize)
-	}
-	// The no-local filter drops the connection's own topic messages.
-	topic := "topic://" + uniq(t)
-	nl := amqpReceiver(t, s, topic, &amqp.ReceiverOptions{Filters: []amqp.LinkFilter{amqp.NewLinkFilter("apache.org:no-local-filter:list", 0x0000468C00000003, []any{})}})
-	amqpSend(t, amqpSender(t, s, topic, nil), amqp.NewMessage([]byte("mine")))
-	amqpSend(t, amqpSender(t, amqpSession(t, amqpDial(t, b.AMQPAddr(), nil)), topic, nil), amqp.NewMessage([]byte("theirs")))
-	if m := amqpRecv(t, nl); string(m.GetData()) != "theirs" {
-		t.Fatalf("no-local receiver got %q", m.GetData())
-	}
-}
+// Browsing (distribution-mode copy) and the no-local filter are the
+// conform case amqp/link/browse-and-no-local.
 
 // Links keyed by handle, not by name, as ActiveMQ's AMQP transport keys
 // them (by the consumer and producer ids it makes; AmqpSession): two
@@ -425,125 +284,5 @@ func TestConformanceAMQPBrowseAndNoLocal(t *testing.T) {
 // words, and a link re-attached by name with no source resumes the
 // subscription (AmqpSession.createSender's lookupSubscription), or is
 // refused with ActiveMQ's "Unknown subscription link".
-func TestConformanceAMQPRawSameLinkName(t *testing.T) {
-	b := amqpBroker(t, nil)
-	topic := "topic://" + uniq(t)
-	clientID := uniq(t) + "-cid"
-	r := rawAMQPDial(t, b.AMQPAddr())
-	r.open(clientID)
-
-	// attach sends an attach for a link on which the client receives and
-	// returns the broker's answering Attach and, if it refused the link,
-	// its Detach.
-	attach := func(handle uint32, name string, src *wire.Source) (*wire.Attach, *wire.Detach) {
-		t.Helper()
-		a := wire.NewAttach(name, handle, wire.RoleReceiver)
-		a.Source = src
-		a.Target = &wire.Target{}
-		r.send(0, a, nil)
-		var got *wire.Attach
-		for {
-			switch f := r.next().Body.(type) {
-			case *wire.Attach:
-				if f.Handle != handle {
-					t.Fatalf("attach for handle %d while waiting for %d's", f.Handle, handle)
-				}
-				if f.Name != name {
-					t.Fatalf("attach answered with name %q, want %q", f.Name, name)
-				}
-				got = f
-				if f.Source != nil {
-					return got, nil
-				}
-			case *wire.Detach:
-				if got == nil || f.Handle != handle {
-					t.Fatalf("detach of handle %d before the attach of %d", f.Handle, handle)
-				}
-				return got, f
-			}
-		}
-	}
-	credit := func(handle uint32, n uint32) {
-		t.Helper()
-		in := uint32(0)
-		r.send(0, &wire.Flow{NextIncomingID: &in, IncomingWindow: 1000, NextOutgoingID: 1, OutgoingWindow: 1000,
-			Handle: &handle, DeliveryCount: new(uint32), LinkCredit: &n}, nil)
-	}
-	// expect reads until body arrived once on each of handles, and fails
-	// on any other transfer.
-	expect := func(body string, handles ...uint32) {
-		t.Helper()
-		want := map[uint32]bool{}
-		for _, h := range handles {
-			want[h] = true
-		}
-		for len(want) > 0 {
-			f := r.next()
-			tr, ok := f.Body.(*wire.Transfer)
-			if !ok {
-				continue
-			}
-			m, err := wire.DecodeMessage(f.Payload)
-			if err != nil {
-				t.Fatalf("transfer on handle %d: %v", tr.Handle, err)
-			}
-			if got := string(bytes.Join(m.Data, nil)); !want[tr.Handle] || got != body {
-				t.Fatalf("transfer of %q on handle %d, want %q on each of %v", got, tr.Handle, body, handles)
-			}
-			delete(want, tr.Handle)
-		}
-	}
-	publish := func(body string) {
-		t.Helper()
-		m := amqp.NewMessage([]byte(body))
-		m.Header = &amqp.MessageHeader{Durable: true} // kept for an inactive durable subscription
-		amqpSend(t, amqpSender(t, amqpSession(t, amqpDial(t, b.AMQPAddr(), nil)), topic, nil), m)
-	}
-
-	name := clientID + "-" + topic // Proton's default: container id, address
-	for _, h := range []uint32{0, 1} {
-		if _, d := attach(h, name, &wire.Source{Address: topic}); d != nil {
-			t.Fatalf("link %d named %q refused: %+v", h, name, d.Error)
-		}
-		credit(h, 10)
-	}
-	// Each answer came once its subscription was in place.
-	publish("to both")
-	expect("to both", 0, 1)
-
-	// A durable link: the name is the subscription's.
-	durable := &wire.Source{Address: topic, Durable: wire.DurableUnsettledState, ExpiryPolicy: wire.ExpiryNever}
-	if _, d := attach(2, "dur", durable); d != nil {
-		t.Fatalf("durable link refused: %+v", d.Error)
-	}
-	_, d := attach(3, "dur", durable)
-	wantText := "Durable consumer is in use for client: " + clientID + " and subscriptionName: dur"
-	if d == nil || d.Error == nil || d.Error.Description != wantText {
-		t.Fatalf("second durable link of one name: detach %+v, want one saying %q", d, wantText)
-	}
-	// Detached (not closed), the subscription keeps what is published.
-	r.send(0, &wire.Detach{Handle: 2}, nil)
-	for {
-		if dt, ok := r.next().Body.(*wire.Detach); ok && dt.Handle == 2 {
-			break
-		}
-	}
-	publish("kept while detached")
-	expect("kept while detached", 0, 1)
-	a, d := attach(4, "dur", nil)
-	if d != nil {
-		t.Fatalf("re-attach by name refused: %+v", d.Error)
-	}
-	if a.Source.Address != topic || a.Source.Durable != wire.DurableUnsettledState {
-		t.Fatalf("re-attached source %+v, want %s with durable unsettled-state", a.Source, topic)
-	}
-	credit(4, 10)
-	expect("kept while detached", 4)
-	publish("after the re-attach")
-	expect("after the re-attach", 0, 1, 4)
-
-	_, d = attach(5, "never-subscribed", nil)
-	if want := "Unknown subscription link: never-subscribed"; d == nil || d.Error == nil || d.Error.Condition != wire.ErrCondNotFound || d.Error.Description != want {
-		t.Fatalf("re-attach of an unknown subscription: detach %+v, want amqp:not-found %q", d, want)
-	}
-}
+// Links of one name, durable re-attach by name and an unknown name are
+// the conform case amqp/link/same-link-name.

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"io"
@@ -14,13 +12,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"wharf/cmd/wharf/wiring"
+	"wharf/conform"
 	"wharf/engine/brokertest"
 	"wharf/engine/config"
 )
@@ -38,25 +36,6 @@ const envMQTTAddr = "WHARF_CONFORMANCE_MQTT_ADDR"
 // envJMSClasspath replaces the client jars found under jmsJarDir
 // (a list separated by os.PathListSeparator).
 const envJMSClasspath = "WHARF_CONFORMANCE_JMS_CLASSPATH"
-
-// jmsJarDir is where Debian's libactivemq-java and its dependencies put
-// their jars.
-const jmsJarDir = "/usr/share/java"
-
-// jmsJars is ActiveMQ 5.17's JMS client and what it needs at run time, as
-// Debian packages them: the client, the JMS 1.1 API (Debian builds 5.17
-// against JMS 1.1), hawtbuf (OpenWire buffers), slf4j with its no-op
-// binding, and the J2EE management API the client's statistics implement.
-var jmsJars = []string{
-	"activemq-client.jar",
-	"geronimo-jms_1.1_spec.jar",
-	"hawtbuf.jar",
-	"slf4j-api.jar",
-	"slf4j-nop.jar",
-	"geronimo-j2ee-management-1.1-spec.jar",
-}
-
-const jmsInstallHint = "apt-get install -y default-jdk-headless libactivemq-java"
 
 // jmsSuiteTimeout bounds the whole Java run; each case has its own
 // timeout inside the runner (jmsCaseTimeout).
@@ -247,78 +226,49 @@ func tail(s string, n int) string {
 	return "..." + s[len(s)-n:]
 }
 
-// jmsClasspath returns the client jars, skipping the test with an install
+// jmsClasspath returns the client jars (conform.JMSClasspath, or
+// WHARF_CONFORMANCE_JMS_CLASSPATH), skipping the test with an install
 // hint when java, javac or a jar is missing.
 func jmsClasspath(t *testing.T) string {
 	t.Helper()
-	for _, tool := range []string{"java", "javac"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not found (%s)", tool, jmsInstallHint)
-		}
-	}
 	if cp := os.Getenv(envJMSClasspath); cp != "" {
+		for _, tool := range []string{"java", "javac"} {
+			if _, err := exec.LookPath(tool); err != nil {
+				t.Skipf("%s not found (%s)", tool, conform.JMSInstallHint)
+			}
+		}
 		return cp
 	}
-	var paths []string
-	for _, j := range jmsJars {
-		p := filepath.Join(jmsJarDir, j)
-		if _, err := os.Stat(p); err != nil {
-			t.Skipf("%s missing (%s, or set %s)", p, jmsInstallHint, envJMSClasspath)
-		}
-		paths = append(paths, p)
+	cp, err := conform.JMSClasspath()
+	if err != nil {
+		t.Skipf("%v (or set %s)", err, envJMSClasspath)
 	}
-	return strings.Join(paths, string(os.PathListSeparator))
+	return cp
 }
 
-// jmsSources is the Java source tree, relative to this package.
-const jmsSources = "jms/src"
+// jmsPrograms is where the standalone Java programs of the tests live
+// (AckClient, XaClient, SecurityMatrix, ...); the JMS suite they are
+// compiled with is conform/jms, embedded in the conform package.
+const jmsPrograms = "jms/src"
 
-// compileJMS compiles the Java sources with javac into a directory under
-// os.TempDir named by a hash of the sources and the classpath, and reuses
-// it while neither changes; concurrent test processes each compile into
-// their own directory and the first rename wins.
+// compileJMS compiles the JMS suite of the conform package together with
+// the programs under jmsPrograms (conform.CompileJMS caches the classes
+// by a hash of the sources) and returns the class directory.
 func compileJMS(t *testing.T, cp string) string {
 	t.Helper()
 	var files []string
-	err := filepath.WalkDir(jmsSources, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(jmsPrograms, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".java") {
 			files = append(files, p)
 		}
 		return err
 	})
 	if err != nil || len(files) == 0 {
-		t.Fatalf("java sources under %s: %v (%d files)", jmsSources, err, len(files))
+		t.Fatalf("java sources under %s: %v (%d files)", jmsPrograms, err, len(files))
 	}
-	sort.Strings(files)
-	h := sha256.New()
-	io.WriteString(h, cp+"\x00")
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.WriteString(h, filepath.ToSlash(f)+"\x00")
-		h.Write(b)
-		h.Write([]byte{0})
-	}
-	dir := filepath.Join(os.TempDir(), "wharf-jms-"+hex.EncodeToString(h.Sum(nil))[:16])
-	main := filepath.Join(dir, "wharf", "conformance", "Conformance.class")
-	if _, err := os.Stat(main); err == nil {
-		return dir
-	}
-	tmp, err := os.MkdirTemp(os.TempDir(), "wharf-jms-build-")
+	dir, err := conform.CompileJMS(cp, files...)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	args := append([]string{"-encoding", "UTF-8", "-d", tmp, "-cp", cp}, files...)
-	if out, err := exec.Command("javac", args...).CombinedOutput(); err != nil {
-		t.Fatalf("javac: %v\n%s", err, out)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, statErr := os.Stat(main); statErr != nil {
-			t.Fatalf("cache compiled classes in %s: %v", dir, err)
-		}
 	}
 	return dir
 }

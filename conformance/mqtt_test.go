@@ -156,44 +156,8 @@ func TestConformanceMQTTWildcardsAndDollarTopics(t *testing.T) {
 	}
 }
 
-func TestConformanceMQTTRetained(t *testing.T) {
-	b := mqttBroker(t, nil, brokertest.WithKahaDB()) // the restart reopens the store from disk
-	base := uniq(t)
-	pub := mqttConnect(t, b.MQTTAddr(), base+"-pub")
-	mqttPub(t, pub, base+"/a", 1, true, "a1")
-	mqttPub(t, pub, base+"/a", 1, true, "a2")
-	mqttPub(t, pub, base+"/b", 0, true, "b1")
-	mqttPub(t, pub, base+"/c", 1, true, "c1")
-	mqttPub(t, pub, base+"/c", 1, true, "") // clears c
-
-	sub := mqttConnect(t, b.MQTTAddr(), base+"-sub")
-	ch := mqttSub(t, sub, base+"/+", 1)
-	got := map[string]string{}
-	for i := 0; i < 2; i++ {
-		m := ch.next(t)
-		if !m.Retained() {
-			t.Fatalf("replayed %s without the RETAIN flag", m.Topic())
-		}
-		got[m.Topic()] = string(m.Payload())
-	}
-	if got[base+"/a"] != "a2" || got[base+"/b"] != "b1" || len(got) != 2 {
-		t.Fatalf("retained replay %v, want a=a2 b=b1 and nothing for c", got)
-	}
-	ch.none(t, 200*time.Millisecond)
-	// Live messages published with RETAIN reach existing subscribers without it.
-	mqttPub(t, pub, base+"/a", 1, true, "a3")
-	if m := ch.next(t); m.Retained() || string(m.Payload()) != "a3" {
-		t.Fatalf("live retained publish: retained=%v %q", m.Retained(), m.Payload())
-	}
-
-	// Retained messages are persistent: they survive a restart.
-	b.Restart()
-	sub2 := mqttConnect(t, b.MQTTAddr(), base+"-sub2")
-	ch2 := mqttSub(t, sub2, base+"/a", 0)
-	if m := ch2.next(t); string(m.Payload()) != "a3" || !m.Retained() {
-		t.Fatalf("after restart: %q retained=%v, want a3 retained", m.Payload(), m.Retained())
-	}
-}
+// Retained messages (replay, clearing, the flag, a restart) are the
+// conform cases mqtt/retained/replay and mqtt/retained/across-restart.
 
 // pahoDrop connects a client whose socket the returned func closes
 // without DISCONNECT, as a crashed device would; rawDrop closes a client's socket without DISCONNECT, as a crashed device.

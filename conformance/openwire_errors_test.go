@@ -11,10 +11,14 @@ import (
 	"wharf/protocols/openwire/wire"
 )
 
-// Bad OpenWire input closes that connection and nothing else: a command
-// before WireFormatInfo, an unknown type code, a frame cut short, a frame
-// over wireFormat.maxFrameSize (100 MiB in the shared activemq.xml's
-// absence of one: the codec's default).
+// Bad OpenWire input that ActiveMQ 5.17 would wait on closes that
+// connection in Wharf, and nothing else: a frame cut short inside its
+// body (Wharf bounds each command by its size prefix; ActiveMQ reads on
+// past it) and a frame over wireFormat.maxFrameSize (100 MiB in the
+// shared activemq.xml's absence of one: the codec's default; ActiveMQ
+// has none by default). The bad input both close — a command before
+// WireFormatInfo, an unknown type code, bytes that are not OpenWire — is
+// the conform case openwire/errors/bad-input.
 func TestConformanceOpenWireBadInput(t *testing.T) {
 	b := startBroker(t)
 	addrOf := func() string {
@@ -46,11 +50,8 @@ func TestConformanceOpenWireBadInput(t *testing.T) {
 		name  string
 		input []byte
 	}{
-		{"command before WireFormatInfo", frame(wire.TypeShutdownInfo, []byte{0, 0, 0, 1, 0})},
-		{"unknown type code", append(append([]byte(nil), wfiFrame...), frame(250, []byte{1, 2, 3})...)},
 		{"frame cut short inside its body", append(append([]byte(nil), wfiFrame...), frame(wire.TypeConnectionInfo, []byte{0})...)},
 		{"frame over the size limit", append(append([]byte(nil), wfiFrame...), 0x7f, 0xff, 0xff, 0xff, wire.TypeActiveMQTextMessage)},
-		{"not OpenWire at all", []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,6 +28,13 @@ with a real client and pins one observable behaviour of ActiveMQ; it runs
 when the broker's URLs include every protocol it needs. Nothing runs
 without an explicit --url.
 
+With a tcp:// URL, the case openwire/jms/suite also runs ActiveMQ's own
+JMS client (its 58 Java cases, one subtest each) when java, javac and
+Debian's libactivemq-java jars are here (compiled once into the temporary
+directory); otherwise it is skipped with the install hint. Its Failover
+case needs --restart-cmd; the suite does not log in (--user is not passed
+to it).
+
 Examples:
   wharf conform --url stomp://127.0.0.1:61613
   wharf conform --url stomp://127.0.0.1:61613 --url tcp://127.0.0.1:61616 \
@@ -51,7 +58,8 @@ Broker:
                         --stomp-host / for RabbitMQ
   --restart-cmd CMD     a shell command that restarts the broker (run with
                         sh -c; the case then waits for the broker's ports);
-                        cases that need a restart are skipped without it
+                        cases that need a restart (and the JMS suite's
+                        Failover case) are skipped without it
   --against URL         differential mode: also run every case against a
                         second broker (repeatable, one per protocol, as
                         --url; same --user and --password) and report the

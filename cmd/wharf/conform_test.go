@@ -240,6 +240,7 @@ func TestWharfConformAgainstWharfRun(t *testing.T) {
 		t.Errorf("broker %q, summary %+v", rep.Broker.Server, rep.Summary)
 	}
 	t.Logf("against wharf run: %s", rep.Summary)
+	checkJMSSuite(t, rep, "against wharf run")
 
 	// --json round-trips: what it decodes to encodes to the same JSON.
 	var again strings.Builder
@@ -371,6 +372,7 @@ func TestWharfConformActiveMQ(t *testing.T) {
 		t.Fatal("no case ran against ActiveMQ")
 	}
 	t.Logf("against ActiveMQ 5.17: %s", rep.Summary)
+	checkJMSSuite(t, rep, "against ActiveMQ")
 
 	wharfURLs := wharfRun(t)
 	code, out, errOut = runConformCmd(t, append(append(append([]string{"conform"}, urlArgs("--url", wharfURLs)...), urlArgs("--against", amqURLs)...), "--json")...)
@@ -515,7 +517,8 @@ func caseNamed(name string) *conform.Case {
 // with the reason, without --restart-cmd, and with it runs the command (a
 // script that stops wharf run with SIGTERM and starts it again on the same
 // ports and KahaDB directory) and passes: persistent messages survive the
-// restart, non-persistent ones do not.
+// restart, non-persistent ones do not; an MQTT retained message survives
+// it; the JMS suite's Failover case reconnects across it.
 func TestWharfConformRestartCmd(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "activemq.xml")
@@ -561,17 +564,39 @@ echo $! > %[1]q
 	stomp := "stomp://127.0.0.1:" + strconv.Itoa(stompPort)
 	waitListening(t, stomp[len("stomp://"):])
 
-	code, out, errOut := runWharf(t, "conform", "--url", stomp, "--only", "across-restart", "--json")
+	// The restart cases: stomp/persistence/across-restart and
+	// mqtt/retained/across-restart.
+	mqttURL := "mqtt://127.0.0.1:" + strconv.Itoa(mqttPort)
+	code, out, errOut := runWharf(t, "conform", "--url", stomp, "--url", mqttURL, "--only", "across-restart", "--json")
 	var rep conform.Report
-	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Results) != 1 ||
-		rep.Results[0].Status != conform.Skip || !strings.Contains(rep.Results[0].Reason, "--restart-cmd") {
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Results) != 2 ||
+		rep.Results[0].Status != conform.Skip || !strings.Contains(rep.Results[0].Reason, "--restart-cmd") ||
+		rep.Results[1].Status != conform.Skip || !strings.Contains(rep.Results[1].Reason, "--restart-cmd") {
 		t.Fatalf("without --restart-cmd: exit %d, %s %s", code, out, errOut)
 	}
-	code, out, errOut = runWharf(t, "conform", "--url", stomp, "--only", "across-restart", "--json", "--restart-cmd", "sh "+start)
+	code, out, errOut = runWharf(t, "conform", "--url", stomp, "--url", mqttURL, "--only", "across-restart", "--json", "--restart-cmd", "sh "+start)
 	rep = conform.Report{}
-	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Results) != 1 || rep.Results[0].Status != conform.Pass {
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Results) != 2 ||
+		rep.Results[0].Status != conform.Pass || rep.Results[1].Status != conform.Pass {
 		log, _ := os.ReadFile(filepath.Join(dir, "wharf.log"))
 		t.Fatalf("with --restart-cmd: exit %d, %s %s\nwharf log:\n%s", code, out, errOut, log)
+	}
+
+	// The JMS suite's Failover case: with --restart-cmd, its RESTART
+	// request runs the command and the failover transport carries on
+	// against the broker back on the same port.
+	if _, err := conform.JMSClasspath(); err != nil {
+		t.Logf("the JMS Failover case is not checked: %v", err)
+		return
+	}
+	ow := "tcp://127.0.0.1:" + strconv.Itoa(owPort)
+	code, out, errOut = runWharf(t, "conform", "--url", ow, "--only", "^openwire/jms/suite$", "--json", "--restart-cmd", "sh "+start)
+	rep = conform.Report{}
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Results) != 1 || rep.Results[0].Status != conform.Pass ||
+		!slices.ContainsFunc(rep.Results[0].Observations, func(o conform.Observation) bool { return o.Kind == "jms" && o.Text == "PASS Failover" }) ||
+		!slices.ContainsFunc(rep.Results[0].Observations, func(o conform.Observation) bool { return o.Kind == "restart" }) {
+		log, _ := os.ReadFile(filepath.Join(dir, "wharf.log"))
+		t.Fatalf("JMS suite with --restart-cmd: exit %d, %s %s\nwharf log:\n%s", code, clip(out), errOut, clip(string(log)))
 	}
 }
 
@@ -753,4 +778,49 @@ func TestWharfConformRabbitMQ(t *testing.T) {
 		t.Errorf("junit: %v, tests %d failures %d skipped %d; want %d %d %d", err, doc.Tests, doc.Failures, doc.Skipped, len(rep.Results), rep.Summary.Fail, rep.Summary.Skip)
 	}
 	t.Logf("against %s: %s", rep.Broker.Server, rep.Summary)
+}
+
+// checkJMSSuite checks the openwire/jms/suite result of a report: when
+// java and the jars are here, ActiveMQ's JMS client ran every Java case
+// of conform/jms/Cases.java (counted from its r.add lines), each passed
+// but Failover, which skips for want of --restart-cmd, and the report
+// says which client ran; without them the case skips with the install
+// hint.
+func checkJMSSuite(t *testing.T, rep conform.Report, where string) {
+	t.Helper()
+	i := slices.IndexFunc(rep.Results, func(r conform.Result) bool { return r.Case == "openwire/jms/suite" })
+	if i < 0 {
+		t.Fatalf("%s: no openwire/jms/suite result", where)
+	}
+	r := rep.Results[i]
+	if _, err := conform.JMSClasspath(); err != nil {
+		if r.Status != conform.Skip || !strings.Contains(r.Reason, conform.JMSInstallHint) {
+			t.Errorf("%s: without the JMS client: %s %q, want a skip with the install hint", where, r.Status, r.Reason)
+		}
+		return
+	}
+	src, err := os.ReadFile(filepath.Join("..", "..", "conform", "jms", "Cases.java"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Count(string(src), "r.add(\"")
+	var client bool
+	var ran []string
+	for _, o := range r.Observations {
+		switch o.Kind {
+		case "client":
+			client = client || strings.Contains(o.Text, "activemq-client.jar")
+		case "jms":
+			verdict, rest, _ := strings.Cut(o.Text, " ")
+			name, reason, _ := strings.Cut(rest, " ")
+			ran = append(ran, name)
+			if verdict != "PASS" && !(name == "Failover" && verdict == "SKIP" && strings.Contains(reason, "--restart-cmd")) {
+				t.Errorf("%s: JMS case %s: %s %s", where, name, verdict, reason)
+			}
+		}
+	}
+	if r.Status != conform.Pass || !client || len(ran) != want || want < 50 {
+		t.Errorf("%s: openwire/jms/suite %s %q, client named %v, %d Java cases reported, want %d", where, r.Status, r.Reason, client, len(ran), want)
+	}
+	t.Logf("%s: ActiveMQ's JMS client ran %d Java cases", where, len(ran))
 }
