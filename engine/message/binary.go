@@ -18,7 +18,10 @@ import (
 //	then the fields in the order AppendBinary writes them; strings and byte
 //	slices as a uvarint length and the bytes, integers as (zigzag) varints.
 
-const binaryVersion = 1
+// binaryVersion 2 added BrokerPath (network bridges, issue 20): a
+// forwarded message that spilled must still not go back to a broker it
+// came through.
+const binaryVersion = 2
 
 // maxAdvisoryDepth bounds the nesting of advisory payload messages (an
 // advisory about a message carries a copy of it; that copy is never itself
@@ -73,6 +76,10 @@ func (m *Message) appendFields(b []byte, depth int) ([]byte, error) {
 	b = appendString(b, m.Origin)
 	b = appendString(b, m.Original.Protocol)
 	b = appendBytes(b, m.Original.Bytes)
+	b = binary.AppendUvarint(b, uint64(len(m.BrokerPath)))
+	for _, id := range m.BrokerPath {
+		b = appendString(b, id)
+	}
 	if a := m.Advisory; a != nil {
 		b = appendString(b, a.Command)
 		b = appendProps(b, a.Fields)
@@ -346,6 +353,12 @@ func (r *reader) message(depth int) *Message {
 	m.Origin = r.string("origin")
 	m.Original.Protocol = r.string("original protocol")
 	m.Original.Bytes = r.bytes("original bytes")
+	if n := r.count("broker path", 1); n > 0 {
+		m.BrokerPath = make([]string, 0, n)
+		for i := uint64(0); i < n && r.err == nil; i++ {
+			m.BrokerPath = append(m.BrokerPath, r.string("broker path"))
+		}
+	}
 	if flags&4 != 0 && depth >= maxAdvisoryDepth {
 		r.fail("advisory payloads nested deeper than %d", maxAdvisoryDepth)
 	}

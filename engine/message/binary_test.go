@@ -38,11 +38,12 @@ func binaryGolden() []*Message {
 			{"bytes", BytesValue([]byte{0, 1, 2})},
 			{"char", CharValue('€')},
 		},
-		BodyType: TextBody,
-		Body:     []byte("hello\x00world"),
-		Retain:   true,
-		Origin:   "conn-9",
-		Original: Encoded{Protocol: "stomp", Bytes: []byte("SEND\n\nhello\x00")},
+		BodyType:   TextBody,
+		Body:       []byte("hello\x00world"),
+		Retain:     true,
+		Origin:     "conn-9",
+		Original:   Encoded{Protocol: "stomp", Bytes: []byte("SEND\n\nhello\x00")},
+		BrokerPath: []string{"ID:broker-a-1", "ID:broker-b-2"},
 	}
 	mapMsg := &Message{ID: "m", Destination: TopicDest("t"), BodyType: MapBody,
 		Map: Properties{{"k", StringValue("v")}, {"n", DoubleValue(math.NaN())}, {"e", BytesValue([]byte{})}}}
