@@ -180,9 +180,14 @@ func TestConformanceMQTT5SharedSubscriptionQueue(t *testing.T) {
 	eventually(t, func() bool { return !b.Engine().Stats(q).Exists })
 }
 
-// Against ActiveMQ 5.17 this fails (the subscriber is sent another
-// PUBLISH where the test expects the PUBREL; not investigated), so it
-// stays a Wharf test rather than a wharf conform case.
+// TestConformanceMQTTRawQoS2ExactlyOnce: a QoS 2 PUBLISH re-sent with DUP
+// before its PUBREL is acknowledged again and stored once [MQTT-4.3.3].
+// ActiveMQ 5.17 stores it again: checked with raw frames against Debian's
+// 5.17 (2026-12-03), a QoS 2 subscriber gets two PUBLISHes of "once"
+// (packet ids 1 and 2), then their PUBRELs. That is the documented
+// deviation in conformance/README.md (MQTT table) and protocols/mqtt
+// (onPublish), so this stays a Wharf test rather than a wharf conform
+// case.
 func TestConformanceMQTTRawQoS2ExactlyOnce(t *testing.T) {
 	b := mqttBroker(t, nil)
 	base := uniq(t)
