@@ -384,9 +384,9 @@ func (e *Engine) Connections() []ConnectionInfo {
 	}
 	out := make([]ConnectionInfo, 0, len(e.conns))
 	for c := range e.conns {
-		ci := ConnectionInfo{ID: c.id, ClientID: c.clientID, User: c.creds.Username, Protocol: c.creds.Protocol, Producers: producers[c]}
-		if c.creds.Remote != nil {
-			ci.Remote = c.creds.Remote.String()
+		ci := ConnectionInfo{ID: c.id, ClientID: c.clientID, User: c.user, Protocol: c.protocol, Producers: producers[c]}
+		if c.remote != nil {
+			ci.Remote = c.remote.String()
 		}
 		out = append(out, ci)
 	}
@@ -461,7 +461,7 @@ func (e *Engine) Consumers() []ConsumerInfo {
 	for i, s := range subs {
 		sp := s.spec
 		out[i] = ConsumerInfo{
-			ID: s.consumerID(), ConnectionID: s.conn.id, ClientID: s.conn.clientID, User: s.conn.creds.Username,
+			ID: s.consumerID(), ConnectionID: s.conn.id, ClientID: s.conn.clientID, User: s.conn.user,
 			Destination: sp.Destination, Selector: sp.Selector, DurableName: sp.DurableName, Prefetch: s.Prefetch(),
 			NoLocal: sp.NoLocal, Exclusive: sp.Exclusive, Browser: sp.Browser, Retroactive: sp.Retroactive,
 			Priority: sp.Priority, SubCounters: all[s],
@@ -487,7 +487,7 @@ func (e *Engine) Producers() []ProducerInfo {
 	defer e.mu.Unlock()
 	out := make([]ProducerInfo, 0, len(e.producers))
 	for p := range e.producers {
-		out = append(out, ProducerInfo{ID: p.ID, ConnectionID: p.conn.id, ClientID: p.conn.clientID, User: p.conn.creds.Username, Destination: p.Destination})
+		out = append(out, ProducerInfo{ID: p.ID, ConnectionID: p.conn.id, ClientID: p.conn.clientID, User: p.conn.user, Destination: p.Destination})
 	}
 	return out
 }

@@ -125,8 +125,8 @@ func connectionInfo(c *Conn) *message.Advisory {
 		user = c.subject.User
 	}
 	remote := ""
-	if c.creds.Remote != nil {
-		remote = c.creds.Remote.String()
+	if c.remote != nil {
+		remote = c.remote.String()
 	}
 	clientID := c.clientID
 	if clientID == "" {

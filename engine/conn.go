@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"sync"
 	"unsafe"
@@ -19,7 +20,11 @@ type Conn struct {
 	id       string
 	clientID string
 	subject  *Subject
-	creds    Credentials
+	// user, protocol and remote are what the connection's listings and
+	// advisories show of its Credentials; the rest (the password above
+	// all) is not kept once the connection is authenticated.
+	user, protocol string
+	remote         net.Addr
 
 	msgSeq uint64
 	// idArena is where NextMessageID writes its ids (see there).
@@ -71,7 +76,9 @@ func (e *Engine) ConnectAuthenticated(subj *Subject, cr Credentials) (*Conn, err
 		id:       e.brokerID + "-" + strconv.FormatUint(n, 10) + ":1",
 		clientID: cr.ClientID,
 		subject:  subj,
-		creds:    cr,
+		user:     cr.Username,
+		protocol: cr.Protocol,
+		remote:   cr.Remote,
 	}
 	c.idPrefx = c.id + ":1:1:"
 	e.mu.Lock()
@@ -81,7 +88,7 @@ func (e *Engine) ConnectAuthenticated(subj *Subject, cr Credentials) (*Conn, err
 	}
 	if c.clientID != "" {
 		if holder, taken := e.clientIDs[c.clientID]; taken {
-			return nil, errClientIDInUse(e.opts.BrokerName, c.clientID, holder.creds.Remote)
+			return nil, errClientIDInUse(e.opts.BrokerName, c.clientID, holder.remote)
 		}
 		e.clientIDs[c.clientID] = c
 	}

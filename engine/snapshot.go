@@ -49,7 +49,7 @@ func (e *Engine) ConnectionsByProtocol() map[string]int {
 	n := map[string]int{}
 	e.mu.Lock()
 	for c := range e.conns {
-		n[c.creds.Protocol]++
+		n[c.protocol]++
 	}
 	e.mu.Unlock()
 	return n

@@ -32,7 +32,7 @@ type session struct {
 	mu         sync.Mutex
 	version    byte
 	conn       *engine.Conn
-	creds      engine.Credentials
+	willCreds  *engine.Credentials // for a delayed will only (release)
 	clientID   string
 	cs         *clientState // registered in srv.clients when clientID != ""
 	persistent bool         // the session outlives the connection
@@ -183,7 +183,7 @@ func (s *session) release(publishWill bool) {
 	s.released = true
 	if s.will != nil && publishWill {
 		if s.willDelay > 0 && s.persistent && s.clientID != "" {
-			s.srv.delayWill(s.clientID, s.will, s.creds, s.willDelay, s.expiry)
+			s.srv.delayWill(s.clientID, s.will, *s.willCreds, s.willDelay, s.expiry)
 		} else if err := s.conn.Send(s.will, "", nil, 0); err != nil {
 			s.log.Warn("will not published", "dest", s.will.Destination.String(), "err", err)
 		}
@@ -355,7 +355,7 @@ func (s *session) onConnect(p *wire.Packet) {
 		}
 	}
 	certs, isTLS := transport.PeerCertificates(s.tc)
-	s.creds = engine.Credentials{
+	creds := engine.Credentials{
 		Username: c.Username, Password: string(c.Password), ClientID: clientID,
 		Certs: certs, TLS: isTLS,
 		Remote: s.tc.RemoteAddr(), Protocol: "mqtt",
@@ -367,7 +367,7 @@ func (s *session) onConnect(p *wire.Packet) {
 	// The subject is then connected as it is: the Authenticator (and its
 	// JAAS login modules) runs once per CONNECT, as ActiveMQ's does in
 	// addConnection.
-	subj, err := s.srv.e.Authenticate(s.creds)
+	subj, err := s.srv.e.Authenticate(creds)
 	if err != nil {
 		s.refuseLogin(refuse, err)
 		return
@@ -383,7 +383,7 @@ func (s *session) onConnect(p *wire.Packet) {
 		}
 	}
 	s.cs = cs
-	conn, err := s.srv.e.ConnectAuthenticated(subj, s.creds)
+	conn, err := s.srv.e.ConnectAuthenticated(subj, creds)
 	if err != nil {
 		if clientID != "" {
 			s.srv.unclaim(clientID, s)
@@ -399,6 +399,10 @@ func (s *session) onConnect(p *wire.Packet) {
 		s.will = s.willMessage(c)
 		if c.WillProps != nil && c.WillProps.HasWillDelay {
 			s.willDelay = c.WillProps.WillDelay
+			// A delayed will is published by the server after the
+			// connection is gone, as this client: only then are the
+			// credentials kept (a session holds no password otherwise).
+			s.willCreds = &creds
 		}
 	}
 	present := false
