@@ -664,71 +664,20 @@ func TestWharfConformRabbitMQ(t *testing.T) {
 		t.Skip("RabbitMQ is not installed (apt-get install rabbitmq-server)")
 	}
 	base := t.TempDir()
-	p := func() int { return freeTCPPort(t) }
-	amqpPort, stompPort, mqttPort, distPort, epmdPort := p(), p(), p(), p(), p()
-	for _, d := range []string{"mnesia", "log", "home"} {
-		os.Mkdir(filepath.Join(base, d), 0o755)
-	}
-	os.WriteFile(filepath.Join(base, "enabled_plugins"), []byte("[rabbitmq_stomp,rabbitmq_mqtt,rabbitmq_amqp1_0].\n"), 0o644)
-	os.WriteFile(filepath.Join(base, "rabbitmq.conf"), fmt.Appendf(nil,
-		"listeners.tcp.default = 127.0.0.1:%d\nstomp.listeners.tcp.1 = 127.0.0.1:%d\nmqtt.listeners.tcp.1 = 127.0.0.1:%d\n",
-		amqpPort, stompPort, mqttPort), 0o644)
-	plugins, _ := filepath.Glob("/usr/lib/rabbitmq/lib/rabbitmq_server-*/plugins")
-	logf, err := os.Create(filepath.Join(base, "server.out"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(rabbitMQServer)
-	cmd.Env = append(os.Environ(),
-		"HOME="+filepath.Join(base, "home"),
-		"RABBITMQ_MNESIA_BASE="+filepath.Join(base, "mnesia"),
-		"RABBITMQ_LOG_BASE="+filepath.Join(base, "log"),
-		"RABBITMQ_NODENAME=conform"+strconv.Itoa(amqpPort)+"@localhost",
-		"RABBITMQ_DIST_PORT="+strconv.Itoa(distPort),
-		"ERL_EPMD_PORT="+strconv.Itoa(epmdPort),
-		"RABBITMQ_ENABLED_PLUGINS_FILE="+filepath.Join(base, "enabled_plugins"),
-		"RABBITMQ_CONFIG_FILE="+filepath.Join(base, "rabbitmq"),
-		"RABBITMQ_PID_FILE="+filepath.Join(base, "pid"),
-		"RABBITMQ_PLUGINS_DIR="+strings.Join(append([]string{"/usr/lib/rabbitmq/plugins"}, plugins...), ":"))
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); logf.Close(); close(exited) }()
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
+	var stompPort, mqttPort, amqpPort int
+	for attempt := 1; ; attempt++ {
+		var err error
+		stompPort, mqttPort, amqpPort, err = startRabbitMQ(t, filepath.Join(base, "try"+strconv.Itoa(attempt)))
+		if err == nil {
+			break
 		}
-		// The node started its own epmd on epmdPort, which outlives it.
-		stop := exec.Command("epmd", "-kill")
-		stop.Env = append(os.Environ(), "ERL_EPMD_PORT="+strconv.Itoa(epmdPort))
-		stop.Run()
-	})
-	deadline := time.Now().Add(3 * time.Minute)
-	for _, port := range []int{stompPort, mqttPort, amqpPort} {
-		addr := "127.0.0.1:" + strconv.Itoa(port)
-		for {
-			c, err := net.DialTimeout("tcp", addr, time.Second)
-			if err == nil {
-				c.Close()
-				break
-			}
-			select {
-			case <-exited:
-				log, _ := os.ReadFile(filepath.Join(base, "server.out"))
-				t.Fatalf("RabbitMQ exited during start-up:\n%s", log)
-			case <-time.After(200 * time.Millisecond): // poll interval
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("RabbitMQ not listening on %s after 3 minutes", addr)
-			}
+		// Ports are picked free and handed over, so another process
+		// (a parallel test package) can take one first: the node then
+		// fails its distribution port check. Start again on new ports.
+		if attempt == 3 || !errors.Is(err, errRabbitMQPorts) {
+			t.Fatal(err)
 		}
+		t.Logf("RabbitMQ start %d: %v; again on other ports", attempt, err)
 	}
 	junit := filepath.Join(base, "conform.xml")
 	code, out, errOut := runConformCmd(t, "conform", "--url", "stomp://127.0.0.1:"+strconv.Itoa(stompPort),
@@ -823,4 +772,103 @@ func checkJMSSuite(t *testing.T, rep conform.Report, where string) {
 		t.Errorf("%s: openwire/jms/suite %s %q, client named %v, %d Java cases reported, want %d", where, r.Status, r.Reason, client, len(ran), want)
 	}
 	t.Logf("%s: ActiveMQ's JMS client ran %d Java cases", where, len(ran))
+}
+
+// errRabbitMQPorts: the node found one of its ports taken.
+var errRabbitMQPorts = errors.New("a port was taken")
+
+// startRabbitMQ starts a private RabbitMQ node with its files under base
+// and returns its STOMP, MQTT and AMQP ports once all three listen; the
+// node is stopped by t's clean-up.
+func startRabbitMQ(t *testing.T, base string) (stompPort, mqttPort, amqpPort int, err error) {
+	t.Helper()
+	ports := freeTCPPorts(t, 5)
+	amqpPort, stompPort, mqttPort, distPort, epmdPort := ports[0], ports[1], ports[2], ports[3], ports[4]
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"mnesia", "log", "home"} {
+		os.Mkdir(filepath.Join(base, d), 0o755)
+	}
+	os.WriteFile(filepath.Join(base, "enabled_plugins"), []byte("[rabbitmq_stomp,rabbitmq_mqtt,rabbitmq_amqp1_0].\n"), 0o644)
+	os.WriteFile(filepath.Join(base, "rabbitmq.conf"), fmt.Appendf(nil,
+		"listeners.tcp.default = 127.0.0.1:%d\nstomp.listeners.tcp.1 = 127.0.0.1:%d\nmqtt.listeners.tcp.1 = 127.0.0.1:%d\n",
+		amqpPort, stompPort, mqttPort), 0o644)
+	plugins, _ := filepath.Glob("/usr/lib/rabbitmq/lib/rabbitmq_server-*/plugins")
+	logf, err := os.Create(filepath.Join(base, "server.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(rabbitMQServer)
+	cmd.Env = append(os.Environ(),
+		"HOME="+filepath.Join(base, "home"),
+		"RABBITMQ_MNESIA_BASE="+filepath.Join(base, "mnesia"),
+		"RABBITMQ_LOG_BASE="+filepath.Join(base, "log"),
+		"RABBITMQ_NODENAME=conform"+strconv.Itoa(amqpPort)+"@localhost",
+		"RABBITMQ_DIST_PORT="+strconv.Itoa(distPort),
+		"ERL_EPMD_PORT="+strconv.Itoa(epmdPort),
+		"RABBITMQ_ENABLED_PLUGINS_FILE="+filepath.Join(base, "enabled_plugins"),
+		"RABBITMQ_CONFIG_FILE="+filepath.Join(base, "rabbitmq"),
+		"RABBITMQ_PID_FILE="+filepath.Join(base, "pid"),
+		"RABBITMQ_PLUGINS_DIR="+strings.Join(append([]string{"/usr/lib/rabbitmq/plugins"}, plugins...), ":"))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); logf.Close(); close(exited) }()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+		// The node started its own epmd on epmdPort, which outlives it.
+		stop := exec.Command("epmd", "-kill")
+		stop.Env = append(os.Environ(), "ERL_EPMD_PORT="+strconv.Itoa(epmdPort))
+		stop.Run()
+	})
+	deadline := time.Now().Add(3 * time.Minute)
+	for _, port := range []int{stompPort, mqttPort, amqpPort} {
+		addr := "127.0.0.1:" + strconv.Itoa(port)
+		for {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			select {
+			case <-exited:
+				log, _ := os.ReadFile(filepath.Join(base, "server.out"))
+				if strings.Contains(string(log), "dist_port") {
+					return 0, 0, 0, fmt.Errorf("%w: RabbitMQ exited during start-up:\n%s", errRabbitMQPorts, log)
+				}
+				return 0, 0, 0, fmt.Errorf("RabbitMQ exited during start-up:\n%s", log)
+			case <-time.After(200 * time.Millisecond): // poll interval
+			}
+			if time.Now().After(deadline) {
+				return 0, 0, 0, fmt.Errorf("RabbitMQ not listening on %s after 3 minutes", addr)
+			}
+		}
+	}
+	return stompPort, mqttPort, amqpPort, nil
+}
+
+// freeTCPPorts returns n distinct free loopback ports: all are held open
+// until every one is picked, so none is handed out twice.
+func freeTCPPorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
 }
