@@ -43,7 +43,7 @@ import (
 
 // ServeDuplex runs the reverse bridge of a duplex connection accepted by
 // e's OpenWire server until rc is done; peer is the initiator's BrokerInfo.
-func ServeDuplex(e *engine.Engine, log *slog.Logger, peer *wire.BrokerInfo, rc *client.Conn) error {
+func ServeDuplex(e *engine.Engine, log *slog.Logger, peer *wire.BrokerInfo, attach func(client.Options) (*client.Conn, error)) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -55,7 +55,7 @@ func ServeDuplex(e *engine.Engine, log *slog.Logger, peer *wire.BrokerInfo, rc *
 		return fmt.Errorf("duplex bridge from %s: %w", peer.BrokerName, err)
 	}
 	b := newBridge(e, nc, nil, log.With("network_connector", nc.Name, "created_by_duplex", true))
-	return b.serveAccepted(peer, rc)
+	return b.serveAccepted(peer, attach)
 }
 
 // duplexConnector is the connector a duplex initiator describes in its
@@ -138,13 +138,25 @@ func duplexConnector(props string) (config.NetworkConnector, error) {
 
 // serveAccepted is bridge.connect over an accepted duplex connection:
 // the same bridgeConn, with rc as its remote.
-func (b *bridge) serveAccepted(bi *wire.BrokerInfo, rc *client.Conn) error {
+func (b *bridge) serveAccepted(bi *wire.BrokerInfo, attach func(client.Options) (*client.Conn, error)) error {
 	nc := b.nc
 	localName, localID := b.e.BrokerName(), b.e.BrokerID()
 	remoteName, remoteID := bi.BrokerName, bi.BrokerId.Value
 	if remoteID == localID {
 		return fmt.Errorf("duplex bridge from %s: %w", remoteName, errSelf)
 	}
+	o := client.DefaultOptions()
+	o.Username, o.Password = nc.UserName, nc.Password
+	// The responder's remote client id, as the initiator's own
+	// (DemandForwardingBridgeSupport.startRemoteBridge).
+	o.ClientID = nc.Name + "_" + localName + "_outbound"
+	o.Logger = b.log
+	o.OnError = func(err error) { b.log.Warn("duplex bridge: remote broker reported an error", "err", err) }
+	rc, err := attach(o)
+	if err != nil {
+		return fmt.Errorf("duplex bridge from %s: %w", remoteName, err)
+	}
+	defer rc.Close()
 	lc, err := b.e.Connect(engine.Credentials{
 		Username: nc.UserName, Password: nc.Password, Protocol: "network",
 		ClientID: nc.Name + "_" + remoteName + "_inbound_" + localName,

@@ -10,20 +10,21 @@ import (
 // networkConnection and duplexConnection), as ActiveMQ's
 // TransportConnection.processBrokerInfo starts a DemandForwardingBridge
 // whose remote is the accepted connection. peer is that BrokerInfo (its
-// networkProperties carry the initiator's connector settings); rc is the
-// client side of the same connection (client.Attach): what the bridge
-// sends through it goes out on this connection, and the frames that
-// answer it are routed to it. The function runs on a goroutine of its
-// own and returns when rc is done (the connection closed) or the bridge
+// networkProperties carry the initiator's connector settings); attach
+// makes the client side of the same connection (client.Attach with the
+// options given: client id, credentials, logger): what the bridge sends
+// through it goes out on this connection, and the frames that answer it
+// are routed to it. The function runs on a goroutine of its own and
+// returns when that client is done (the connection closed) or the bridge
 // fails, in which case the server closes the connection, as ActiveMQ
 // does when a duplex bridge fails. cmd/wharf/wiring sets it to the
 // cluster package's ServeDuplex.
-type DuplexFunc func(peer *wire.BrokerInfo, rc *client.Conn) error
+type DuplexFunc func(peer *wire.BrokerInfo, attach func(client.Options) (*client.Conn, error)) error
 
-// startDuplex attaches the client side of a duplex connection and runs
-// the reverse bridge over it (transport goroutine).
+// startDuplex runs the reverse bridge of a duplex connection on a
+// goroutine of its own (called on the transport goroutine).
 func (s *session) startDuplex(peer *wire.BrokerInfo) {
-	if s.duplex != nil {
+	if s.duplexStarted {
 		s.log.Warn("duplex network bridge: a second BrokerInfo on the connection ignored", "remote_broker", peer.BrokerName)
 		return
 	}
@@ -34,18 +35,28 @@ func (s *session) startDuplex(peer *wire.BrokerInfo) {
 			"remote_broker", peer.BrokerName)
 		return
 	}
-	o := client.DefaultOptions()
-	o.Logger = s.log
-	rc, err := client.Attach(o, peer, s.sendErr)
-	if err != nil {
-		s.log.Warn("duplex network bridge: attach failed", "remote_broker", peer.BrokerName, "err", err)
-		return
-	}
-	s.duplex = rc
+	s.duplexStarted = true
 	s.log.Info("duplex network bridge connected: running the reverse bridge", "remote_broker", peer.BrokerName)
+	attach := func(o client.Options) (*client.Conn, error) {
+		if o.Logger == nil {
+			o.Logger = s.log
+		}
+		rc, err := client.Attach(o, peer, s.sendErr)
+		if err != nil {
+			return nil, err
+		}
+		s.duplex.Store(rc)
+		if s.closed.Load() {
+			// OnClose may have looked before the Store.
+			rc.Detach(nil)
+		}
+		return rc, nil
+	}
 	go func() {
-		err := run(peer, rc)
-		rc.Close()
+		err := run(peer, attach)
+		if rc := s.duplex.Load(); rc != nil {
+			rc.Close()
+		}
 		if !s.closed.Load() {
 			// The bridge ended while the connection is up: close it, so
 			// that the initiator reconnects and both directions restart.

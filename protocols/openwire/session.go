@@ -42,8 +42,10 @@ type session struct {
 	dead       bool
 	// duplex is the client side of the connection when the remote broker
 	// asked for a duplex bridge (duplex.go): it is handed the frames that
-	// answer it. Set once by the transport goroutine.
-	duplex *client.Conn
+	// answer it. Stored once by the bridge's goroutine; duplexStarted is
+	// the transport goroutine's.
+	duplex        atomic.Pointer[client.Conn]
+	duplexStarted bool
 
 	// pendingMu guards sends awaiting their engine completion.
 	pendingMu sync.Mutex
@@ -180,9 +182,9 @@ func (s *session) fail() {
 func (s *session) OnClose(err error) {
 	s.closed.Store(true)
 	s.timers.Stop()
-	if s.duplex != nil {
+	if rc := s.duplex.Load(); rc != nil {
 		// The reverse bridge ends with the connection.
-		s.duplex.Detach(err)
+		rc.Detach(err)
 	}
 	s.closeConnection()
 	if err != nil {
@@ -215,7 +217,7 @@ func (s *session) handle(ds wire.DataStructure) {
 		s.negotiate(wf)
 		return
 	}
-	if s.duplex != nil && s.duplex.Inbound(ds) {
+	if rc := s.duplex.Load(); rc != nil && rc.Inbound(ds) {
 		return // an answer to the reverse bridge (duplex.go)
 	}
 	switch c := ds.(type) {

@@ -173,8 +173,8 @@ var (
 		o.RebalanceClients = t.ClusterClients.Rebalance
 		// A remote broker's duplex network connector: this broker runs
 		// the reverse bridge over the accepted connection.
-		o.Duplex = func(peer *wire.BrokerInfo, rc *client.Conn) error {
-			return cluster.ServeDuplex(e, log, peer, rc)
+		o.Duplex = func(peer *wire.BrokerInfo, attach func(client.Options) (*client.Conn, error)) error {
+			return cluster.ServeDuplex(e, log, peer, attach)
 		}
 		srv, err := openwire.NewServer(e, o)
 		if err != nil {
