@@ -151,38 +151,43 @@ func TestConformanceNetworkDuplexFromActiveMQDemandRemoved(t *testing.T) {
 	}
 }
 
-// ActiveMQ, the initiator, stops: Wharf's reverse bridge stops with the
-// connection (its log says so, with ActiveMQ.Advisory.NetworkBridge
-// started=false), and its subscriptions are gone: what is sent to the
-// queue A's consumer had asked for stays on Wharf, all of it for Wharf's
-// consumer.
+// ActiveMQ, the initiator, stops (SIGTERM: an orderly shutdown) or dies
+// (SIGKILL: the socket just closes): Wharf's reverse bridge stops with the
+// connection (its log says so, and ActiveMQ.Advisory.NetworkBridge
+// started=false, createdByDuplex), and its subscriptions are gone: what
+// is sent to the queue A's consumer had asked for stays on Wharf, all of
+// it for Wharf's consumer.
 func TestConformanceNetworkDuplexFromActiveMQStopped(t *testing.T) {
 	skipWithoutActiveMQ(t)
-	a, b := startDuplexPair(t, "wharf", "")
-	nb := netConsumer(t, b.addr, "topic://ActiveMQ.Advisory.NetworkBridge")
-	const dest = "queue://DUPLEX.STOP"
-	_ = netConsumer(t, a.openwire, dest)
-	waitNetworkConsumers(t, b.addr, dest, 1)
-	a.signal(syscall.SIGTERM, 143)
-	b.p.waitLine(regexp.MustCompile(`"msg":"network bridge stopped".*"created_by_duplex":true`), procStartTimeout)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		m, err := nb.Receive(ctx)
-		cancel()
-		if err != nil {
-			t.Fatalf("no NetworkBridge advisory with started=false: %v", err)
-		}
-		props, err := m.Properties(wire.DefaultLimits())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if props["started"] == false {
-			if props["createdByDuplex"] != true {
-				t.Fatalf("NetworkBridge advisory without createdByDuplex: %v", props)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			a, b := startDuplexPair(t, "wharf", "")
+			nb := netConsumer(t, b.addr, "topic://ActiveMQ.Advisory.NetworkBridge")
+			const dest = "queue://DUPLEX.STOP"
+			_ = netConsumer(t, a.openwire, dest)
+			waitNetworkConsumers(t, b.addr, dest, 1)
+			a.signal(sig, 143)
+			b.p.waitLine(regexp.MustCompile(`"msg":"network bridge stopped".*"created_by_duplex":true`), procStartTimeout)
+			for {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				m, err := nb.Receive(ctx)
+				cancel()
+				if err != nil {
+					t.Fatalf("no NetworkBridge advisory with started=false: %v", err)
+				}
+				props, err := m.Properties(wire.DefaultLimits())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if props["started"] == false {
+					if props["createdByDuplex"] != true {
+						t.Fatalf("NetworkBridge advisory without createdByDuplex: %v", props)
+					}
+					break
+				}
 			}
-			break
-		}
+			netSend(t, b.addr, dest, 20)
+			netReceive(t, netConsumer(t, b.addr, dest), 20)
+		})
 	}
-	netSend(t, b.addr, dest, 20)
-	netReceive(t, netConsumer(t, b.addr, dest), 20)
 }
