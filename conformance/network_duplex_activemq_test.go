@@ -191,3 +191,30 @@ func TestConformanceNetworkDuplexFromActiveMQStopped(t *testing.T) {
 		})
 	}
 }
+
+// The reverse bridge takes its settings from the initiator's connector
+// (BrokerInfo.networkProperties), as ActiveMQ's acceptor does: with
+// conduitSubscriptions="false" on A's connector, B serves A's two queue
+// consumers with one network consumer each, so B's own consumer and A's
+// two get 10 of 30 each (with a conduit, 15 and 15 between A's two, as
+// TestConformanceNetworkDuplexFromActiveMQ shows for one).
+func TestConformanceNetworkDuplexFromActiveMQSettings(t *testing.T) {
+	skipWithoutActiveMQ(t)
+	var ref []int
+	for _, acceptor := range []string{"activemq", "wharf"} {
+		t.Run("acceptor="+acceptor, func(t *testing.T) {
+			a, b := startDuplexPair(t, acceptor, `conduitSubscriptions="false"`)
+			an := &netNode{kind: "activemq", addr: a.openwire, p: a.proc}
+			got := jmsSplitURLs(t, b, 2, b, an, an)
+			t.Logf("B %d, A %d + %d", got[0], got[1], got[2])
+			if got[0] != 10 || got[1] != 10 || got[2] != 10 {
+				t.Fatalf("B's consumer got %d, A's %d and %d; want 10 each", got[0], got[1], got[2])
+			}
+			if acceptor == "activemq" {
+				ref = got
+			} else if fmt.Sprint(got) != fmt.Sprint(ref) {
+				t.Fatalf("counts %v, %v in the all-ActiveMQ pair", got, ref)
+			}
+		})
+	}
+}
