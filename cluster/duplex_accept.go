@@ -131,6 +131,11 @@ func duplexConnector(props string) (config.NetworkConnector, error) {
 	if nc.PrefetchSize <= 0 {
 		errs = append(errs, fmt.Errorf("networkProperties prefetchSize=%d: must be positive", nc.PrefetchSize))
 	}
+	// ActiveMQ reads a negative TTL as no limit; Wharf's bridges have
+	// no such value (below 1 would forward nothing): refused, by name.
+	if nc.MessageTTL < 1 || nc.ConsumerTTL < 1 {
+		errs = append(errs, fmt.Errorf("networkProperties messageTTL=%d, consumerTTL=%d: Wharf takes 1 or more", nc.MessageTTL, nc.ConsumerTTL))
+	}
 	// This end is the reverse bridge: it runs no reverse of its own.
 	nc.Duplex = false
 	return nc, errors.Join(errs...)

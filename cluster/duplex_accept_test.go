@@ -66,8 +66,8 @@ brokerURL=tcp\://a\:61616
 	}
 
 	// Bad values are named.
-	_, err = duplexConnector("conduitSubscriptions=maybe\nprefetchSize=x\nexcludedDestinations=queue://A\n")
-	for _, want := range []string{"conduitSubscriptions", "prefetchSize", "excludedDestinations"} {
+	_, err = duplexConnector("conduitSubscriptions=maybe\nprefetchSize=x\nexcludedDestinations=queue://A\nmessageTTL=-1\n")
+	for _, want := range []string{"conduitSubscriptions", "prefetchSize", "excludedDestinations", "messageTTL=-1"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not name %s", err, want)
 		}
