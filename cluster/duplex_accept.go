@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"wharf/engine"
 	"wharf/engine/config"
@@ -36,10 +38,58 @@ import (
 // acknowledgements are an ordinary client's, served by the OpenWire
 // session.
 //
-// Not done as ActiveMQ does: an older duplex connection of the same
-// connector name and broker id is not closed when a new one arrives
-// (ActiveMQ stops it, TransportConnection's duplexNetworkConnectorId);
-// the old one's bridge ends when its socket does.
+// As ActiveMQ's TransportConnection does with its
+// duplexNetworkConnectorId ("<name>@<broker id>"), a new duplex
+// connection of the same connector and broker replaces an older one that
+// is still up here (its peer reconnected before this broker noticed the
+// old socket was dead): the older bridge stops, which frees its local
+// client id, and its connection is closed.
+
+// errReplaced ends an accepted bridge that a newer connection replaced.
+var errReplaced = errors.New("replaced by a newer duplex connection of the same connector and broker")
+
+type acceptedKey struct {
+	e  *engine.Engine
+	id string // "<connector name>@<broker id>"
+}
+
+type acceptedRun struct {
+	stop chan struct{} // closed to ask the bridge to stop
+	done chan struct{} // closed when it has
+}
+
+var (
+	acceptedMu sync.Mutex
+	accepted   = map[acceptedKey]*acceptedRun{}
+)
+
+// claimAccepted registers the bridge key, stopping the one that held it
+// and waiting (at most dialTimeout) until it has let go.
+func claimAccepted(k acceptedKey, log *slog.Logger) *acceptedRun {
+	r := &acceptedRun{stop: make(chan struct{}), done: make(chan struct{})}
+	acceptedMu.Lock()
+	old := accepted[k]
+	accepted[k] = r
+	acceptedMu.Unlock()
+	if old != nil {
+		log.Warn("duplex bridge: stopping the older connection of the same connector and broker", "duplex_id", k.id)
+		close(old.stop)
+		select {
+		case <-old.done:
+		case <-time.After(dialTimeout):
+		}
+	}
+	return r
+}
+
+func releaseAccepted(k acceptedKey, r *acceptedRun) {
+	acceptedMu.Lock()
+	if accepted[k] == r {
+		delete(accepted, k)
+	}
+	acceptedMu.Unlock()
+	close(r.done)
+}
 
 // ServeDuplex runs the reverse bridge of a duplex connection accepted by
 // e's OpenWire server until rc is done; peer is the initiator's BrokerInfo.
@@ -55,7 +105,10 @@ func ServeDuplex(e *engine.Engine, log *slog.Logger, peer *wire.BrokerInfo, atta
 		return fmt.Errorf("duplex bridge from %s: %w", peer.BrokerName, err)
 	}
 	b := newBridge(e, nc, nil, log.With("network_connector", nc.Name, "created_by_duplex", true))
-	return b.serveAccepted(peer, attach)
+	k := acceptedKey{e: e, id: nc.Name + "@" + peer.BrokerId.Value}
+	r := claimAccepted(k, b.log)
+	defer releaseAccepted(k, r)
+	return b.serveAccepted(peer, attach, r.stop)
 }
 
 // duplexConnector is the connector a duplex initiator describes in its
@@ -143,7 +196,7 @@ func duplexConnector(props string) (config.NetworkConnector, error) {
 
 // serveAccepted is bridge.connect over an accepted duplex connection:
 // the same bridgeConn, with rc as its remote.
-func (b *bridge) serveAccepted(bi *wire.BrokerInfo, attach func(client.Options) (*client.Conn, error)) error {
+func (b *bridge) serveAccepted(bi *wire.BrokerInfo, attach func(client.Options) (*client.Conn, error), stop <-chan struct{}) error {
 	nc := b.nc
 	localName, localID := b.e.BrokerName(), b.e.BrokerID()
 	remoteName, remoteID := bi.BrokerName, bi.BrokerId.Value
@@ -212,6 +265,8 @@ func (b *bridge) serveAccepted(bi *wire.BrokerInfo, attach func(client.Options) 
 	case err = <-errc:
 	case <-rc.Done():
 		err = rc.Err()
+	case <-stop:
+		err = errReplaced
 	}
 	cancel()
 	bc.log.Info("network bridge stopped", "forwarded", b.forwarded.Load()-before, "created_by_duplex", true, "err", err)

@@ -33,6 +33,12 @@ type fakeInitiator struct {
 }
 
 func dialInitiator(t *testing.T, addr, props string) *fakeInitiator {
+	return dialInitiatorAs(t, addr, props, "dup_initiator_outbound")
+}
+
+// dialInitiatorAs is dialInitiator with the client id of the initiator's
+// own connection.
+func dialInitiatorAs(t *testing.T, addr, props, clientID string) *fakeInitiator {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -60,7 +66,7 @@ func dialInitiator(t *testing.T, addr, props string) *fakeInitiator {
 	f.write(&wire.BrokerInfo{BrokerId: &wire.BrokerId{Value: "ID:initiator-1"}, BrokerName: "initiator",
 		NetworkConnection: true, DuplexConnection: true, NetworkProperties: props})
 	f.write(&wire.ConnectionInfo{BaseCommand: wire.BaseCommand{CommandId: 1, ResponseRequired: true},
-		ConnectionId: &wire.ConnectionId{Value: "ID:initiator-conn"}, ClientId: "dup_initiator_outbound"})
+		ConnectionId: &wire.ConnectionId{Value: "ID:initiator-conn-" + clientID}, ClientId: clientID})
 	return f
 }
 
@@ -114,7 +120,11 @@ func next[T wire.DataStructure](f *fakeInitiator) T {
 // this broker in its brokerPath and waits for the initiator's Response;
 // and when the connection goes, the bridge's subscription and every
 // goroutine it started go too.
-func TestOpenWireDuplexAccepted(t *testing.T) {
+// duplexServer starts an engine named B and an OpenWire server whose
+// duplex connections run cluster.ServeDuplex; it returns the engine and
+// the server's address.
+func duplexServer(t *testing.T) (*engine.Engine, string) {
+	t.Helper()
 	e, err := engine.New(engine.Options{Shards: 1, Store: memory.New(), TickInterval: time.Hour, BrokerName: "B"})
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +143,11 @@ func TestOpenWireDuplexAccepted(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	addr := l.Addr().String()
+	return e, l.Addr().String()
+}
+
+func TestOpenWireDuplexAccepted(t *testing.T) {
+	e, addr := duplexServer(t)
 	// A producer of this broker's, connected before the baseline.
 	pc, err := client.Dial(context.Background(), addr, client.DefaultOptions())
 	if err != nil {
@@ -223,4 +237,58 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+const dupProps = "name=dup\nconduitSubscriptions=true\n"
+
+// The initiator reconnects while its old connection is still open here
+// (a half-dead socket): as ActiveMQ's TransportConnection does for the
+// same duplexNetworkConnectorId, the new connection's bridge stops the old
+// one, whose connection Wharf closes, and starts with the same local
+// client id, which the old bridge let go. (The new connection here has a
+// client id of its own for the initiator's own connection: a real
+// initiator's, the same as before, is refused while the old connection
+// holds it, so its first reconnection may fail; the next, after its
+// back-off, finds the old connection gone.)
+func TestOpenWireDuplexAcceptedReplaced(t *testing.T) {
+	e, addr := duplexServer(t)
+	old := dialInitiator(t, addr, dupProps)
+	next[*wire.ConsumerInfo](old)
+	dq := message.Destination{Type: message.Queue, Name: "DQ"}
+	advise := func(f *fakeInitiator, seq int64) {
+		id := &wire.MessageId{ProducerId: &wire.ProducerId{ConnectionId: "ID:initiator-adv", SessionId: 1, Value: 1}, ProducerSequenceId: seq}
+		f.write(&wire.Message{ProducerId: id.ProducerId, MessageId: id,
+			Destination:   wire.NewTopic("ActiveMQ.Advisory.Consumer.Queue.DQ"),
+			DataStructure: &wire.ConsumerInfo{ConsumerId: &wire.ConsumerId{ConnectionId: "ID:initiator-app", SessionId: 1, Value: seq}, Destination: wire.NewQueue("DQ")},
+			BrokerPath:    []*wire.BrokerId{{Value: "ID:initiator-1"}}})
+	}
+	advise(old, 1)
+	waitFor(t, "the old bridge's subscription", func() bool { return e.Stats(dq).ConsumerCount == 1 })
+
+	f := dialInitiatorAs(t, addr, dupProps, "dup_initiator_outbound_2")
+	if ci := next[*wire.ConnectionInfo](f); ci.ClientId != "dup_B_outbound" {
+		t.Fatalf("new bridge's client id %q", ci.ClientId)
+	}
+	next[*wire.ConsumerInfo](f)
+	// The old connection is closed by Wharf.
+	old.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		n, err := old.c.Read(old.buf)
+		if err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				t.Fatal("the old duplex connection stayed open")
+			}
+			break
+		}
+		_ = n
+	}
+	advise(f, 2)
+	waitFor(t, "only the new bridge's subscription", func() bool { return e.Stats(dq).ConsumerCount == 1 })
+	// A third, with another connector name, is another bridge.
+	other := dialInitiatorAs(t, addr, "name=other\n", "other_initiator_outbound")
+	if ci := next[*wire.ConnectionInfo](other); ci.ClientId != "other_B_outbound" {
+		t.Fatalf("third bridge's client id %q", ci.ClientId)
+	}
+	advise(other, 3)
+	waitFor(t, "both bridges' subscriptions", func() bool { return e.Stats(dq).ConsumerCount == 2 })
 }
