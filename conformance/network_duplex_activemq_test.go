@@ -236,3 +236,83 @@ func TestConformanceNetworkDuplexFromActiveMQSettings(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkNetworkDuplexReverse measures the reverse direction of
+// ActiveMQ's duplex connector: A (ActiveMQ 5.17) dials B duplex; a
+// producer on B, a consumer on A, so B's reverse bridge forwards over the
+// accepted connection. B is Wharf, with an ActiveMQ B in the same run as
+// the reference. msgs/s is the rate at A; persistent queue messages are
+// sent synchronously, non-persistent topic messages asynchronously.
+//
+//	go test -run '^$' -bench NetworkDuplexReverse -benchtime 3000x ./conformance
+func BenchmarkNetworkDuplexReverse(b *testing.B) {
+	skipWithoutActiveMQ(b)
+	pairs := map[string][2]string{}
+	pair := func(acceptor string) [2]string {
+		if p, ok := pairs[acceptor]; ok {
+			return p
+		}
+		bn := startNetNode(b, acceptor, "B", nil, "", "")
+		a := startActiveMQXML(b, amqNetworkXML("A", fmt.Sprintf(`<networkConnectors><networkConnector name="dup" duplex="true" uri="static:(tcp://%s)"/></networkConnectors>`, bn.addr)))
+		a.waitLine(regexp.MustCompile(`Network connection between .* has been established`), procStartTimeout)
+		pairs[acceptor] = [2]string{a.openwire, bn.addr}
+		return pairs[acceptor]
+	}
+	seq := 0
+	for _, tc := range []struct {
+		name       string
+		dest       string
+		persistent bool
+	}{
+		{"queue-persistent", "queue://DBENCH.Q", true},
+		{"topic-nonpersistent", "topic://DBENCH.T", false},
+	} {
+		for _, acceptor := range []string{"activemq", "wharf"} {
+			b.Run(tc.name+"/acceptor="+acceptor, func(b *testing.B) {
+				p := pair(acceptor)
+				seq++
+				dest := fmt.Sprintf("%s.%d", tc.dest, seq)
+				k := netConsumer(b, p[0], dest)
+				waitNetworkConsumers(b, p[1], dest, 1)
+				c := dialOW(b, p[1], "")
+				s, err := c.Session(false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				d, _ := client.ParseDestination(dest)
+				prod, err := s.Producer(d)
+				if err != nil {
+					b.Fatal(err)
+				}
+				body := make([]byte, 256)
+				b.SetBytes(int64(len(body)))
+				b.ResetTimer()
+				start := time.Now()
+				errc := make(chan error, 1)
+				go func() {
+					for range b.N {
+						m := client.NewBytesMessage(body)
+						m.Persistent = tc.persistent
+						if err := prod.Send(context.Background(), m, tc.persistent); err != nil {
+							errc <- err
+							return
+						}
+					}
+					errc <- nil
+				}()
+				for i := range b.N {
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					_, err := k.Receive(ctx)
+					cancel()
+					if err != nil {
+						b.Fatalf("after %d of %d: %v", i, b.N, err)
+					}
+				}
+				if err := <-errc; err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+			})
+		}
+	}
+}
