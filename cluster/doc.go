@@ -54,6 +54,10 @@
 //   - With duplex, the same connection also serves this broker's consumers
 //     from the peer (duplex.go, which says how this departs from
 //     ActiveMQ).
+//   - A peer's duplex connector that dials this broker gets the reverse
+//     bridge it asks for, run over the accepted connection with the
+//     peer's connector settings (ServeDuplex, duplex_accept.go): the same
+//     bridge, its remote the OpenWire server's connection (client.Attach).
 //   - Each start and stop is announced on ActiveMQ.Advisory.NetworkBridge
 //     (the peer's BrokerInfo, started true or false), as ActiveMQ does.
 //

@@ -27,7 +27,14 @@ import (
 // then moves what it receives into the local engine. The result is the
 // same two-way bridge over one connection, with the same loop rules; its
 // BrokerInfo does not say duplexConnection, so an ActiveMQ peer does not
-// start a reverse bridge of its own as well.
+// start a reverse bridge of its own as well. Announcing duplexConnection
+// instead would make this end the initiator of ActiveMQ's protocol, which
+// must take the acceptor's ConnectionInfo, ConsumerInfo and forwarded
+// messages into its own broker (DemandForwardingBridgeSupport's
+// duplexInboundLocalBroker and addConsumerInfo): a server role the client
+// does not have. When this broker is the one accepting a duplex
+// connection it does run the reverse bridge, as ActiveMQ does
+// (duplex_accept.go).
 
 // reverse is one connection's duplex direction.
 type reverse struct {

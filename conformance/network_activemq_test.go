@@ -355,17 +355,6 @@ func TestConformanceNetworkDecreasePriorityMixed(t *testing.T) {
 	}
 }
 
-// ActiveMQ's duplex bridge to Wharf: Wharf does not run the reverse
-// bridge, says so at Warn, and the forward direction works.
-func TestConformanceNetworkActiveMQDuplexToWharf(t *testing.T) {
-	w := startWharfNetwork(t, "wharf", "")
-	amq := startActiveMQXML(t, amqNetworkXML("amq", fmt.Sprintf(`<networkConnectors><networkConnector duplex="true" uri="static:(tcp://%s)"/></networkConnectors>`, w.openwire)))
-	w.waitLine(regexp.MustCompile(`"level":"WARN","msg":"duplex network bridge: Wharf does not run the reverse bridge.*"remote_broker":"amq"`), procStartTimeout)
-	k := netConsumer(t, w.openwire, "queue://DUPLEX.Q")
-	netSend(t, amq.openwire, "queue://DUPLEX.Q", 10)
-	netReceive(t, k, 10)
-}
-
 // Wharf's duplex bridge to ActiveMQ: both ways over Wharf's one
 // connection, JMS producers and consumers, each topic message once on each
 // side.

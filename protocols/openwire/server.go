@@ -36,6 +36,9 @@ type Options struct {
 	// of its list, unless the connection is one it made to fail over.
 	RebalanceClients bool
 	Logger           *slog.Logger
+	// Duplex runs the reverse bridge of a duplex network connection a
+	// remote broker opens (duplex.go); nil runs none.
+	Duplex DuplexFunc
 }
 
 // DefaultOptions are ActiveMQ 5.17's broker-side defaults.

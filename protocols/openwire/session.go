@@ -11,6 +11,7 @@ import (
 	"wharf/engine/message"
 	"wharf/protocols/internal/connlog"
 	"wharf/protocols/internal/timers"
+	"wharf/protocols/openwire/client"
 	"wharf/protocols/openwire/marshal"
 	"wharf/protocols/openwire/wire"
 	"wharf/protocols/transport"
@@ -39,6 +40,12 @@ type session struct {
 	txs        map[string]bool
 	txAcked    map[string][]txAckedBatch
 	dead       bool
+	// duplex is the client side of the connection when the remote broker
+	// asked for a duplex bridge (duplex.go): it is handed the frames that
+	// answer it. Stored once by the bridge's goroutine; duplexStarted is
+	// the transport goroutine's.
+	duplex        atomic.Pointer[client.Conn]
+	duplexStarted bool
 
 	// pendingMu guards sends awaiting their engine completion.
 	pendingMu sync.Mutex
@@ -102,19 +109,24 @@ func newSession(srv *Server, tc transport.Conn) *session {
 }
 
 // send encodes and writes a command. Safe from any goroutine.
-func (s *session) send(ds wire.DataStructure) {
+func (s *session) send(ds wire.DataStructure) { _ = s.sendErr(ds) }
+
+// sendErr is send reporting what failed (the duplex bridge's writer).
+func (s *session) sendErr(ds wire.DataStructure) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	b, err := s.enc.Append(s.out[:0], ds)
 	if err != nil {
 		s.log.Warn("encode failed", "type", wire.TypeName(ds.DataStructureType()), "err", err)
-		return
+		return err
 	}
 	s.out = b
 	s.wrote.Store(true)
 	if err := s.tc.Write(b); err != nil {
 		s.log.Debug("write failed", "err", err)
+		return err
 	}
+	return nil
 }
 
 // respond answers a command that asked for a response.
@@ -170,6 +182,10 @@ func (s *session) fail() {
 func (s *session) OnClose(err error) {
 	s.closed.Store(true)
 	s.timers.Stop()
+	if rc := s.duplex.Load(); rc != nil {
+		// The reverse bridge ends with the connection.
+		rc.Detach(err)
+	}
 	s.closeConnection()
 	if err != nil {
 		s.log.Debug("connection closed", "err", err)
@@ -200,6 +216,9 @@ func (s *session) handle(ds wire.DataStructure) {
 		}
 		s.negotiate(wf)
 		return
+	}
+	if rc := s.duplex.Load(); rc != nil && rc.Inbound(ds) {
+		return // an answer to the reverse bridge (duplex.go)
 	}
 	switch c := ds.(type) {
 	case *wire.Message:
@@ -267,11 +286,10 @@ func (s *session) handle(ds wire.DataStructure) {
 	case *wire.BrokerInfo:
 		// A network bridge introducing its broker. A duplex one expects
 		// this broker to run the reverse bridge over the connection
-		// (TransportConnection.processBrokerInfo), which Wharf does not:
-		// the bridge forwards one way only, and the operator is told.
-		if c.DuplexConnection {
-			s.log.Warn("duplex network bridge: Wharf does not run the reverse bridge over it; messages flow only from the remote broker; configure a network connector on this broker for the other way",
-				"remote_broker", c.BrokerName)
+		// (TransportConnection.processBrokerInfo), which it starts at
+		// once, as ActiveMQ 5.17 does (duplex.go).
+		if c.NetworkConnection && c.DuplexConnection {
+			s.startDuplex(c)
 		} else if c.NetworkConnection {
 			s.log.Info("network bridge connected", "remote_broker", c.BrokerName)
 		}

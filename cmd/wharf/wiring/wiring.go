@@ -22,6 +22,8 @@ import (
 	"wharf/protocols/amqp"
 	"wharf/protocols/mqtt"
 	"wharf/protocols/openwire"
+	"wharf/protocols/openwire/client"
+	"wharf/protocols/openwire/wire"
 	"wharf/protocols/stomp"
 	"wharf/protocols/transport"
 	"wharf/protocols/transport/ws"
@@ -169,6 +171,11 @@ var (
 			o.ConnectedBrokers = t.ClusterClients.URI
 		}
 		o.RebalanceClients = t.ClusterClients.Rebalance
+		// A remote broker's duplex network connector: this broker runs
+		// the reverse bridge over the accepted connection.
+		o.Duplex = func(peer *wire.BrokerInfo, attach func(client.Options) (*client.Conn, error)) error {
+			return cluster.ServeDuplex(e, log, peer, attach)
+		}
 		srv, err := openwire.NewServer(e, o)
 		if err != nil {
 			return nil, err

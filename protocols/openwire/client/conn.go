@@ -75,6 +75,11 @@ type Conn struct {
 	readerDone chan struct{}
 	readerUp   bool // the reader goroutine was started (set by Dial only)
 
+	// attachWrite, set by Attach only, writes a frame on a connection a
+	// server accepted (attach.go); such a Conn has no socket, reader,
+	// flusher or monitor of its own.
+	attachWrite func(wire.DataStructure) error
+
 	lastRead     atomic.Int64 // unix nanoseconds
 	wroteSince   atomic.Bool  // a frame was written since the last write check
 	keepAliveIn  atomic.Int64 // KeepAliveInfo frames received
@@ -321,7 +326,9 @@ func (c *Conn) fail(err error) {
 		c.mu.Unlock()
 		c.err = err
 		close(c.done)
-		c.nc.Close()
+		if c.nc != nil {
+			c.nc.Close()
+		}
 		if !errors.Is(err, ErrClosed) {
 			c.log.Info("connection lost", "err", err)
 		}
@@ -383,6 +390,17 @@ func (c *Conn) locked(fn func() error) error {
 // be held. An encode error leaves the connection usable; a write error
 // ends it, and the callers waiting for a response see it.
 func (c *Conn) writeLocked(ds wire.DataStructure) error {
+	if c.attachWrite != nil {
+		// In order: the caller holds wmu, and the server's writer keeps
+		// the order of its callers.
+		if c.opts.Trace != nil {
+			c.opts.Trace(true, ds)
+		}
+		if err := c.attachWrite(ds); err != nil {
+			return fmt.Errorf("openwire client: %w", err)
+		}
+		return nil
+	}
 	if c.flushed {
 		return c.doneErr()
 	}
@@ -501,6 +519,13 @@ func (c *Conn) unexpect(id int32) {
 // request writes cmd with ResponseRequired and waits for its Response. An
 // ExceptionResponse becomes a *BrokerError.
 func (c *Conn) request(ctx context.Context, cmd wire.Command) (wire.DataStructure, error) {
+	if _, msg := cmd.(*wire.Message); c.attachWrite != nil && !msg {
+		// Attached: the initiating bridge answers messages only.
+		if err := c.oneway(cmd); err != nil {
+			return nil, err
+		}
+		return &wire.Response{}, nil
+	}
 	b := cmd.Base()
 	b.CommandId, b.ResponseRequired = c.nextID(), true
 	ch, err := c.expect(b.CommandId)
@@ -724,6 +749,14 @@ func (c *Conn) Close() error {
 		sessions = append(sessions, s)
 	}
 	c.mu.Unlock()
+	if c.attachWrite != nil {
+		// Attached: nothing goes on the wire (attach.go).
+		for _, s := range sessions {
+			s.dispose()
+		}
+		c.fail(ErrClosed)
+		return nil
+	}
 	select {
 	case <-c.done:
 		<-c.readerDone

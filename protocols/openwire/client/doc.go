@@ -46,6 +46,12 @@
 //     ErrInactivity when nothing was read for the whole duration; a
 //     KeepAliveInfo asking for a response is echoed.
 //
+// Attach makes a Conn without a socket of its own: the client side of a
+// duplex network connection a broker's OpenWire server accepted, which
+// writes through the server's encoder and is handed the frames that are
+// its (Conn.Inbound); it speaks as ActiveMQ's responder bridge does, its
+// set-up one-way (attach.go says why and what is routed).
+//
 // Not implemented: failover, XA, producer windows (ProducerAck), message
 // compression on send (the wire helpers can build compressed bodies),
 // client-side expiry checks, redelivery policies and poison acks, the Java
