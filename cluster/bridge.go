@@ -506,8 +506,8 @@ func (bc *bridgeConn) forwardLoop(ctx context.Context) error {
 		batch := bc.queue
 		bc.queue = nil
 		bc.qmu.Unlock()
-		for _, d := range batch {
-			if err := bc.forward(ctx, d); err != nil {
+		if len(batch) > 0 {
+			if err := bc.forwardBatch(ctx, batch); err != nil {
 				// What is left of the batch goes back to its queues when
 				// the local connection closes.
 				return err
@@ -521,20 +521,69 @@ func (bc *bridgeConn) forwardLoop(ctx context.Context) error {
 	}
 }
 
-// forward sends one delivery to the peer and acknowledges it locally.
-func (bc *bridgeConn) forward(ctx context.Context, d engine.Delivery) error {
-	if d.Msg == nil {
-		return nil
-	}
+// maxInFlight bounds the synchronous forwards written to the peer and not
+// yet answered; the subscriptions' prefetch windows bound a batch too.
+const maxInFlight = 1000
+
+// forwardTimeout bounds the wait for the peer's answers to a batch.
+const forwardTimeout = 30 * time.Second
+
+// inFlight is a delivery forwarded synchronously, its answer awaited.
+type inFlight struct {
+	d engine.Delivery
+	p *client.Pending
+}
+
+// forwardBatch forwards a batch of deliveries, pipelined as ActiveMQ's
+// DemandForwardingBridgeSupport does with remoteBroker.asyncRequest: every
+// synchronous forward (a persistent message, or any with alwaysSyncSend)
+// is written without waiting, and each is acknowledged locally when the
+// peer's Response comes; an asynchronous one is acknowledged once written.
+// lmu is held for the whole batch, so that a demand is never closed under
+// a delivery in flight (ActiveMQ's DemandSubscription.waitForCompletion):
+// the delivery would go back to its queue after the peer had it.
+func (bc *bridgeConn) forwardBatch(ctx context.Context, batch []engine.Delivery) error {
 	bc.lmu.Lock()
 	defer bc.lmu.Unlock()
+	flight := make([]inFlight, 0, min(len(batch), maxInFlight))
+	var failed error
+	for _, d := range batch {
+		p, err := bc.forward(d)
+		if err != nil {
+			failed = err
+			break
+		}
+		if p != nil {
+			flight = append(flight, inFlight{d, p})
+		}
+		if len(flight) == maxInFlight {
+			if err := bc.settle(ctx, flight); err != nil {
+				return err
+			}
+			flight = flight[:0]
+		}
+	}
+	// The answers that came are acknowledged even when a later write
+	// failed: those messages are on the peer.
+	if err := bc.settle(ctx, flight); err != nil {
+		return err
+	}
+	return failed
+}
+
+// forward writes one delivery to the peer (lmu held). An asynchronous one
+// is acknowledged locally at once; a synchronous one is returned pending.
+func (bc *bridgeConn) forward(d engine.Delivery) (*client.Pending, error) {
+	if d.Msg == nil {
+		return nil, nil
+	}
 	if bc.closedSub(d.Sub) {
-		return nil // the demand went; the engine has taken the delivery back
+		return nil, nil // the demand went; the engine has taken the delivery back
 	}
 	w, err := marshal.FromEngine(d.Msg, d.Redeliveries)
 	if err != nil {
 		bc.log.Warn("network bridge cannot convert a message; dropping it from the bridge", "msg_id", d.Msg.ID, "err", err)
-		return bc.lc.Ack(d.Sub, d.ID, "")
+		return nil, bc.lc.Ack(d.Sub, d.ID, "")
 	}
 	// configureMessage: the path grows by this broker; the id stays.
 	path := make([]*wire.BrokerId, 0, len(w.BrokerPath)+1)
@@ -543,11 +592,44 @@ func (bc *bridgeConn) forward(ctx context.Context, d engine.Delivery) error {
 	if w.OriginalTransactionId == nil {
 		w.OriginalTransactionId = w.TransactionId
 	}
-	sync := d.Msg.Persistent || bc.b.nc.AlwaysSyncSend
-	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	err = bc.prod.Forward(sctx, w, sync)
-	cancel()
-	if err != nil {
+	if d.Msg.Persistent || bc.b.nc.AlwaysSyncSend {
+		p, err := bc.prod.ForwardAsync(w)
+		if err != nil {
+			return nil, fmt.Errorf("forward %s to %s: %w", d.Msg.ID, bc.remoteName, err)
+		}
+		return p, nil
+	}
+	if err := bc.prod.Forward(ctx0, w, false); err != nil {
+		return nil, fmt.Errorf("forward %s to %s: %w", d.Msg.ID, bc.remoteName, err)
+	}
+	bc.b.forwarded.Add(1)
+	return nil, bc.lc.Ack(d.Sub, d.ID, "")
+}
+
+// ctx0 is the context of an asynchronous forward, which waits for nothing.
+var ctx0 = context.Background()
+
+// settle waits for the answers to the forwards in flight, in the order
+// they were written, and acknowledges (or dead-letters) each locally
+// (lmu held). It returns the first failure other than a refusal, after
+// settling every answer that came.
+func (bc *bridgeConn) settle(ctx context.Context, flight []inFlight) error {
+	if len(flight) == 0 {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, forwardTimeout)
+	defer cancel()
+	var first error
+	for _, f := range flight {
+		d := f.d
+		err := f.p.Wait(wctx)
+		if err == nil {
+			bc.b.forwarded.Add(1)
+			if err := bc.lc.Ack(d.Sub, d.ID, ""); err != nil && first == nil {
+				first = err
+			}
+			continue
+		}
 		var be *client.BrokerError
 		if errors.As(err, &be) && strings.Contains(be.ClassName(), "SecurityException") {
 			// The peer may not take this message (not authorized):
@@ -556,14 +638,18 @@ func (bc *bridgeConn) forward(ctx context.Context, d engine.Delivery) error {
 			// rather than block its queue or go round for ever.
 			bc.log.Warn("network bridge: remote broker refused a message; it goes to the dead letter queue",
 				"msg_id", d.Msg.ID, "dest", d.Msg.Destination.String(), "err", err)
-			return bc.lc.Nack(d.Sub, d.ID, engine.NackPoison, "network bridge to "+bc.remoteName+": "+be.Message())
+			if err := bc.lc.Nack(d.Sub, d.ID, engine.NackPoison, "network bridge to "+bc.remoteName+": "+be.Message()); err != nil && first == nil {
+				first = err
+			}
+			continue
 		}
 		// Any other failure ends this connection: the message returns
 		// to its queue and is forwarded again after the reconnect.
-		return fmt.Errorf("forward %s to %s: %w", d.Msg.ID, bc.remoteName, err)
+		if first == nil {
+			first = fmt.Errorf("forward %s to %s: %w", d.Msg.ID, bc.remoteName, err)
+		}
 	}
-	bc.b.forwarded.Add(1)
-	return bc.lc.Ack(d.Sub, d.ID, "")
+	return first
 }
 
 // closedSub reports whether sub's demand was dropped (lmu held).

@@ -54,20 +54,73 @@ func (p *Producer) Forward(ctx context.Context, m *wire.Message, sync bool) erro
 	return p.send(ctx, m, sync, true)
 }
 
+// Pending is a message written with ResponseRequired whose Response has
+// not been awaited yet (ForwardAsync).
+type Pending struct {
+	c  *Conn
+	m  *wire.Message
+	ch chan wire.DataStructure
+}
+
+// Wait waits for the Response to the pending message, as a synchronous
+// send does: an ExceptionResponse becomes a *BrokerError. ctx bounds the
+// wait.
+func (pd *Pending) Wait(ctx context.Context) error {
+	select {
+	case r := <-pd.ch:
+		// Arrived already: answered whatever ctx says (await would pick
+		// between the two at random once ctx is done).
+		if er, ok := r.(*wire.ExceptionResponse); ok {
+			return brokerError(wire.TypeName(pd.m.DataStructureType()), er.Exception)
+		}
+		return nil
+	default:
+	}
+	_, err := pd.c.await(ctx, pd.m, pd.ch)
+	return err
+}
+
+// ForwardAsync is Forward with sync set, without the wait: it writes m
+// with ResponseRequired and returns at once, and the caller waits for the
+// Response with the Pending's Wait. A network bridge forwards this way,
+// many messages in flight on the connection at once, as ActiveMQ's
+// DemandForwardingBridgeSupport does with remoteBroker.asyncRequest.
+func (p *Producer) ForwardAsync(m *wire.Message) (*Pending, error) {
+	if m.MessageId == nil {
+		return nil, fmt.Errorf("%w: a forwarded message needs its MessageId", ErrBadMessage)
+	}
+	ch, err := p.write(m, true, true)
+	if err != nil {
+		return nil, err
+	}
+	return &Pending{c: p.s.c, m: m, ch: ch}, nil
+}
+
 func (p *Producer) send(ctx context.Context, m *wire.Message, sync, keepID bool) error {
+	ch, err := p.write(m, sync, keepID)
+	if err != nil || !sync {
+		return err
+	}
+	_, err = p.s.c.await(ctx, m, ch)
+	return err
+}
+
+// write fills in m's identity and writes it; with sync, it returns the
+// channel its Response comes on.
+func (p *Producer) write(m *wire.Message, sync, keepID bool) (chan wire.DataStructure, error) {
 	if p.closed.Load() {
-		return ErrClosed
+		return nil, ErrClosed
 	}
 	s := p.s
 	if err := s.checkOpen(); err != nil {
-		return err
+		return nil, err
 	}
 	dest := p.dest
 	if dest == nil {
 		dest = m.Destination
 	}
 	if dest == nil {
-		return ErrNoDestination
+		return nil, ErrNoDestination
 	}
 	c := s.c
 	m.ProducerId = p.id
@@ -84,7 +137,7 @@ func (p *Producer) send(ctx context.Context, m *wire.Message, sync, keepID bool)
 	if sync {
 		var err error
 		if ch, err = c.expect(m.CommandId); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	err := c.locked(func() error {
@@ -98,14 +151,13 @@ func (p *Producer) send(ctx context.Context, m *wire.Message, sync, keepID bool)
 		}
 		return c.writeLocked(m)
 	})
-	if err != nil || !sync {
+	if err != nil {
 		if sync {
 			c.unexpect(m.CommandId)
 		}
-		return err
+		return nil, err
 	}
-	_, err = c.await(ctx, m, ch)
-	return err
+	return ch, nil
 }
 
 // Close closes the producer (RemoveInfo, answered by Response).
