@@ -112,10 +112,26 @@ func (r *rawAMQP) closed() {
 	}
 }
 
-// open goes through SASL (ANONYMOUS, or PLAIN with the target's
-// credentials), the AMQP header, Open and Begin, and returns the broker's
-// Open.
+// open goes through the handshake, Open and Begin, and returns the
+// broker's Open.
 func (r *rawAMQP) open(containerID string) *wire.Open {
+	r.t.Helper()
+	r.handshake()
+	r.send(0, wire.NewOpen(containerID), nil)
+	open, ok := r.next().Body.(*wire.Open)
+	if !ok {
+		r.t.Fatal("no Open")
+	}
+	r.send(0, &wire.Begin{NextOutgoingID: 1, IncomingWindow: 1000, OutgoingWindow: 1000, HandleMax: 100}, nil)
+	if _, ok := r.next().Body.(*wire.Begin); !ok {
+		r.t.Fatal("no Begin")
+	}
+	return open
+}
+
+// handshake goes through SASL (ANONYMOUS, or PLAIN with the target's
+// credentials) and the AMQP header.
+func (r *rawAMQP) handshake() {
 	r.t.Helper()
 	r.write([]byte(wire.HeaderSASL))
 	if f := r.next(); f.Type != wire.FrameHeader || f.Protocol != wire.ProtocolSASL {
@@ -137,16 +153,6 @@ func (r *rawAMQP) open(containerID string) *wire.Open {
 	if f := r.next(); f.Type != wire.FrameHeader || f.Protocol != wire.ProtocolAMQP {
 		r.t.Fatal("no AMQP header")
 	}
-	r.send(0, wire.NewOpen(containerID), nil)
-	open, ok := r.next().Body.(*wire.Open)
-	if !ok {
-		r.t.Fatal("no Open")
-	}
-	r.send(0, &wire.Begin{NextOutgoingID: 1, IncomingWindow: 1000, OutgoingWindow: 1000, HandleMax: 100}, nil)
-	if _, ok := r.next().Body.(*wire.Begin); !ok {
-		r.t.Fatal("no Begin")
-	}
-	return open
 }
 
 // expectClose reads up to the broker's Close and checks its condition.

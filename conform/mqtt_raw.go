@@ -352,8 +352,11 @@ func mqtt5WillDelayAndMaximumPacketSize(t *T) {
 // needMQTT5 skips the case (or subtest) on a broker that does not accept
 // an MQTT 5 CONNECT: ActiveMQ 5.17 closes the connection, or answers as
 // MQTT 3.1.1 with "unacceptable protocol version".
-func needMQTT5(t *T) {
-	r := rawMQTTDial(t, t.Addr(MQTT))
+func needMQTT5(t *T) { needMQTT5At(t, t.Addr(MQTT)) }
+
+// needMQTT5At is needMQTT5 for the MQTT connector at addr.
+func needMQTT5At(t *T, addr string) {
+	r := rawMQTTDial(t, addr)
 	r.version = wire.Version5
 	r.dec.SetVersion(wire.Version5)
 	cn := &wire.Connect{ProtocolName: wire.ProtocolName, ProtocolLevel: wire.Version5, CleanSession: true, ClientID: t.Uniq() + "-probe"}

@@ -225,51 +225,8 @@ func TestConformanceAMQPRawTransactions(t *testing.T) {
 }
 
 // Aborted and multi-frame transfers are the conform case
-// amqp/transfer/multi-frame-and-aborted.
-
-func TestConformanceAMQPRawIdleTimeout(t *testing.T) {
-	b := amqpBroker(t, map[string]string{"wireFormat.idleTimeout": "500"})
-	r := rawAMQPDial(t, b.AMQPAddr())
-	r.write([]byte(wire.HeaderSASL))
-	r.next()
-	r.next()
-	r.write(wire.AppendSASLFrame(nil, &wire.SASLInit{Mechanism: "ANONYMOUS"}))
-	r.next()
-	r.dec.SetExpectHeader()
-	r.write([]byte(wire.HeaderAMQP))
-	r.next()
-	open := wire.NewOpen(uniq(t))
-	open.IdleTimeOut = 200 * time.Millisecond // we want to hear from the broker every 100 ms
-	r.send(0, open, nil)
-	o, ok := r.next().Body.(*wire.Open)
-	if !ok || o.IdleTimeOut != 500*time.Millisecond {
-		t.Fatalf("broker Open %+v, want idle-time-out 500 ms", o)
-	}
-	// The broker heart-beats (empty frames) at half our idle-time-out,
-	// then closes us for our silence.
-	beats := 0
-	for {
-		f, err := r.tryRead(wait)
-		if err != nil {
-			t.Fatalf("read: %v (after %d heartbeats)", err, beats)
-		}
-		if f.Body == nil {
-			beats++
-			continue
-		}
-		c, ok := f.Body.(*wire.Close)
-		if !ok {
-			t.Fatalf("got %T", f.Body)
-		}
-		if c.Error == nil || c.Error.Condition != wire.ErrCondResourceLimitExceeded {
-			t.Fatalf("Close %+v, want resource-limit-exceeded (local-idle-timeout expired)", c.Error)
-		}
-		break
-	}
-	if beats == 0 {
-		t.Fatal("no heartbeat before the idle close")
-	}
-}
+// amqp/transfer/multi-frame-and-aborted; the idle time-out is
+// amqp/connection/idle-timeout.
 
 // Browsing (distribution-mode copy) and the no-local filter are the
 // conform case amqp/link/browse-and-no-local.

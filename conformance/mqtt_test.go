@@ -114,47 +114,8 @@ func mqttPub(t *testing.T, c paho.Client, topic string, qos byte, retained bool,
 	mqttWait(t, c.Publish(topic, qos, retained, payload), "publish "+topic)
 }
 
-func TestConformanceMQTTWildcardsAndDollarTopics(t *testing.T) {
-	b := mqttBroker(t, map[string]string{"transport.publishDollarTopics": "true"})
-	base := uniq(t)
-	c := mqttConnect(t, b.MQTTAddr(), base)
-	// One client per filter: Paho hands a message to every local handler
-	// whose filter matches, whichever subscription it came through.
-	plus := mqttSub(t, mqttConnect(t, b.MQTTAddr(), base+"-plus"), base+"/+/temp", 0)
-	hash := mqttSub(t, mqttConnect(t, b.MQTTAddr(), base+"-hash"), base+"/#", 0)
-	all := mqttSub(t, mqttConnect(t, b.MQTTAddr(), base+"-all"), "#", 0)
-	dollar := mqttSub(t, mqttConnect(t, b.MQTTAddr(), base+"-dollar"), "$SYS/"+base+"/#", 0)
-	mqttPub(t, c, base+"/kitchen/temp", 0, false, "k")
-	mqttPub(t, c, base+"/kitchen/humidity", 0, false, "h")
-	mqttPub(t, c, "$SYS/"+base+"/uptime", 0, false, "s")
-	if m := plus.next(t); m.Topic() != base+"/kitchen/temp" {
-		t.Fatalf("+ got %s", m.Topic())
-	}
-	// Two topics, two shards: MQTT orders messages per topic only.
-	seen := map[string]bool{hash.next(t).Topic(): true, hash.next(t).Topic(): true}
-	if !seen[base+"/kitchen/temp"] || !seen[base+"/kitchen/humidity"] {
-		t.Fatalf("%s/# got %v", base, seen)
-	}
-	if m := dollar.next(t); m.Topic() != "$SYS/"+base+"/uptime" {
-		t.Fatalf("$SYS subscription got %s", m.Topic())
-	}
-	// "#" gets the two plain topics but not the $ one [MQTT-4.7.2-1]. (It
-	// also gets ActiveMQ's advisory topics, as in ActiveMQ: "#" is ">".)
-	seen = map[string]bool{}
-	for !seen[base+"/kitchen/temp"] || !seen[base+"/kitchen/humidity"] {
-		m := all.next(t)
-		if strings.HasPrefix(m.Topic(), "$") {
-			t.Fatalf("# matched %s", m.Topic())
-		}
-		seen[m.Topic()] = true
-	}
-	plus.none(t, 200*time.Millisecond)
-	for len(all) > 0 {
-		if m := <-all; strings.HasPrefix(m.Topic(), "$") {
-			t.Fatalf("# matched %s", m.Topic())
-		}
-	}
-}
+// Wildcards and $-topics are the conform cases mqtt/topics/wildcards and
+// mqtt/topics/dollar-published.
 
 // Retained messages (replay, clearing, the flag, a restart) are the
 // conform cases mqtt/retained/replay and mqtt/retained/across-restart.

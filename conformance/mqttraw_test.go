@@ -129,24 +129,8 @@ func (r *rawMQTT) alive() {
 	}
 }
 
-func TestConformanceMQTTRawPacketTooLarge(t *testing.T) {
-	b := mqttBroker(t, map[string]string{"wireFormat.maxFrameSize": "1024"})
-	bystander := rawMQTTDial(t, b.MQTTAddr())
-	bystander.connect(uniq(t)+"-b", true, 0, nil)
-	r := rawMQTTDial(t, b.MQTTAddr())
-	r.version = wire.Version5
-	ack := r.connect(uniq(t), true, 0, nil)
-	if ack.Props == nil || !ack.Props.HasMaximumPacketSize || ack.Props.MaximumPacketSize != 1024 {
-		t.Fatalf("CONNACK does not announce the maximum packet size: %+v", ack.Props)
-	}
-	r.send(&wire.Packet{Type: wire.PUBLISH, Topic: "big", Payload: make([]byte, 2000)})
-	p := r.read()
-	if p.Type != wire.DISCONNECT || p.ReasonCode != wire.ReasonPacketTooLarge {
-		t.Fatalf("got %s %#x, want DISCONNECT 0x95", p.Type, p.ReasonCode)
-	}
-	r.closed()
-	bystander.alive()
-}
+// A packet over the connector's frame limit is the conform case
+// mqtt/connect/packet-too-large.
 
 // TestConformanceMQTT5SharedSubscriptionQueue: the last member of a
 // shared subscription leaving ends the share and its queue (engine state;
