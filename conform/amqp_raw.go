@@ -19,13 +19,13 @@ import (
 // Wharf tests that remain there.
 
 type rawAMQP struct {
-	t     *T
+	t     TB
 	nc    net.Conn
 	dec   *wire.Decoder
 	queue []wire.Frame
 }
 
-func rawAMQPDial(t *T, addr string) *rawAMQP {
+func rawAMQPDial(t TB, addr string) *rawAMQP {
 	t.Helper()
 	nc, err := net.DialTimeout("tcp", addr, wait)
 	if err != nil {
@@ -85,7 +85,7 @@ func (r *rawAMQP) next() *wire.Frame {
 			r.t.Fatalf("read: %v", err)
 		}
 		if f.Type == wire.FrameHeader || f.Body != nil {
-			r.t.Observe("recv", "%T", f.Body)
+			observe(r.t, "recv", "%T", f.Body)
 			return f
 		}
 	}
@@ -141,8 +141,8 @@ func (r *rawAMQP) handshake() {
 		r.t.Fatal("no sasl-mechanisms")
 	}
 	init := &wire.SASLInit{Mechanism: "ANONYMOUS"}
-	if u := r.t.User(); u != "" {
-		init = &wire.SASLInit{Mechanism: "PLAIN", InitialResponse: []byte("\x00" + u + "\x00" + r.t.Password())}
+	if u, p := credentials(r.t); u != "" {
+		init = &wire.SASLInit{Mechanism: "PLAIN", InitialResponse: []byte("\x00" + u + "\x00" + p)}
 	}
 	r.write(wire.AppendSASLFrame(nil, init))
 	if o, ok := r.next().Body.(*wire.SASLOutcome); !ok || o.Code != wire.SASLOK {
@@ -164,7 +164,7 @@ func (r *rawAMQP) expectClose(cond wire.Symbol) {
 			if c.Error == nil || c.Error.Condition != cond {
 				r.t.Fatalf("Close %+v, want condition %s", c.Error, cond)
 			}
-			r.t.Observe("close", "%s: %s", c.Error.Condition, c.Error.Description)
+			observe(r.t, "close", "%s: %s", c.Error.Condition, c.Error.Description)
 			return
 		}
 	}

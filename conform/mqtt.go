@@ -17,11 +17,11 @@ type msgs chan paho.Message
 
 func (c msgs) handler(_ paho.Client, m paho.Message) { c <- m }
 
-func (c msgs) next(t *T) paho.Message {
+func (c msgs) next(t TB) paho.Message {
 	t.Helper()
 	select {
 	case m := <-c:
-		t.Observe("recv", "MQTT PUBLISH topic:%q qos:%d retained:%v payload=%q", m.Topic(), m.Qos(), m.Retained(), m.Payload())
+		observe(t, "recv", "MQTT PUBLISH topic:%q qos:%d retained:%v payload=%q", m.Topic(), m.Qos(), m.Retained(), m.Payload())
 		return m
 	case <-time.After(wait):
 		t.Fatal("no MQTT message within", wait)
@@ -29,7 +29,7 @@ func (c msgs) next(t *T) paho.Message {
 	}
 }
 
-func (c msgs) none(t *T, within time.Duration) {
+func (c msgs) none(t TB, within time.Duration) {
 	t.Helper()
 	select {
 	case m := <-c:
@@ -40,13 +40,13 @@ func (c msgs) none(t *T, within time.Duration) {
 
 type mqttOpt func(*paho.ClientOptions)
 
-func mqttConnect(t *T, addr, clientID string, opts ...mqttOpt) paho.Client {
+func mqttConnect(t TB, addr, clientID string, opts ...mqttOpt) paho.Client {
 	t.Helper()
 	o := paho.NewClientOptions().AddBroker("tcp://" + addr).SetClientID(clientID).
 		SetAutoReconnect(false).SetConnectRetry(false).SetProtocolVersion(4).
 		SetConnectTimeout(wait).SetKeepAlive(30 * time.Second).SetOrderMatters(true)
-	if t.User() != "" {
-		o.SetUsername(t.User()).SetPassword(t.Password())
+	if u, p := credentials(t); u != "" {
+		o.SetUsername(u).SetPassword(p)
 	}
 	for _, f := range opts {
 		f(o)
@@ -63,7 +63,7 @@ func mqttConnect(t *T, addr, clientID string, opts ...mqttOpt) paho.Client {
 	return c
 }
 
-func mqttWait(t *T, tok paho.Token, what string) {
+func mqttWait(t TB, tok paho.Token, what string) {
 	t.Helper()
 	if !tok.WaitTimeout(wait) {
 		t.Fatalf("%s: timed out", what)
@@ -73,7 +73,7 @@ func mqttWait(t *T, tok paho.Token, what string) {
 	}
 }
 
-func mqttSub(t *T, c paho.Client, filter string, qos byte) msgs {
+func mqttSub(t TB, c paho.Client, filter string, qos byte) msgs {
 	t.Helper()
 	ch := make(msgs, 1000)
 	tok := c.Subscribe(filter, qos, ch.handler)
@@ -85,14 +85,14 @@ func mqttSub(t *T, c paho.Client, filter string, qos byte) msgs {
 	return ch
 }
 
-func mqttPub(t *T, c paho.Client, topic string, qos byte, retained bool, payload string) {
+func mqttPub(t TB, c paho.Client, topic string, qos byte, retained bool, payload string) {
 	t.Helper()
 	mqttWait(t, c.Publish(topic, qos, retained, payload), "publish "+topic)
 }
 
 // pahoDrop connects a client whose socket the returned func closes
 // without DISCONNECT, as a crashed device would; rawDrop closes a client's socket without DISCONNECT, as a crashed device.
-func pahoDrop(t *T, addr, clientID string, opts ...mqttOpt) (paho.Client, func()) {
+func pahoDrop(t TB, addr, clientID string, opts ...mqttOpt) (paho.Client, func()) {
 	t.Helper()
 	var nc net.Conn
 	opts = append(opts, func(o *paho.ClientOptions) {

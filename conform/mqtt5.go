@@ -19,7 +19,7 @@ type v5Client struct {
 	ack  *paho.Connack
 }
 
-func mqtt5Connect(t *T, addr string, cp *paho.Connect) *v5Client {
+func mqtt5Connect(t TB, addr string, cp *paho.Connect) *v5Client {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -40,12 +40,12 @@ func mqtt5Connect(t *T, addr string, cp *paho.Connect) *v5Client {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	if t.User() != "" && cp.Username == "" {
-		cp.Username, cp.UsernameFlag = t.User(), true
-		cp.Password, cp.PasswordFlag = []byte(t.Password()), true
+	if u, p := credentials(t); u != "" && cp.Username == "" {
+		cp.Username, cp.UsernameFlag = u, true
+		cp.Password, cp.PasswordFlag = []byte(p), true
 	}
 	ack, err := c.Connect(ctx, cp)
-	if err != nil && !t.Wharf() {
+	if err != nil && !isWharf(t) {
 		// ActiveMQ 5.17 answers protocol level 5 with an MQTT 3 CONNACK
 		// (unacceptable protocol version) and closes.
 		t.Skipf("the broker does not speak MQTT 5: CONNECT at protocol level 5: %v (connack %+v)", err, ack)
@@ -58,7 +58,7 @@ func mqtt5Connect(t *T, addr string, cp *paho.Connect) *v5Client {
 	return c
 }
 
-func (c *v5Client) next(t *T) *paho.Publish {
+func (c *v5Client) next(t TB) *paho.Publish {
 	t.Helper()
 	select {
 	case p := <-c.got:
@@ -69,7 +69,7 @@ func (c *v5Client) next(t *T) *paho.Publish {
 	}
 }
 
-func (c *v5Client) none(t *T, within time.Duration) {
+func (c *v5Client) none(t TB, within time.Duration) {
 	t.Helper()
 	select {
 	case p := <-c.got:
@@ -78,7 +78,7 @@ func (c *v5Client) none(t *T, within time.Duration) {
 	}
 }
 
-func (c *v5Client) sub(t *T, s *paho.Subscribe) []byte {
+func (c *v5Client) sub(t TB, s *paho.Subscribe) []byte {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
@@ -89,7 +89,7 @@ func (c *v5Client) sub(t *T, s *paho.Subscribe) []byte {
 	return ack.Reasons
 }
 
-func (c *v5Client) pub(t *T, p *paho.Publish) *paho.PublishResponse {
+func (c *v5Client) pub(t TB, p *paho.Publish) *paho.PublishResponse {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()

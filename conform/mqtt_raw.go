@@ -13,14 +13,14 @@ import (
 // encoder (or by hand) and read back with its decoder.
 
 type rawMQTT struct {
-	t       *T
+	t       TB
 	nc      net.Conn
 	dec     *wire.Decoder
 	version byte
 	queue   []wire.Packet
 }
 
-func rawMQTTDial(t *T, addr string) *rawMQTT {
+func rawMQTTDial(t TB, addr string) *rawMQTT {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -49,9 +49,9 @@ func (r *rawMQTT) connect(id string, clean bool, keepAlive uint16, props *wire.P
 		name = wire.ProtocolName31
 	}
 	cn := &wire.Connect{ProtocolName: name, ProtocolLevel: r.version, CleanSession: clean, KeepAlive: keepAlive, ClientID: id}
-	if u := r.t.User(); u != "" {
+	if u, p := credentials(r.t); u != "" {
 		cn.UsernameFlag, cn.Username = true, u
-		cn.PasswordFlag, cn.Password = true, []byte(r.t.Password())
+		cn.PasswordFlag, cn.Password = true, []byte(p)
 	}
 	r.send(&wire.Packet{Type: wire.CONNECT, Props: props, Connect: cn})
 	r.dec.SetVersion(r.version)

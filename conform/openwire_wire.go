@@ -19,7 +19,7 @@ type owConn struct {
 	seq int32
 }
 
-func openwireHandshake(t *T, addr string) *owConn {
+func openwireHandshake(t TB, addr string) *owConn {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -50,7 +50,7 @@ func openwireHandshake(t *T, addr string) *owConn {
 	return o
 }
 
-func (o *owConn) read(t *T) wire.DataStructure {
+func (o *owConn) read(t TB) wire.DataStructure {
 	t.Helper()
 	buf := make([]byte, 64<<10)
 	o.SetReadDeadline(time.Now().Add(5 * time.Second))
@@ -73,7 +73,7 @@ func (o *owConn) read(t *T) wire.DataStructure {
 
 // request sends c with the next command id, asking for a response, and
 // returns that id.
-func (o *owConn) request(t *T, c wire.Command) int32 {
+func (o *owConn) request(t TB, c wire.Command) int32 {
 	t.Helper()
 	o.seq++
 	c.Base().CommandId, c.Base().ResponseRequired = o.seq, true

@@ -18,7 +18,7 @@ import (
 // silence, 1.0 and 1.1 ACK forms, and connections that must survive an
 // ERROR (go-stomp closes on every ERROR).
 type rawConn struct {
-	t       *T
+	t       TB
 	c       net.Conn
 	r       *bufio.Reader
 	version string // negotiated; decides header unescaping
@@ -50,7 +50,7 @@ func (f *rawFrame) Get(name string) (string, bool) {
 }
 
 // Must returns a header that must be present.
-func (f *rawFrame) Must(t *T, name string) string {
+func (f *rawFrame) Must(t TB, name string) string {
 	t.Helper()
 	v, ok := f.Get(name)
 	if !ok {
@@ -104,7 +104,7 @@ func (f *rawFrame) compact() string {
 }
 
 // dialRaw opens a TCP connection; it is closed at the end of the test.
-func dialRaw(t *T, addr string) *rawConn {
+func dialRaw(t TB, addr string) *rawConn {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", addr, wait)
 	if err != nil {
@@ -116,15 +116,15 @@ func dialRaw(t *T, addr string) *rawConn {
 
 // connectRaw dials and connects with accept-version (e.g. "1.2"; "" sends
 // none) and extra headers ("name:value"), and checks CONNECTED.
-func connectRaw(t *T, addr, version string, headers ...string) (*rawConn, *rawFrame) {
+func connectRaw(t TB, addr, version string, headers ...string) (*rawConn, *rawFrame) {
 	t.Helper()
 	c := dialRaw(t, addr)
-	h := []string{"host:" + t.STOMPHost()}
+	h := []string{"host:" + stompHost(t)}
 	if version != "" {
 		h = append(h, "accept-version:"+version)
 	}
-	if t.User() != "" && !slices.ContainsFunc(headers, func(h string) bool { return strings.HasPrefix(h, "login:") }) {
-		h = append(h, "login:"+t.User(), "passcode:"+t.Password())
+	if user, pass := credentials(t); user != "" && !slices.ContainsFunc(headers, func(h string) bool { return strings.HasPrefix(h, "login:") }) {
+		h = append(h, "login:"+user, "passcode:"+pass)
 	}
 	f := c.request("CONNECT", append(h, headers...), nil)
 	if f.Command != "CONNECTED" {
@@ -148,7 +148,7 @@ func (c *rawConn) write(b []byte) {
 func (c *rawConn) send(cmd string, headers []string, body []byte) {
 	c.t.Helper()
 	if cmd != "CONNECT" && cmd != "STOMP" {
-		c.t.Observe("send", "%s", (&rawFrame{Command: cmd, Headers: splitHeaders(headers), Body: body}).String())
+		observe(c.t, "send", "%s", (&rawFrame{Command: cmd, Headers: splitHeaders(headers), Body: body}).String())
 	}
 	c.write(encodeRaw(cmd, headers, body))
 }
@@ -203,7 +203,7 @@ func (c *rawConn) read() *rawFrame {
 func (c *rawConn) readWithin(d time.Duration) (*rawFrame, error) {
 	f, err := c.readFrameWithin(d)
 	if err == nil {
-		c.t.Observe("recv", "%s", f.compact())
+		observe(c.t, "recv", "%s", f.compact())
 	}
 	return f, err
 }

@@ -93,7 +93,7 @@ func header(f *rawFrame, name string) string {
 }
 
 // expectHeader checks a header's value.
-func expectHeader(t *T, f *rawFrame, name, want string) {
+func expectHeader(t TB, f *rawFrame, name, want string) {
 	t.Helper()
 	if got, ok := f.Get(name); !ok || got != want {
 		t.Fatalf("%s header: got %q (present %v), want %q in %s", name, got, ok, want, f)
@@ -132,7 +132,7 @@ func advisoryTopic(kind, dest string) string {
 // contains every string of want; others are skipped (an advisory topic may
 // carry the state of the whole broker, and an external broker is shared
 // with earlier tests).
-func expectAdvisory(t *T, c *rawConn, want ...string) *rawFrame {
+func expectAdvisory(t TB, c *rawConn, want ...string) *rawFrame {
 	t.Helper()
 	deadline := time.Now().Add(wait)
 	for {
