@@ -24,21 +24,21 @@ const (
 func mqttWildcards(t *T) {
 	addr := t.Addr(MQTT)
 	base := t.Uniq()
-	c := mqttConnect(t, addr, base)
+	c := MQTTConnect(t, addr, base)
 	// One client per filter: Paho hands a message to every local handler
 	// whose filter matches, whichever subscription it came through.
-	plus := mqttSub(t, mqttConnect(t, addr, base+"-plus"), base+"/+/temp", 0)
-	hash := mqttSub(t, mqttConnect(t, addr, base+"-hash"), base+"/#", 0)
-	mqttPub(t, c, base+"/kitchen/temp", 0, false, "k")
-	mqttPub(t, c, base+"/kitchen/humidity", 0, false, "h")
-	mqttPub(t, c, base+"/kitchen/temp/probe", 0, false, "p")
-	if m := plus.next(t); m.Topic() != base+"/kitchen/temp" {
+	plus := MQTTSub(t, MQTTConnect(t, addr, base+"-plus"), base+"/+/temp", 0)
+	hash := MQTTSub(t, MQTTConnect(t, addr, base+"-hash"), base+"/#", 0)
+	MQTTPub(t, c, base+"/kitchen/temp", 0, false, "k")
+	MQTTPub(t, c, base+"/kitchen/humidity", 0, false, "h")
+	MQTTPub(t, c, base+"/kitchen/temp/probe", 0, false, "p")
+	if m := plus.Next(t); m.Topic() != base+"/kitchen/temp" {
 		t.Fatalf("%s/+/temp got %s", base, m.Topic())
 	}
 	// Three topics: MQTT orders messages per topic only.
 	seen := map[string]bool{}
 	for range 3 {
-		seen[hash.next(t).Topic()] = true
+		seen[hash.Next(t).Topic()] = true
 	}
 	for _, want := range []string{"/kitchen/temp", "/kitchen/humidity", "/kitchen/temp/probe"} {
 		if !seen[base+want] {
@@ -48,8 +48,8 @@ func mqttWildcards(t *T) {
 	// A marker on a topic + matches, published after the others: the next
 	// thing + gets (per-topic order does not span topics, so the marker
 	// bounds the wait rather than proving the absence).
-	mqttPub(t, c, base+"/hall/temp", 0, false, "marker")
-	if m := plus.next(t); m.Topic() != base+"/hall/temp" {
+	MQTTPub(t, c, base+"/hall/temp", 0, false, "marker")
+	if m := plus.Next(t); m.Topic() != base+"/hall/temp" {
 		t.Fatalf("%s/+/temp got %s %q, want the marker (not the deeper or other topics)", base, m.Topic(), m.Payload())
 	}
 }
@@ -61,23 +61,23 @@ func mqttWildcards(t *T) {
 func mqttDollarPublished(t *T) {
 	addr := t.Addr(MQTTDollar)
 	base := t.Uniq()
-	c := mqttConnect(t, addr, base)
-	dollar := mqttSub(t, mqttConnect(t, addr, base+"-dollar"), "$SYS/"+base+"/#", 0)
+	c := MQTTConnect(t, addr, base)
+	dollar := MQTTSub(t, MQTTConnect(t, addr, base+"-dollar"), "$SYS/"+base+"/#", 0)
 	// The subscriber of a filter that starts with a wildcard is raw, so
 	// that a PINGREQ orders what it got. (Not "#" itself: that gets
 	// ActiveMQ's advisory topics, one of them named for the "#"
 	// subscription, with a '#' in a topic name that a strict decoder
 	// refuses.)
 	wild := "+/" + base + "/#"
-	all := rawMQTTDial(t, addr)
-	all.connect(base+"-wild", true, 0, nil)
-	all.send(&mqttwire.Packet{Type: mqttwire.SUBSCRIBE, PacketID: 1, Subscriptions: []mqttwire.Subscription{{Filter: wild, QoS: 0}}})
-	if p := all.read(); p.Type != mqttwire.SUBACK || string(p.ReasonCodes) != "\x00" {
+	all := DialRawMQTT(t, addr)
+	all.Connect(base+"-wild", true, 0, nil)
+	all.Send(&mqttwire.Packet{Type: mqttwire.SUBSCRIBE, PacketID: 1, Subscriptions: []mqttwire.Subscription{{Filter: wild, QoS: 0}}})
+	if p := all.Read(); p.Type != mqttwire.SUBACK || string(p.ReasonCodes) != "\x00" {
 		t.Fatalf("SUBACK for %s: %s %q", wild, p.Type, p.ReasonCodes)
 	}
-	mqttPub(t, c, "$SYS/"+base+"/uptime", 0, false, "s")
-	mqttPub(t, c, "plain/"+base+"/uptime", 0, false, "p")
-	if m := dollar.next(t); m.Topic() != "$SYS/"+base+"/uptime" || string(m.Payload()) != "s" {
+	MQTTPub(t, c, "$SYS/"+base+"/uptime", 0, false, "s")
+	MQTTPub(t, c, "plain/"+base+"/uptime", 0, false, "p")
+	if m := dollar.Next(t); m.Topic() != "$SYS/"+base+"/uptime" || string(m.Payload()) != "s" {
 		t.Fatalf("$SYS/%s/# got %s %q", base, m.Topic(), m.Payload())
 	}
 	// The $ message has been routed (its subscriber has it): up to the
@@ -87,9 +87,9 @@ func mqttDollarPublished(t *T) {
 	// (protocols/mqtt).
 	wantDollar := t.ActiveMQBehaviour()
 	gotPlain, gotDollar := false, false
-	all.send(&mqttwire.Packet{Type: mqttwire.PINGREQ})
+	all.Send(&mqttwire.Packet{Type: mqttwire.PINGREQ})
 	for pinged := false; !pinged || !gotPlain || wantDollar && !gotDollar; {
-		p := all.read()
+		p := all.Read()
 		switch {
 		case p.Type == mqttwire.PINGRESP:
 			pinged = true
@@ -116,38 +116,38 @@ func mqttDollarPublished(t *T) {
 func mqttPacketTooLarge(t *T) {
 	addr := t.Addr(MQTTSmall)
 	base := t.Uniq()
-	bystander := rawMQTTDial(t, addr)
-	bystander.connect(base+"-b", true, 0, nil)
+	bystander := DialRawMQTT(t, addr)
+	bystander.Connect(base+"-b", true, 0, nil)
 
 	t.Run("mqtt-3.1.1", func(t *T) {
-		r := rawMQTTDial(t, addr)
-		if ack := r.connect(base+"-3", true, 0, nil); ack.Type != mqttwire.CONNACK || ack.ReasonCode != 0 {
+		r := DialRawMQTT(t, addr)
+		if ack := r.Connect(base+"-3", true, 0, nil); ack.Type != mqttwire.CONNACK || ack.ReasonCode != 0 {
 			t.Fatalf("CONNECT answered %s %#x", ack.Type, ack.ReasonCode)
 		}
-		r.send(&mqttwire.Packet{Type: mqttwire.PUBLISH, QoS: 1, PacketID: 1, Topic: base, Payload: make([]byte, MQTTSmallFrameSize/2)})
-		if p := r.read(); p.Type != mqttwire.PUBACK || p.PacketID != 1 {
+		r.Send(&mqttwire.Packet{Type: mqttwire.PUBLISH, QoS: 1, PacketID: 1, Topic: base, Payload: make([]byte, MQTTSmallFrameSize/2)})
+		if p := r.Read(); p.Type != mqttwire.PUBACK || p.PacketID != 1 {
 			t.Fatalf("a %d-byte PUBLISH answered %s %d, want PUBACK 1", MQTTSmallFrameSize/2, p.Type, p.PacketID)
 		}
-		r.send(&mqttwire.Packet{Type: mqttwire.PUBLISH, QoS: 1, PacketID: 2, Topic: base, Payload: make([]byte, 2*MQTTSmallFrameSize)})
-		r.closed()
+		r.Send(&mqttwire.Packet{Type: mqttwire.PUBLISH, QoS: 1, PacketID: 2, Topic: base, Payload: make([]byte, 2*MQTTSmallFrameSize)})
+		r.Closed()
 		t.Observe("close", "after a %d-byte PUBLISH", 2*MQTTSmallFrameSize)
 	})
 	t.Run("mqtt-5", func(t *T) {
 		needMQTT5At(t, addr)
-		r := rawMQTTDial(t, addr)
-		r.version = mqttwire.Version5
-		ack := r.connect(base+"-5", true, 0, nil)
+		r := DialRawMQTT(t, addr)
+		r.Version = mqttwire.Version5
+		ack := r.Connect(base+"-5", true, 0, nil)
 		if ack.Props == nil || !ack.Props.HasMaximumPacketSize || ack.Props.MaximumPacketSize != MQTTSmallFrameSize {
 			t.Fatalf("CONNACK does not announce the maximum packet size %d: %+v", MQTTSmallFrameSize, ack.Props)
 		}
-		r.send(&mqttwire.Packet{Type: mqttwire.PUBLISH, Topic: base, Payload: make([]byte, 2*MQTTSmallFrameSize)})
-		p := r.read()
+		r.Send(&mqttwire.Packet{Type: mqttwire.PUBLISH, Topic: base, Payload: make([]byte, 2*MQTTSmallFrameSize)})
+		p := r.Read()
 		if p.Type != mqttwire.DISCONNECT || p.ReasonCode != mqttwire.ReasonPacketTooLarge {
 			t.Fatalf("got %s %#x, want DISCONNECT 0x95 (packet too large)", p.Type, p.ReasonCode)
 		}
-		r.closed()
+		r.Closed()
 	})
-	bystander.alive()
+	bystander.Alive()
 }
 
 // amqpIdleTimeout: the broker's Open carries its idle-time-out (the
@@ -155,19 +155,19 @@ func mqttPacketTooLarge(t *T) {
 // for the client's idle-time-out, and closes a silent client with
 // resource-limit-exceeded.
 func amqpIdleTimeout(t *T) {
-	r := rawAMQPDial(t, t.Addr(AMQPIdle))
-	r.handshake()
+	r := DialRawAMQP(t, t.Addr(AMQPIdle))
+	r.Handshake()
 	open := wire.NewOpen(t.Uniq())
 	open.IdleTimeOut = 200 * time.Millisecond // the broker must be heard from every 100 ms
-	r.send(0, open, nil)
-	o, ok := r.next().Body.(*wire.Open)
+	r.Send(0, open, nil)
+	o, ok := r.Next().Body.(*wire.Open)
 	if !ok || o.IdleTimeOut != AMQPIdleTimeout {
 		t.Fatalf("broker Open %+v, want idle-time-out %v", o, AMQPIdleTimeout)
 	}
 	// Heart-beats (empty frames), then the close for our silence.
 	beats := 0
 	for {
-		f, err := r.tryRead(wait)
+		f, err := r.TryRead(wait)
 		if err != nil {
 			t.Fatalf("read: %v (after %d heart-beats)", err, beats)
 		}

@@ -19,7 +19,7 @@ import (
 // ActiveMQ 5.17 has no limit by default.)
 func openWireBadInput(t *T) {
 	addr := t.Addr(OpenWire)
-	good := openwireHandshake(t, addr)
+	good := OpenWireHandshake(t, addr)
 	defer good.Close()
 
 	frame := func(typ byte, body []byte) []byte {
@@ -70,11 +70,11 @@ func openWireBadInput(t *T) {
 // checkKeepAlive sends a KeepAliveInfo asking for a response and waits
 // for the answer: a KeepAliveInfo echoed by the inactivity monitor
 // (ActiveMQ's default), or a Response when the connection has none.
-func checkKeepAlive(t *T, o *owConn) {
+func checkKeepAlive(t *T, o *OpenWireConn) {
 	t.Helper()
-	id := o.request(t, &wire.KeepAliveInfo{})
+	id := o.Request(t, &wire.KeepAliveInfo{})
 	for {
-		switch r := o.read(t).(type) {
+		switch r := o.ReadCommand(t).(type) {
 		case *wire.KeepAliveInfo:
 			return
 		case *wire.Response:
