@@ -15,7 +15,7 @@ import (
 // MQTTMessages collects what a Paho subscription receives.
 type MQTTMessages chan paho.Message
 
-func (c MQTTMessages) handler(_ paho.Client, m paho.Message) { c <- m }
+func (c MQTTMessages) Handler(_ paho.Client, m paho.Message) { c <- m }
 
 func (c MQTTMessages) Next(t TB) paho.Message {
 	t.Helper()
@@ -76,7 +76,7 @@ func MQTTWait(t TB, tok paho.Token, what string) {
 func MQTTSub(t TB, c paho.Client, filter string, qos byte) MQTTMessages {
 	t.Helper()
 	ch := make(MQTTMessages, 1000)
-	tok := c.Subscribe(filter, qos, ch.handler)
+	tok := c.Subscribe(filter, qos, ch.Handler)
 	MQTTWait(t, tok, "subscribe "+filter)
 	st := tok.(*paho.SubscribeToken)
 	if got := st.Result()[filter]; got != qos {

@@ -12,11 +12,14 @@ import (
 // ActiveMQ Classic 5.17 has no MQTT 5: these check the specification, and
 // skip on a broker that refuses protocol level 5.
 
+// MQTT5Client is a Paho MQTT 5 client that collects what it receives.
 type MQTT5Client struct {
 	*paho.Client
-	got  chan *paho.Publish
-	gone chan *paho.Disconnect
-	ack  *paho.Connack
+	got chan *paho.Publish
+	// Gone gets the server's DISCONNECT.
+	Gone chan *paho.Disconnect
+	// Connack is the broker's answer to CONNECT.
+	Connack *paho.Connack
 }
 
 func MQTT5Connect(t TB, addr string, cp *paho.Connect) *MQTT5Client {
@@ -25,14 +28,14 @@ func MQTT5Connect(t TB, addr string, cp *paho.Connect) *MQTT5Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &MQTT5Client{got: make(chan *paho.Publish, 1000), gone: make(chan *paho.Disconnect, 1)}
+	c := &MQTT5Client{got: make(chan *paho.Publish, 1000), Gone: make(chan *paho.Disconnect, 1)}
 	c.Client = paho.NewClient(paho.ClientConfig{
 		Conn: nc,
 		OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(r paho.PublishReceived) (bool, error) {
 			c.got <- r.Packet
 			return true, nil
 		}},
-		OnServerDisconnect: func(d *paho.Disconnect) { c.gone <- d },
+		OnServerDisconnect: func(d *paho.Disconnect) { c.Gone <- d },
 		OnClientError:      func(error) {},
 	})
 	if cp.KeepAlive == 0 {
@@ -53,7 +56,7 @@ func MQTT5Connect(t TB, addr string, cp *paho.Connect) *MQTT5Client {
 	if err != nil {
 		t.Fatalf("MQTT 5 connect %q: %v (connack %+v)", cp.ClientID, err, ack)
 	}
-	c.ack = ack
+	c.Connack = ack
 	t.Cleanup(func() { c.Disconnect(&paho.Disconnect{}) })
 	return c
 }
@@ -103,15 +106,15 @@ func (c *MQTT5Client) Pub(t TB, p *paho.Publish) *paho.PublishResponse {
 func mqtt5ConnackAndAssignedClientID(t *T) {
 	addr := t.Addr(MQTT)
 	c := MQTT5Connect(t, addr, &paho.Connect{CleanStart: true})
-	p := c.ack.Properties
+	p := c.Connack.Properties
 	if p == nil || p.AssignedClientID == "" {
 		t.Fatalf("no Assigned Client Identifier for an empty client id: %+v", p)
 	}
 	if p.TopicAliasMaximum == nil || *p.TopicAliasMaximum == 0 || p.ReceiveMaximum == nil || !p.SharedSubAvailable {
 		t.Fatalf("CONNACK properties %+v: want topic aliases, a receive maximum, shared subscriptions", p)
 	}
-	if c.ack.ReasonCode != 0 {
-		t.Fatalf("reason %#x", c.ack.ReasonCode)
+	if c.Connack.ReasonCode != 0 {
+		t.Fatalf("reason %#x", c.Connack.ReasonCode)
 	}
 }
 

@@ -10,8 +10,8 @@ import (
 // OpenWire cases at the command level, with the project's codec
 // (protocols/openwire/wire): what a JMS client sends, byte for byte.
 
-// OpenWireConn is a minimal OpenWire connection for these tests: handshake, then
-// KeepAliveInfo round trips.
+// OpenWireConn is a minimal OpenWire connection with the project's codec:
+// the handshake, then commands one at a time.
 type OpenWireConn struct {
 	net.Conn
 	dec *wire.Decoder
@@ -75,8 +75,16 @@ func (o *OpenWireConn) ReadCommand(t TB) wire.DataStructure {
 // returns that id.
 func (o *OpenWireConn) Request(t TB, c wire.Command) int32 {
 	t.Helper()
+	c.Base().ResponseRequired = true
+	return o.Oneway(t, c)
+}
+
+// Oneway sends c with the next command id, as it is (without asking for
+// a response unless c does), and returns that id.
+func (o *OpenWireConn) Oneway(t TB, c wire.Command) int32 {
+	t.Helper()
 	o.seq++
-	c.Base().CommandId, c.Base().ResponseRequired = o.seq, true
+	c.Base().CommandId = o.seq
 	b, err := o.enc.Append(nil, c)
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +93,24 @@ func (o *OpenWireConn) Request(t TB, c wire.Command) int32 {
 		t.Fatalf("write %s: %v", wire.TypeName(c.DataStructureType()), err)
 	}
 	return o.seq
+}
+
+// Ping sends a KeepAliveInfo asking for a response and waits for the
+// answer: a KeepAliveInfo echoed by the inactivity monitor (ActiveMQ's
+// default), or a Response when the connection has none.
+func (o *OpenWireConn) Ping(t TB) {
+	t.Helper()
+	id := o.Request(t, &wire.KeepAliveInfo{})
+	for {
+		switch r := o.ReadCommand(t).(type) {
+		case *wire.KeepAliveInfo:
+			return
+		case *wire.Response:
+			if r.CorrelationId == id {
+				return
+			}
+		}
+	}
 }
 
 // Transaction refusals carry ActiveMQ's words exactly (TransactionBroker,

@@ -115,7 +115,14 @@ func DialRaw(t TB, addr string) *RawConn {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return &RawConn{t: t, c: c, r: bufio.NewReader(c), version: "1.0"}
+	return NewRawConn(t, c, "1.0")
+}
+
+// NewRawConn is a STOMP client on a connection already open (over TLS,
+// say) whose frames are read as of version (which ConnectRaw sets from
+// CONNECTED).
+func NewRawConn(t TB, nc net.Conn, version string) *RawConn {
+	return &RawConn{t: t, c: nc, r: bufio.NewReader(nc), version: version}
 }
 
 // ConnectRaw dials and connects with accept-version (e.g. "1.2"; "" sends
