@@ -35,10 +35,10 @@ public class ConformJMS {
             m.setJMSType("greeting");
             m.setStringProperty("color", "red");
             m.setIntProperty("n", 7);
-            p.Send(m, DeliveryMode.PERSISTENT, 7, 0);
+            p.send(m, DeliveryMode.PERSISTENT, 7, 0);
             BytesMessage b = s.createBytesMessage();
             b.writeBytes(new byte[] {0, 1, 2});
-            p.Send(b);
+            p.send(b);
             MessageConsumer k = s.createConsumer(q);
             Message r = k.receive(5000);
             if (!(r instanceof TextMessage)) {
