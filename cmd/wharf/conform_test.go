@@ -421,8 +421,9 @@ func TestWharfConformActiveMQ(t *testing.T) {
 // startActiveMQ starts Debian's ActiveMQ 5.17 on the suite's activemq.xml
 // as conformance/activemq/run.sh does (the same extension jars, the same
 // JVM flags through internal/activemq), and returns conform URLs for its
-// connectors. Its ports are picked by listening on :0 and closing, which
-// races only with other processes (acceptable for an external broker).
+// connectors. Its ports are picked by listening on :0 (all at once, so
+// that they are distinct) and closing, which races only with other
+// processes (acceptable for an external broker).
 func startActiveMQ(t *testing.T) []string {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(activemq.Home, "bin", "activemq.jar")); err != nil {
@@ -454,8 +455,9 @@ func startActiveMQ(t *testing.T) []string {
 	os.WriteFile(filepath.Join(base, "conf", "activemq.xml"), []byte(conform.ConfigXML), 0o644)
 	ports := map[string]int{}
 	var props []string
-	for _, ep := range activeMQEndpoints() {
-		ports[ep] = freeTCPPort(t)
+	free := freeTCPPorts(t, len(activeMQEndpoints()))
+	for i, ep := range activeMQEndpoints() {
+		ports[ep] = free[i]
 		props = append(props, portProperty(ep)+"="+strconv.Itoa(ports[ep]))
 	}
 	logf, err := os.Create(filepath.Join(base, "activemq.log"))
@@ -511,15 +513,6 @@ func activeMQEndpoints() []string {
 	return slices.DeleteFunc(conform.Endpoints(), func(ep string) bool { return ep == conform.AMQP || ep == conform.AMQPIdle })
 }
 
-func freeTCPPort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 func caseNamed(name string) *conform.Case {
 	for _, c := range conform.Cases() {
 		if c.Name == name {
@@ -541,7 +534,8 @@ func TestWharfConformRestartCmd(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(conform.ConfigXML), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stompPort, smallPort, owPort, mqttPort := freeTCPPort(t), freeTCPPort(t), freeTCPPort(t), freeTCPPort(t)
+	free := freeTCPPorts(t, 4)
+	stompPort, smallPort, owPort, mqttPort := free[0], free[1], free[2], free[3]
 	pidFile := filepath.Join(dir, "wharf.pid")
 	// start.sh stops the broker of pidFile, if any, and starts another on
 	// the same ports, as the test binary standing in for wharf (TestMain).
