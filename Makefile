@@ -242,7 +242,7 @@ conform:
 	$(GO) test -count=1 -run 'TestConformanceCases|TestWharfConform' ./conformance/ ./cmd/wharf/
 
 conform-ref: build
-	AMQ_RUN='./bin/wharf conform --url stomp://$$WHARF_CONFORMANCE_STOMP_ADDR --url "stomp://$$WHARF_CONFORMANCE_STOMP_SMALL_FRAME_ADDR?wireFormat.maxFrameSize=4096" --url tcp://$$WHARF_CONFORMANCE_OPENWIRE_ADDR --url mqtt://$$WHARF_CONFORMANCE_MQTT_ADDR $(CONFORM_FLAGS)' \
+	AMQ_RUN='./bin/wharf conform --url stomp://$$WHARF_CONFORMANCE_STOMP_ADDR --url "stomp://$$WHARF_CONFORMANCE_STOMP_SMALL_FRAME_ADDR?wireFormat.maxFrameSize=4096" --url tcp://$$WHARF_CONFORMANCE_OPENWIRE_ADDR --url mqtt://$$WHARF_CONFORMANCE_MQTT_ADDR --url "mqtt://$$WHARF_CONFORMANCE_MQTT_SMALL_ADDR?wireFormat.maxFrameSize=1024" --url "mqtt://$$WHARF_CONFORMANCE_MQTT_DOLLAR_ADDR?transport.publishDollarTopics=true" $(CONFORM_FLAGS)' \
 		conformance/activemq/run.sh
 
 # The conformance suites against Debian's ActiveMQ 5.17, the reference:

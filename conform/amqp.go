@@ -277,14 +277,14 @@ func amqpMixedProtocols(t *T) {
 	}
 	// MQTT → AMQP and AMQP → MQTT on a topic.
 	tr := amqpReceiver(t, s, "topic://"+base+".sensor", nil)
-	mc := mqttConnect(t, t.Addr(MQTT), base)
-	mqttPub(t, mc, base+"/sensor", 1, false, "21.5")
+	mc := MQTTConnect(t, t.Addr(MQTT), base)
+	MQTTPub(t, mc, base+"/sensor", 1, false, "21.5")
 	if m := amqpRecv(t, tr); string(m.GetData()) != "21.5" {
 		t.Fatalf("MQTT publish reached AMQP as %q", m.GetData())
 	}
-	ch := mqttSub(t, mc, base+"/out", 0)
+	ch := MQTTSub(t, mc, base+"/out", 0)
 	amqpSend(t, amqpSender(t, s, "topic://"+base+".out", nil), amqp.NewMessage([]byte("to mqtt")))
-	if m := ch.next(t); string(m.Payload()) != "to mqtt" {
+	if m := ch.Next(t); string(m.Payload()) != "to mqtt" {
 		t.Fatalf("MQTT got %q", m.Payload())
 	}
 }

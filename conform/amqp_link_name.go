@@ -18,8 +18,8 @@ func amqpRawSameLinkName(t *T) {
 	addr := t.Addr(AMQP)
 	topic := "topic://" + t.Uniq()
 	clientID := t.Uniq() + "-cid"
-	r := rawAMQPDial(t, addr)
-	r.open(clientID)
+	r := DialRawAMQP(t, addr)
+	r.Open(clientID)
 
 	// attach sends an attach for a link on which the client receives and
 	// returns the broker's answering Attach and, if it refused the link,
@@ -29,10 +29,10 @@ func amqpRawSameLinkName(t *T) {
 		a := wire.NewAttach(name, handle, wire.RoleReceiver)
 		a.Source = src
 		a.Target = &wire.Target{}
-		r.send(0, a, nil)
+		r.Send(0, a, nil)
 		var got *wire.Attach
 		for {
-			switch f := r.next().Body.(type) {
+			switch f := r.Next().Body.(type) {
 			case *wire.Attach:
 				if f.Handle != handle {
 					t.Fatalf("attach for handle %d while waiting for %d's", f.Handle, handle)
@@ -55,7 +55,7 @@ func amqpRawSameLinkName(t *T) {
 	credit := func(handle uint32, n uint32) {
 		t.Helper()
 		in := uint32(0)
-		r.send(0, &wire.Flow{NextIncomingID: &in, IncomingWindow: 1000, NextOutgoingID: 1, OutgoingWindow: 1000,
+		r.Send(0, &wire.Flow{NextIncomingID: &in, IncomingWindow: 1000, NextOutgoingID: 1, OutgoingWindow: 1000,
 			Handle: &handle, DeliveryCount: new(uint32), LinkCredit: &n}, nil)
 	}
 	// expect reads until body arrived once on each of handles, and fails
@@ -67,7 +67,7 @@ func amqpRawSameLinkName(t *T) {
 			want[h] = true
 		}
 		for len(want) > 0 {
-			f := r.next()
+			f := r.Next()
 			tr, ok := f.Body.(*wire.Transfer)
 			if !ok {
 				continue
@@ -111,9 +111,9 @@ func amqpRawSameLinkName(t *T) {
 		t.Fatalf("second durable link of one name: detach %+v, want one saying %q", d, wantText)
 	}
 	// Detached (not closed), the subscription keeps what is published.
-	r.send(0, &wire.Detach{Handle: 2}, nil)
+	r.Send(0, &wire.Detach{Handle: 2}, nil)
 	for {
-		if dt, ok := r.next().Body.(*wire.Detach); ok && dt.Handle == 2 {
+		if dt, ok := r.Next().Body.(*wire.Detach); ok && dt.Handle == 2 {
 			break
 		}
 	}
@@ -136,9 +136,9 @@ func amqpRawSameLinkName(t *T) {
 		t.Fatalf("re-attach of an unknown subscription: detach %+v, want amqp:not-found %q", d, want)
 	}
 	// The durable subscription goes with its link closed (not detached).
-	r.send(0, &wire.Detach{Handle: 4, Closed: true}, nil)
+	r.Send(0, &wire.Detach{Handle: 4, Closed: true}, nil)
 	for {
-		if dt, ok := r.next().Body.(*wire.Detach); ok && dt.Handle == 4 {
+		if dt, ok := r.Next().Body.(*wire.Detach); ok && dt.Handle == 4 {
 			break
 		}
 	}

@@ -4,20 +4,70 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// Endpoints a case can need: one per protocol, and a STOMP connector with
-// a small frame limit. A Target maps each to a host:port.
+// Endpoints a case can need: one per protocol, and connectors with an
+// option set that a few cases need (a small frame limit, $-topics
+// published, a short AMQP idle time-out). A Target maps each to a
+// host:port; ConfigXML declares each as a connector of that name.
 const (
-	STOMP          = "stomp"
-	STOMPSmall     = "stomp-small" // a STOMP connector with wireFormat.maxFrameSize=SmallFrameSize
-	OpenWire       = "openwire"
-	MQTT           = "mqtt"
-	AMQP           = "amqp"
-	SmallFrameSize = 4096
+	STOMP      = "stomp"
+	STOMPSmall = "stomp-small" // a STOMP connector with wireFormat.maxFrameSize=SmallFrameSize
+	OpenWire   = "openwire"
+	MQTT       = "mqtt"
+	MQTTSmall  = "mqtt-small"  // an MQTT connector with wireFormat.maxFrameSize=MQTTSmallFrameSize
+	MQTTDollar = "mqtt-dollar" // an MQTT connector with transport.publishDollarTopics=true
+	AMQP       = "amqp"
+	AMQPIdle   = "amqp-idle" // an AMQP connector with wireFormat.idleTimeout=AMQPIdleTimeout
+
+	SmallFrameSize     = 4096
+	MQTTSmallFrameSize = 1024
+	AMQPIdleTimeout    = 500 * time.Millisecond
 )
+
+// An endpointOption is a connector that differs from its protocol's plain
+// one by an option of its URI: the broker URL given for it carries that
+// option in its query, as the connector's uri in activemq.xml does.
+type endpointOption struct {
+	endpoint, scheme, key, value string
+}
+
+var endpointOptions = []endpointOption{
+	{STOMPSmall, "stomp", "wireFormat.maxFrameSize", strconv.Itoa(SmallFrameSize)},
+	{MQTTSmall, "mqtt", "wireFormat.maxFrameSize", strconv.Itoa(MQTTSmallFrameSize)},
+	{MQTTDollar, "mqtt", "transport.publishDollarTopics", "true"},
+	{AMQPIdle, "amqp", "wireFormat.idleTimeout", strconv.Itoa(int(AMQPIdleTimeout / time.Millisecond))},
+}
+
+// Endpoints lists every endpoint name, each protocol's plain one first.
+func Endpoints() []string {
+	return []string{STOMP, STOMPSmall, OpenWire, MQTT, MQTTSmall, MQTTDollar, AMQP, AMQPIdle}
+}
+
+// EndpointURL is how a broker URL names an endpoint: scheme://host:port,
+// with the connector option in the query for the optioned ones (e.g.
+// "mqtt://host:port?wireFormat.maxFrameSize=1024").
+func EndpointURL(endpoint, hostport string) string {
+	switch endpoint {
+	case STOMP:
+		return "stomp://" + hostport
+	case OpenWire:
+		return "tcp://" + hostport
+	case MQTT:
+		return "mqtt://" + hostport
+	case AMQP:
+		return "amqp://" + hostport
+	}
+	for _, o := range endpointOptions {
+		if o.endpoint == endpoint {
+			return o.scheme + "://" + hostport + "?" + o.key + "=" + o.value
+		}
+	}
+	return ""
+}
 
 // DefaultTimeout bounds a case that does not state its own bound.
 const DefaultTimeout = 30 * time.Second

@@ -18,4 +18,9 @@
 // sequence number, so runs against one broker never see each other's
 // messages. The package depends on no engine, store or protocol adapter
 // package of Wharf (internal/layering checks it): it is a client.
+//
+// Its protocol clients (RawConn, RawMQTT, RawAMQP, OpenWireConn,
+// MQTT5Client, the MQTT* Paho helpers) are exported and take a TB, which
+// *T and *testing.T both satisfy: the tests of conformance/ that need
+// Wharf's internals drive the broker with them rather than with copies.
 package conform

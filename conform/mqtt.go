@@ -12,16 +12,16 @@ import (
 
 // MQTT 3.1.1 cases with Eclipse Paho (paho.mqtt.golang).
 
-// msgs collects what a Paho subscription receives.
-type msgs chan paho.Message
+// MQTTMessages collects what a Paho subscription receives.
+type MQTTMessages chan paho.Message
 
-func (c msgs) handler(_ paho.Client, m paho.Message) { c <- m }
+func (c MQTTMessages) Handler(_ paho.Client, m paho.Message) { c <- m }
 
-func (c msgs) next(t *T) paho.Message {
+func (c MQTTMessages) Next(t TB) paho.Message {
 	t.Helper()
 	select {
 	case m := <-c:
-		t.Observe("recv", "MQTT PUBLISH topic:%q qos:%d retained:%v payload=%q", m.Topic(), m.Qos(), m.Retained(), m.Payload())
+		observe(t, "recv", "MQTT PUBLISH topic:%q qos:%d retained:%v payload=%q", m.Topic(), m.Qos(), m.Retained(), m.Payload())
 		return m
 	case <-time.After(wait):
 		t.Fatal("no MQTT message within", wait)
@@ -29,7 +29,7 @@ func (c msgs) next(t *T) paho.Message {
 	}
 }
 
-func (c msgs) none(t *T, within time.Duration) {
+func (c MQTTMessages) None(t TB, within time.Duration) {
 	t.Helper()
 	select {
 	case m := <-c:
@@ -38,15 +38,15 @@ func (c msgs) none(t *T, within time.Duration) {
 	}
 }
 
-type mqttOpt func(*paho.ClientOptions)
+type MQTTOpt func(*paho.ClientOptions)
 
-func mqttConnect(t *T, addr, clientID string, opts ...mqttOpt) paho.Client {
+func MQTTConnect(t TB, addr, clientID string, opts ...MQTTOpt) paho.Client {
 	t.Helper()
 	o := paho.NewClientOptions().AddBroker("tcp://" + addr).SetClientID(clientID).
 		SetAutoReconnect(false).SetConnectRetry(false).SetProtocolVersion(4).
 		SetConnectTimeout(wait).SetKeepAlive(30 * time.Second).SetOrderMatters(true)
-	if t.User() != "" {
-		o.SetUsername(t.User()).SetPassword(t.Password())
+	if u, p := credentials(t); u != "" {
+		o.SetUsername(u).SetPassword(p)
 	}
 	for _, f := range opts {
 		f(o)
@@ -63,7 +63,7 @@ func mqttConnect(t *T, addr, clientID string, opts ...mqttOpt) paho.Client {
 	return c
 }
 
-func mqttWait(t *T, tok paho.Token, what string) {
+func MQTTWait(t TB, tok paho.Token, what string) {
 	t.Helper()
 	if !tok.WaitTimeout(wait) {
 		t.Fatalf("%s: timed out", what)
@@ -73,11 +73,11 @@ func mqttWait(t *T, tok paho.Token, what string) {
 	}
 }
 
-func mqttSub(t *T, c paho.Client, filter string, qos byte) msgs {
+func MQTTSub(t TB, c paho.Client, filter string, qos byte) MQTTMessages {
 	t.Helper()
-	ch := make(msgs, 1000)
-	tok := c.Subscribe(filter, qos, ch.handler)
-	mqttWait(t, tok, "subscribe "+filter)
+	ch := make(MQTTMessages, 1000)
+	tok := c.Subscribe(filter, qos, ch.Handler)
+	MQTTWait(t, tok, "subscribe "+filter)
 	st := tok.(*paho.SubscribeToken)
 	if got := st.Result()[filter]; got != qos {
 		t.Fatalf("SUBACK for %s granted %d, want %d", filter, got, qos)
@@ -85,14 +85,14 @@ func mqttSub(t *T, c paho.Client, filter string, qos byte) msgs {
 	return ch
 }
 
-func mqttPub(t *T, c paho.Client, topic string, qos byte, retained bool, payload string) {
+func MQTTPub(t TB, c paho.Client, topic string, qos byte, retained bool, payload string) {
 	t.Helper()
-	mqttWait(t, c.Publish(topic, qos, retained, payload), "publish "+topic)
+	MQTTWait(t, c.Publish(topic, qos, retained, payload), "publish "+topic)
 }
 
-// pahoDrop connects a client whose socket the returned func closes
+// MQTTDrop connects a client whose socket the returned func closes
 // without DISCONNECT, as a crashed device would; rawDrop closes a client's socket without DISCONNECT, as a crashed device.
-func pahoDrop(t *T, addr, clientID string, opts ...mqttOpt) (paho.Client, func()) {
+func MQTTDrop(t TB, addr, clientID string, opts ...MQTTOpt) (paho.Client, func()) {
 	t.Helper()
 	var nc net.Conn
 	opts = append(opts, func(o *paho.ClientOptions) {
@@ -102,23 +102,23 @@ func pahoDrop(t *T, addr, clientID string, opts ...mqttOpt) (paho.Client, func()
 			return c, err
 		})
 	})
-	c := mqttConnect(t, addr, clientID, opts...)
+	c := MQTTConnect(t, addr, clientID, opts...)
 	return c, func() { nc.Close() }
 }
 
 func mqttQoSRoundTrips(t *T) {
 	addr := t.Addr(MQTT)
 	base := t.Uniq()
-	sub := mqttConnect(t, addr, base+"-sub")
-	pub := mqttConnect(t, addr, base+"-pub")
+	sub := MQTTConnect(t, addr, base+"-sub")
+	pub := MQTTConnect(t, addr, base+"-pub")
 	for _, qos := range []byte{0, 1, 2} {
 		topic := base + "/q" + string('0'+qos)
-		ch := mqttSub(t, sub, topic, qos)
+		ch := MQTTSub(t, sub, topic, qos)
 		for i := 0; i < 20; i++ {
-			mqttPub(t, pub, topic, qos, false, strings.Repeat("x", i))
+			MQTTPub(t, pub, topic, qos, false, strings.Repeat("x", i))
 		}
 		for i := 0; i < 20; i++ {
-			m := ch.next(t)
+			m := ch.Next(t)
 			if string(m.Payload()) != strings.Repeat("x", i) || m.Qos() != qos || m.Topic() != topic {
 				t.Fatalf("qos %d message %d: topic %s qos %d payload %q", qos, i, m.Topic(), m.Qos(), m.Payload())
 			}
@@ -132,19 +132,19 @@ func mqttQoSRoundTrips(t *T) {
 func mqttQoSDowngrade(t *T) {
 	addr := t.Addr(MQTT)
 	base := t.Uniq()
-	c := mqttConnect(t, addr, base)
-	ch0 := mqttSub(t, c, base+"/a", 0)
-	ch1 := mqttSub(t, c, base+"/b", 1)
-	mqttPub(t, c, base+"/a", 2, false, "two-to-zero")
-	mqttPub(t, c, base+"/b", 0, false, "zero-stays-zero")
-	mqttPub(t, c, base+"/b", 2, false, "two-to-one")
-	if m := ch0.next(t); m.Qos() != 0 {
+	c := MQTTConnect(t, addr, base)
+	ch0 := MQTTSub(t, c, base+"/a", 0)
+	ch1 := MQTTSub(t, c, base+"/b", 1)
+	MQTTPub(t, c, base+"/a", 2, false, "two-to-zero")
+	MQTTPub(t, c, base+"/b", 0, false, "zero-stays-zero")
+	MQTTPub(t, c, base+"/b", 2, false, "two-to-one")
+	if m := ch0.Next(t); m.Qos() != 0 {
 		t.Fatalf("QoS 2 publish on a QoS 0 subscription arrived at %d", m.Qos())
 	}
-	if m := ch1.next(t); m.Qos() != 0 || string(m.Payload()) != "zero-stays-zero" {
+	if m := ch1.Next(t); m.Qos() != 0 || string(m.Payload()) != "zero-stays-zero" {
 		t.Fatalf("QoS 0 publish on a QoS 1 subscription: qos %d %q", m.Qos(), m.Payload())
 	}
-	if m := ch1.next(t); m.Qos() != 1 || string(m.Payload()) != "two-to-one" {
+	if m := ch1.Next(t); m.Qos() != 1 || string(m.Payload()) != "two-to-one" {
 		t.Fatalf("QoS 2 publish on a QoS 1 subscription: qos %d %q", m.Qos(), m.Payload())
 	}
 }
@@ -152,54 +152,54 @@ func mqttQoSDowngrade(t *T) {
 func mqttDollarPublishDroppedByDefault(t *T) {
 	addr := t.Addr(MQTT)
 	base := t.Uniq()
-	c := mqttConnect(t, addr, base)
-	ch := mqttSub(t, c, "$"+base+"/x", 1)
+	c := MQTTConnect(t, addr, base)
+	ch := MQTTSub(t, c, "$"+base+"/x", 1)
 	// ActiveMQ acknowledges and drops it unless publishDollarTopics=true.
-	mqttPub(t, c, "$"+base+"/x", 1, false, "dropped")
-	mqttPub(t, c, base+"/marker", 1, false, "m")
-	marker := mqttSub(t, c, base+"/marker", 1)
+	MQTTPub(t, c, "$"+base+"/x", 1, false, "dropped")
+	MQTTPub(t, c, base+"/marker", 1, false, "m")
+	marker := MQTTSub(t, c, base+"/marker", 1)
 	_ = marker
-	ch.none(t, 300*time.Millisecond)
+	ch.None(t, 300*time.Millisecond)
 }
 
 func mqttWill(t *T) {
 	addr := t.Addr(MQTT)
 	base := t.Uniq()
-	watcher := mqttConnect(t, addr, base+"-watch")
-	wills := mqttSub(t, watcher, base+"/status/+", 1)
+	watcher := MQTTConnect(t, addr, base+"-watch")
+	wills := MQTTSub(t, watcher, base+"/status/+", 1)
 
-	_, crash := pahoDrop(t, addr, base+"-dev1", func(o *paho.ClientOptions) {
+	_, crash := MQTTDrop(t, addr, base+"-dev1", func(o *paho.ClientOptions) {
 		o.SetWill(base+"/status/dev1", "offline", 1, false)
 	})
-	polite := mqttConnect(t, addr, base+"-dev2", func(o *paho.ClientOptions) {
+	polite := MQTTConnect(t, addr, base+"-dev2", func(o *paho.ClientOptions) {
 		o.SetWill(base+"/status/dev2", "offline", 1, false)
 	})
 	polite.Disconnect(50) // a normal DISCONNECT discards the will
 	crash()
-	m := wills.next(t)
+	m := wills.Next(t)
 	if m.Topic() != base+"/status/dev1" || string(m.Payload()) != "offline" {
 		t.Fatalf("will: %s %q, want dev1 offline", m.Topic(), m.Payload())
 	}
-	wills.none(t, 300*time.Millisecond)
+	wills.None(t, 300*time.Millisecond)
 }
 
 func mqttSessionTakeover(t *T) {
 	addr := t.Addr(MQTT)
 	id := t.Uniq()
 	lost := make(chan error, 1)
-	first := mqttConnect(t, addr, id, func(o *paho.ClientOptions) {
+	first := MQTTConnect(t, addr, id, func(o *paho.ClientOptions) {
 		o.SetConnectionLostHandler(func(_ paho.Client, err error) { lost <- err })
 	})
 	_ = first
-	second := mqttConnect(t, addr, id)
+	second := MQTTConnect(t, addr, id)
 	select {
 	case <-lost:
 	case <-time.After(wait):
 		t.Fatal("the first connection was not closed when its client id connected again")
 	}
-	ch := mqttSub(t, second, id+"/t", 1)
-	mqttPub(t, second, id+"/t", 1, false, "still works")
-	if m := ch.next(t); string(m.Payload()) != "still works" {
+	ch := MQTTSub(t, second, id+"/t", 1)
+	MQTTPub(t, second, id+"/t", 1, false, "still works")
+	if m := ch.Next(t); string(m.Payload()) != "still works" {
 		t.Fatalf("after takeover: %q", m.Payload())
 	}
 }
@@ -207,7 +207,7 @@ func mqttSessionTakeover(t *T) {
 func mqttToSTOMPAndBack(t *T) {
 	addr := t.Addr(MQTT)
 	base := t.Uniq()
-	mc := mqttConnect(t, addr, base)
+	mc := MQTTConnect(t, addr, base)
 	sc := dial(t, t.Addr(STOMP))
 	// MQTT a/b is JMS topic a.b, so STOMP /topic/a.b.
 	ss, err := sc.Subscribe("/topic/"+base+".sensor", stomp.AckAuto)
@@ -215,7 +215,7 @@ func mqttToSTOMPAndBack(t *T) {
 		t.Fatal(err)
 	}
 	roundTrip(t, sc)
-	mqttPub(t, mc, base+"/sensor", 1, false, "\x00\x01binary")
+	MQTTPub(t, mc, base+"/sensor", 1, false, "\x00\x01binary")
 	sm := recv(t, ss)
 	if string(sm.Body) != "\x00\x01binary" {
 		t.Fatalf("STOMP got %q", sm.Body)
@@ -225,11 +225,11 @@ func mqttToSTOMPAndBack(t *T) {
 		t.Fatalf("STOMP headers: %v", sm.Header)
 	}
 
-	ch := mqttSub(t, mc, base+"/reply/+", 1)
+	ch := MQTTSub(t, mc, base+"/reply/+", 1)
 	if err := sc.Send("/topic/"+base+".reply.x", "text/plain", []byte("from stomp")); err != nil {
 		t.Fatal(err)
 	}
-	m := ch.next(t)
+	m := ch.Next(t)
 	if m.Topic() != base+"/reply/x" || string(m.Payload()) != "from stomp" {
 		t.Fatalf("MQTT got %s %q", m.Topic(), m.Payload())
 	}

@@ -12,27 +12,30 @@ import (
 // ActiveMQ Classic 5.17 has no MQTT 5: these check the specification, and
 // skip on a broker that refuses protocol level 5.
 
-type v5Client struct {
+// MQTT5Client is a Paho MQTT 5 client that collects what it receives.
+type MQTT5Client struct {
 	*paho.Client
-	got  chan *paho.Publish
-	gone chan *paho.Disconnect
-	ack  *paho.Connack
+	got chan *paho.Publish
+	// Gone gets the server's DISCONNECT.
+	Gone chan *paho.Disconnect
+	// Connack is the broker's answer to CONNECT.
+	Connack *paho.Connack
 }
 
-func mqtt5Connect(t *T, addr string, cp *paho.Connect) *v5Client {
+func MQTT5Connect(t TB, addr string, cp *paho.Connect) *MQTT5Client {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &v5Client{got: make(chan *paho.Publish, 1000), gone: make(chan *paho.Disconnect, 1)}
+	c := &MQTT5Client{got: make(chan *paho.Publish, 1000), Gone: make(chan *paho.Disconnect, 1)}
 	c.Client = paho.NewClient(paho.ClientConfig{
 		Conn: nc,
 		OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(r paho.PublishReceived) (bool, error) {
 			c.got <- r.Packet
 			return true, nil
 		}},
-		OnServerDisconnect: func(d *paho.Disconnect) { c.gone <- d },
+		OnServerDisconnect: func(d *paho.Disconnect) { c.Gone <- d },
 		OnClientError:      func(error) {},
 	})
 	if cp.KeepAlive == 0 {
@@ -40,12 +43,12 @@ func mqtt5Connect(t *T, addr string, cp *paho.Connect) *v5Client {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	if t.User() != "" && cp.Username == "" {
-		cp.Username, cp.UsernameFlag = t.User(), true
-		cp.Password, cp.PasswordFlag = []byte(t.Password()), true
+	if u, p := credentials(t); u != "" && cp.Username == "" {
+		cp.Username, cp.UsernameFlag = u, true
+		cp.Password, cp.PasswordFlag = []byte(p), true
 	}
 	ack, err := c.Connect(ctx, cp)
-	if err != nil && !t.Wharf() {
+	if err != nil && !isWharf(t) {
 		// ActiveMQ 5.17 answers protocol level 5 with an MQTT 3 CONNACK
 		// (unacceptable protocol version) and closes.
 		t.Skipf("the broker does not speak MQTT 5: CONNECT at protocol level 5: %v (connack %+v)", err, ack)
@@ -53,12 +56,12 @@ func mqtt5Connect(t *T, addr string, cp *paho.Connect) *v5Client {
 	if err != nil {
 		t.Fatalf("MQTT 5 connect %q: %v (connack %+v)", cp.ClientID, err, ack)
 	}
-	c.ack = ack
+	c.Connack = ack
 	t.Cleanup(func() { c.Disconnect(&paho.Disconnect{}) })
 	return c
 }
 
-func (c *v5Client) next(t *T) *paho.Publish {
+func (c *MQTT5Client) Next(t TB) *paho.Publish {
 	t.Helper()
 	select {
 	case p := <-c.got:
@@ -69,7 +72,7 @@ func (c *v5Client) next(t *T) *paho.Publish {
 	}
 }
 
-func (c *v5Client) none(t *T, within time.Duration) {
+func (c *MQTT5Client) None(t TB, within time.Duration) {
 	t.Helper()
 	select {
 	case p := <-c.got:
@@ -78,7 +81,7 @@ func (c *v5Client) none(t *T, within time.Duration) {
 	}
 }
 
-func (c *v5Client) sub(t *T, s *paho.Subscribe) []byte {
+func (c *MQTT5Client) Sub(t TB, s *paho.Subscribe) []byte {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
@@ -89,7 +92,7 @@ func (c *v5Client) sub(t *T, s *paho.Subscribe) []byte {
 	return ack.Reasons
 }
 
-func (c *v5Client) pub(t *T, p *paho.Publish) *paho.PublishResponse {
+func (c *MQTT5Client) Pub(t TB, p *paho.Publish) *paho.PublishResponse {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
@@ -102,24 +105,24 @@ func (c *v5Client) pub(t *T, p *paho.Publish) *paho.PublishResponse {
 
 func mqtt5ConnackAndAssignedClientID(t *T) {
 	addr := t.Addr(MQTT)
-	c := mqtt5Connect(t, addr, &paho.Connect{CleanStart: true})
-	p := c.ack.Properties
+	c := MQTT5Connect(t, addr, &paho.Connect{CleanStart: true})
+	p := c.Connack.Properties
 	if p == nil || p.AssignedClientID == "" {
 		t.Fatalf("no Assigned Client Identifier for an empty client id: %+v", p)
 	}
 	if p.TopicAliasMaximum == nil || *p.TopicAliasMaximum == 0 || p.ReceiveMaximum == nil || !p.SharedSubAvailable {
 		t.Fatalf("CONNACK properties %+v: want topic aliases, a receive maximum, shared subscriptions", p)
 	}
-	if c.ack.ReasonCode != 0 {
-		t.Fatalf("reason %#x", c.ack.ReasonCode)
+	if c.Connack.ReasonCode != 0 {
+		t.Fatalf("reason %#x", c.Connack.ReasonCode)
 	}
 }
 
 func mqtt5PropertiesRoundTrip(t *T) {
 	addr := t.Addr(MQTT)
 	base := t.Uniq()
-	c := mqtt5Connect(t, addr, &paho.Connect{ClientID: base, CleanStart: true})
-	reasons := c.sub(t, &paho.Subscribe{
+	c := MQTT5Connect(t, addr, &paho.Connect{ClientID: base, CleanStart: true})
+	reasons := c.Sub(t, &paho.Subscribe{
 		Properties:    &paho.SubscribeProperties{SubscriptionIdentifier: func() *int { n := 7; return &n }()},
 		Subscriptions: []paho.SubscribeOptions{{Topic: base + "/req", QoS: 1}},
 	})
@@ -130,14 +133,14 @@ func mqtt5PropertiesRoundTrip(t *T) {
 	user.Add("tenant", "blue").Add("trace", "42")
 	format := byte(1)
 	expiry := uint32(60)
-	r := c.pub(t, &paho.Publish{Topic: base + "/req", QoS: 1, Payload: []byte("héllo"), Properties: &paho.PublishProperties{
+	r := c.Pub(t, &paho.Publish{Topic: base + "/req", QoS: 1, Payload: []byte("héllo"), Properties: &paho.PublishProperties{
 		ContentType: "text/plain", ResponseTopic: base + "/reply", CorrelationData: []byte("corr-1"),
 		PayloadFormat: &format, MessageExpiry: &expiry, User: user,
 	}})
 	if r.ReasonCode != 0 {
 		t.Fatalf("PUBACK reason %#x", r.ReasonCode)
 	}
-	m := c.next(t)
+	m := c.Next(t)
 	pp := m.Properties
 	if string(m.Payload) != "héllo" || pp == nil {
 		t.Fatalf("got %q props %+v", m.Payload, pp)
@@ -159,12 +162,12 @@ func mqtt5PropertiesRoundTrip(t *T) {
 func mqtt5TopicAlias(t *T) {
 	addr := t.Addr(MQTT)
 	base := t.Uniq()
-	c := mqtt5Connect(t, addr, &paho.Connect{ClientID: base, CleanStart: true})
-	c.sub(t, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: base + "/alias", QoS: 0}}})
-	c.pub(t, &paho.Publish{Topic: base + "/alias", QoS: 1, Payload: []byte("set"), Properties: &paho.PublishProperties{TopicAlias: paho.Uint16(3)}})
-	c.pub(t, &paho.Publish{Topic: "", QoS: 1, Payload: []byte("use"), Properties: &paho.PublishProperties{TopicAlias: paho.Uint16(3)}})
+	c := MQTT5Connect(t, addr, &paho.Connect{ClientID: base, CleanStart: true})
+	c.Sub(t, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: base + "/alias", QoS: 0}}})
+	c.Pub(t, &paho.Publish{Topic: base + "/alias", QoS: 1, Payload: []byte("set"), Properties: &paho.PublishProperties{TopicAlias: paho.Uint16(3)}})
+	c.Pub(t, &paho.Publish{Topic: "", QoS: 1, Payload: []byte("use"), Properties: &paho.PublishProperties{TopicAlias: paho.Uint16(3)}})
 	for _, want := range []string{"set", "use"} {
-		if m := c.next(t); string(m.Payload) != want || m.Topic != base+"/alias" {
+		if m := c.Next(t); string(m.Payload) != want || m.Topic != base+"/alias" {
 			t.Fatalf("got %s %q, want %s %q", m.Topic, m.Payload, base+"/alias", want)
 		}
 	}
@@ -173,39 +176,39 @@ func mqtt5TopicAlias(t *T) {
 func mqtt5NoLocalAndRetainAsPublished(t *T) {
 	addr := t.Addr(MQTT)
 	base := t.Uniq()
-	c := mqtt5Connect(t, addr, &paho.Connect{ClientID: base, CleanStart: true})
-	other := mqtt5Connect(t, addr, &paho.Connect{ClientID: base + "-o", CleanStart: true})
-	c.sub(t, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{
+	c := MQTT5Connect(t, addr, &paho.Connect{ClientID: base, CleanStart: true})
+	other := MQTT5Connect(t, addr, &paho.Connect{ClientID: base + "-o", CleanStart: true})
+	c.Sub(t, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{
 		{Topic: base + "/nl", QoS: 1, NoLocal: true},
 		{Topic: base + "/rap", QoS: 1, RetainAsPublished: true, RetainHandling: 2},
 	}})
-	c.pub(t, &paho.Publish{Topic: base + "/nl", QoS: 1, Payload: []byte("mine")})
-	other.pub(t, &paho.Publish{Topic: base + "/nl", QoS: 1, Payload: []byte("theirs")})
-	if m := c.next(t); string(m.Payload) != "theirs" {
+	c.Pub(t, &paho.Publish{Topic: base + "/nl", QoS: 1, Payload: []byte("mine")})
+	other.Pub(t, &paho.Publish{Topic: base + "/nl", QoS: 1, Payload: []byte("theirs")})
+	if m := c.Next(t); string(m.Payload) != "theirs" {
 		t.Fatalf("no-local subscription got %q", m.Payload)
 	}
-	other.pub(t, &paho.Publish{Topic: base + "/rap", QoS: 1, Retain: true, Payload: []byte("kept")})
-	if m := c.next(t); !m.Retain || string(m.Payload) != "kept" {
+	other.Pub(t, &paho.Publish{Topic: base + "/rap", QoS: 1, Retain: true, Payload: []byte("kept")})
+	if m := c.Next(t); !m.Retain || string(m.Payload) != "kept" {
 		t.Fatalf("retain-as-published: retain=%v %q", m.Retain, m.Payload)
 	}
-	c.none(t, 200*time.Millisecond)
+	c.None(t, 200*time.Millisecond)
 }
 
 func mqtt5ReceiveMaximum(t *T) {
 	addr := t.Addr(MQTT)
 	base := t.Uniq()
 	rm := uint16(2)
-	c := mqtt5Connect(t, addr, &paho.Connect{ClientID: base, CleanStart: true,
+	c := MQTT5Connect(t, addr, &paho.Connect{ClientID: base, CleanStart: true,
 		Properties: &paho.ConnectProperties{ReceiveMaximum: &rm}})
-	c.sub(t, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: base + "/rm", QoS: 1}}})
-	pub := mqtt5Connect(t, addr, &paho.Connect{ClientID: base + "-p", CleanStart: true})
+	c.Sub(t, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: base + "/rm", QoS: 1}}})
+	pub := MQTT5Connect(t, addr, &paho.Connect{ClientID: base + "-p", CleanStart: true})
 	for i := 0; i < 20; i++ {
-		pub.pub(t, &paho.Publish{Topic: base + "/rm", QoS: 1, Payload: []byte{byte('a' + i)}})
+		pub.Pub(t, &paho.Publish{Topic: base + "/rm", QoS: 1, Payload: []byte{byte('a' + i)}})
 	}
 	// Paho acknowledges as it receives; all 20 arrive in order through a
 	// window of 2.
 	for i := 0; i < 20; i++ {
-		if m := c.next(t); m.Payload[0] != byte('a'+i) {
+		if m := c.Next(t); m.Payload[0] != byte('a'+i) {
 			t.Fatalf("message %d: %q", i, m.Payload)
 		}
 	}

@@ -16,43 +16,43 @@ func mqtt5SharedSubscriptions(t *T) {
 	needMQTT5(t)
 	addr := t.Addr(MQTT)
 	base := t.Uniq()
-	members := make([]*rawMQTT, 3)
+	members := make([]*RawMQTT, 3)
 	for i := range members {
-		r := rawMQTTDial(t, addr)
-		r.version = wire.Version5
-		ack := r.connect(base+"-m"+string(rune('0'+i)), true, 0, nil)
+		r := DialRawMQTT(t, addr)
+		r.Version = wire.Version5
+		ack := r.Connect(base+"-m"+string(rune('0'+i)), true, 0, nil)
 		if ack.Type != wire.CONNACK || ack.ReasonCode != 0 {
 			t.Fatalf("member %d: CONNECT answered %s %#x", i, ack.Type, ack.ReasonCode)
 		}
 		if ack.Props != nil && ack.Props.HasSharedSubAvailable && ack.Props.SharedSubAvailable == 0 {
 			t.Fatal("CONNACK says shared subscriptions are unavailable")
 		}
-		r.send(&wire.Packet{Type: wire.SUBSCRIBE, PacketID: 1, Subscriptions: []wire.Subscription{{Filter: "$share/g/" + base + "/+", QoS: 0}}})
-		if p := r.read(); p.Type != wire.SUBACK || string(p.ReasonCodes) != "\x00" {
+		r.Send(&wire.Packet{Type: wire.SUBSCRIBE, PacketID: 1, Subscriptions: []wire.Subscription{{Filter: "$share/g/" + base + "/+", QoS: 0}}})
+		if p := r.Read(); p.Type != wire.SUBACK || string(p.ReasonCodes) != "\x00" {
 			t.Fatalf("SUBACK %s %#v", p.Type, p.ReasonCodes)
 		}
 		members[i] = r
 	}
 	// An ordinary subscriber alongside the group still gets everything.
-	plain := rawMQTTDial(t, addr)
-	plain.connect(base+"-plain", true, 0, nil)
-	plain.send(&wire.Packet{Type: wire.SUBSCRIBE, PacketID: 1, Subscriptions: []wire.Subscription{{Filter: base + "/+"}}})
-	if p := plain.read(); p.Type != wire.SUBACK {
+	plain := DialRawMQTT(t, addr)
+	plain.Connect(base+"-plain", true, 0, nil)
+	plain.Send(&wire.Packet{Type: wire.SUBSCRIBE, PacketID: 1, Subscriptions: []wire.Subscription{{Filter: base + "/+"}}})
+	if p := plain.Read(); p.Type != wire.SUBACK {
 		t.Fatalf("plain SUBSCRIBE answered %s", p.Type)
 	}
-	pub := rawMQTTDial(t, addr)
-	pub.connect(base+"-pub", true, 0, nil)
+	pub := DialRawMQTT(t, addr)
+	pub.Connect(base+"-pub", true, 0, nil)
 	const n = 30
 	for i := 0; i < n; i++ {
-		pub.send(&wire.Packet{Type: wire.PUBLISH, QoS: 1, PacketID: uint16(i + 1), Topic: base + "/t", Payload: []byte{byte(i)}})
-		if p := pub.read(); p.Type != wire.PUBACK {
+		pub.Send(&wire.Packet{Type: wire.PUBLISH, QoS: 1, PacketID: uint16(i + 1), Topic: base + "/t", Payload: []byte{byte(i)}})
+		if p := pub.Read(); p.Type != wire.PUBACK {
 			t.Fatalf("PUBLISH %d answered %s", i, p.Type)
 		}
 	}
 	// The plain subscriber's 30 are the barrier: the broker has routed
 	// every publication before the members are drained.
 	for i := 0; i < n; i++ {
-		if p := plain.read(); p.Type != wire.PUBLISH {
+		if p := plain.Read(); p.Type != wire.PUBLISH {
 			t.Fatalf("plain subscriber got %s", p.Type)
 		}
 	}
@@ -61,7 +61,7 @@ func mqtt5SharedSubscriptions(t *T) {
 	for i, r := range members {
 		for {
 			// A member with nothing more within 300ms has had its share.
-			p, err := r.tryRead(300 * time.Millisecond)
+			p, err := r.TryRead(300 * time.Millisecond)
 			if err != nil {
 				break
 			}
@@ -81,13 +81,13 @@ func mqtt5SharedSubscriptions(t *T) {
 	}
 	// Invalid share names are refused in the SUBACK.
 	r := members[0]
-	r.send(&wire.Packet{Type: wire.SUBSCRIBE, PacketID: 2, Subscriptions: []wire.Subscription{{Filter: "$share/g+/x"}, {Filter: "a/#/b"}}})
-	if p := r.read(); p.Type != wire.SUBACK || string(p.ReasonCodes) != "\x8f\x8f" {
+	r.Send(&wire.Packet{Type: wire.SUBSCRIBE, PacketID: 2, Subscriptions: []wire.Subscription{{Filter: "$share/g+/x"}, {Filter: "a/#/b"}}})
+	if p := r.Read(); p.Type != wire.SUBACK || string(p.ReasonCodes) != "\x8f\x8f" {
 		t.Fatalf("SUBACK %#v, want 0x8F twice", p.ReasonCodes)
 	}
 	for _, m := range members {
-		m.send(&wire.Packet{Type: wire.DISCONNECT})
-		m.closed()
+		m.Send(&wire.Packet{Type: wire.DISCONNECT})
+		m.Closed()
 	}
 }
 

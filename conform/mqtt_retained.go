@@ -13,12 +13,12 @@ import "time"
 func mqttRetainedReplay(t *T) {
 	addr := t.Addr(MQTT)
 	base := t.Uniq()
-	pub := mqttConnect(t, addr, base+"-pub")
-	mqttPub(t, pub, base+"/a", 1, true, "a1")
-	mqttPub(t, pub, base+"/a", 1, true, "a2")
-	mqttPub(t, pub, base+"/b", 0, true, "b1")
-	mqttPub(t, pub, base+"/c", 1, true, "c1")
-	mqttPub(t, pub, base+"/c", 1, true, "") // clears c
+	pub := MQTTConnect(t, addr, base+"-pub")
+	MQTTPub(t, pub, base+"/a", 1, true, "a1")
+	MQTTPub(t, pub, base+"/a", 1, true, "a2")
+	MQTTPub(t, pub, base+"/b", 0, true, "b1")
+	MQTTPub(t, pub, base+"/c", 1, true, "c1")
+	MQTTPub(t, pub, base+"/c", 1, true, "") // clears c
 	// The retained messages of this case are cleared at its end, so that
 	// a long-lived broker does not keep them.
 	t.Cleanup(func() {
@@ -27,11 +27,11 @@ func mqttRetainedReplay(t *T) {
 		}
 	})
 
-	sub := mqttConnect(t, addr, base+"-sub")
-	ch := mqttSub(t, sub, base+"/+", 1)
+	sub := MQTTConnect(t, addr, base+"-sub")
+	ch := MQTTSub(t, sub, base+"/+", 1)
 	got := map[string]string{}
 	for i := 0; i < 2; i++ {
-		m := ch.next(t)
+		m := ch.Next(t)
 		if !m.Retained() {
 			t.Fatalf("replayed %s without the RETAIN flag", m.Topic())
 		}
@@ -43,24 +43,24 @@ func mqttRetainedReplay(t *T) {
 	// Live messages published with RETAIN reach existing subscribers
 	// without it; the live one after the replay also shows that c's
 	// cleared message did not come.
-	mqttPub(t, pub, base+"/a", 1, true, "a3")
-	if m := ch.next(t); m.Retained() || string(m.Payload()) != "a3" || m.Topic() != base+"/a" {
+	MQTTPub(t, pub, base+"/a", 1, true, "a3")
+	if m := ch.Next(t); m.Retained() || string(m.Payload()) != "a3" || m.Topic() != base+"/a" {
 		t.Fatalf("live retained publish: %s retained=%v %q, want %s/a a3 not retained", m.Topic(), m.Retained(), m.Payload(), base)
 	}
-	ch.none(t, 200*time.Millisecond)
+	ch.None(t, 200*time.Millisecond)
 }
 
 // mqttRetainedAcrossRestart: a retained message is persistent; it is
 // replayed after a broker restart.
 func mqttRetainedAcrossRestart(t *T) {
 	base := t.Uniq()
-	pub := mqttConnect(t, t.Addr(MQTT), base+"-pub")
-	mqttPub(t, pub, base+"/a", 1, true, "kept")
+	pub := MQTTConnect(t, t.Addr(MQTT), base+"-pub")
+	MQTTPub(t, pub, base+"/a", 1, true, "kept")
 	t.Restart()
-	sub := mqttConnect(t, t.Addr(MQTT), base+"-sub")
+	sub := MQTTConnect(t, t.Addr(MQTT), base+"-sub")
 	t.Cleanup(func() { sub.Publish(base+"/a", 1, true, []byte{}).WaitTimeout(wait) })
-	ch := mqttSub(t, sub, base+"/a", 0)
-	if m := ch.next(t); string(m.Payload()) != "kept" || !m.Retained() {
+	ch := MQTTSub(t, sub, base+"/a", 0)
+	if m := ch.Next(t); string(m.Payload()) != "kept" || !m.Retained() {
 		t.Fatalf("after restart: %q retained=%v, want kept retained", m.Payload(), m.Retained())
 	}
 }

@@ -197,8 +197,8 @@ func openWireToSTOMPAndBack(t *T) {
 	if got := owRecv(t, k); got.DataStructureType() != wire.TypeActiveMQBytesMessage {
 		t.Fatalf("STOMP SEND with content-length reached OpenWire as %s, want a BytesMessage", wire.TypeName(got.DataStructureType()))
 	}
-	raw, _ := connectRaw(t, t.Addr(STOMP), "1.2")
-	raw.sendMsg("/queue/"+base+".fromstomp", "text")
+	raw, _ := ConnectRaw(t, t.Addr(STOMP), "1.2")
+	raw.SendMsg("/queue/"+base+".fromstomp", "text")
 	got := owRecv(t, k)
 	if txt := owText(t, got); txt != "text" {
 		t.Fatalf("STOMP SEND without content-length: %q", txt)

@@ -10,22 +10,22 @@ import (
 // OpenWire cases at the command level, with the project's codec
 // (protocols/openwire/wire): what a JMS client sends, byte for byte.
 
-// owConn is a minimal OpenWire connection for these tests: handshake, then
-// KeepAliveInfo round trips.
-type owConn struct {
+// OpenWireConn is a minimal OpenWire connection with the project's codec:
+// the handshake, then commands one at a time.
+type OpenWireConn struct {
 	net.Conn
 	dec *wire.Decoder
 	enc *wire.Encoder
 	seq int32
 }
 
-func openwireHandshake(t *T, addr string) *owConn {
+func OpenWireHandshake(t TB, addr string) *OpenWireConn {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &owConn{Conn: c, dec: wire.NewDecoder(wire.InitialFormat(wire.MaxVersion), wire.DefaultLimits()), enc: wire.NewEncoder(wire.InitialFormat(wire.MaxVersion))}
+	o := &OpenWireConn{Conn: c, dec: wire.NewDecoder(wire.InitialFormat(wire.MaxVersion), wire.DefaultLimits()), enc: wire.NewEncoder(wire.InitialFormat(wire.MaxVersion))}
 	opts := wire.DefaultOptions()
 	wfi, _ := wire.NewWireFormatInfo(opts)
 	b, err := o.enc.Append(nil, wfi)
@@ -33,7 +33,7 @@ func openwireHandshake(t *T, addr string) *owConn {
 		t.Fatal(err)
 	}
 	c.Write(b)
-	theirs, ok := o.read(t).(*wire.WireFormatInfo)
+	theirs, ok := o.ReadCommand(t).(*wire.WireFormatInfo)
 	if !ok {
 		t.Fatal("the broker's first command is not WireFormatInfo")
 	}
@@ -50,7 +50,7 @@ func openwireHandshake(t *T, addr string) *owConn {
 	return o
 }
 
-func (o *owConn) read(t *T) wire.DataStructure {
+func (o *OpenWireConn) ReadCommand(t TB) wire.DataStructure {
 	t.Helper()
 	buf := make([]byte, 64<<10)
 	o.SetReadDeadline(time.Now().Add(5 * time.Second))
@@ -73,10 +73,18 @@ func (o *owConn) read(t *T) wire.DataStructure {
 
 // request sends c with the next command id, asking for a response, and
 // returns that id.
-func (o *owConn) request(t *T, c wire.Command) int32 {
+func (o *OpenWireConn) Request(t TB, c wire.Command) int32 {
+	t.Helper()
+	c.Base().ResponseRequired = true
+	return o.Oneway(t, c)
+}
+
+// Oneway sends c with the next command id, as it is (without asking for
+// a response unless c does), and returns that id.
+func (o *OpenWireConn) Oneway(t TB, c wire.Command) int32 {
 	t.Helper()
 	o.seq++
-	c.Base().CommandId, c.Base().ResponseRequired = o.seq, true
+	c.Base().CommandId = o.seq
 	b, err := o.enc.Append(nil, c)
 	if err != nil {
 		t.Fatal(err)
@@ -87,12 +95,30 @@ func (o *owConn) request(t *T, c wire.Command) int32 {
 	return o.seq
 }
 
+// Ping sends a KeepAliveInfo asking for a response and waits for the
+// answer: a KeepAliveInfo echoed by the inactivity monitor (ActiveMQ's
+// default), or a Response when the connection has none.
+func (o *OpenWireConn) Ping(t TB) {
+	t.Helper()
+	id := o.Request(t, &wire.KeepAliveInfo{})
+	for {
+		switch r := o.ReadCommand(t).(type) {
+		case *wire.KeepAliveInfo:
+			return
+		case *wire.Response:
+			if r.CorrelationId == id {
+				return
+			}
+		}
+	}
+}
+
 // Transaction refusals carry ActiveMQ's words exactly (TransactionBroker,
 // TransportConnection): a COMMIT of a transaction never begun, a PREPARE of
 // an XA transaction never begun; a BEGIN of one already begun is no error.
 func openWireTransactionErrors(t *T) {
 	addr := t.Addr(OpenWire)
-	o := openwireHandshake(t, addr)
+	o := OpenWireHandshake(t, addr)
 	defer o.Close()
 	connID := &wire.ConnectionId{Value: "ID:" + t.Uniq() + "-1"}
 	// answer reads up to the response to id, skipping what the broker
@@ -100,7 +126,7 @@ func openWireTransactionErrors(t *T) {
 	answer := func(id int32) wire.DataStructure {
 		t.Helper()
 		for {
-			switch r := o.read(t).(type) {
+			switch r := o.ReadCommand(t).(type) {
 			case *wire.Response:
 				if r.CorrelationId == id {
 					return r
@@ -112,13 +138,13 @@ func openWireTransactionErrors(t *T) {
 			}
 		}
 	}
-	if r, ok := answer(o.request(t, &wire.ConnectionInfo{ConnectionId: connID, ClientId: t.Uniq()})).(*wire.Response); !ok {
+	if r, ok := answer(o.Request(t, &wire.ConnectionInfo{ConnectionId: connID, ClientId: t.Uniq()})).(*wire.Response); !ok {
 		t.Fatalf("ConnectionInfo answered %#v", r)
 	}
 	refused := func(what string, info *wire.TransactionInfo, want string) {
 		t.Helper()
 		info.ConnectionId = connID
-		er, ok := answer(o.request(t, info)).(*wire.ExceptionResponse)
+		er, ok := answer(o.Request(t, info)).(*wire.ExceptionResponse)
 		if !ok || er.Exception == nil {
 			t.Fatalf("%s: answered without an exception, want %q", what, want)
 		}
@@ -127,12 +153,12 @@ func openWireTransactionErrors(t *T) {
 		}
 	}
 	begun := &wire.LocalTransactionId{ConnectionId: connID, Value: 1}
-	if r, ok := answer(o.request(t, &wire.TransactionInfo{ConnectionId: connID, TransactionId: begun, Type: wire.TransactionBegin})).(*wire.Response); !ok {
+	if r, ok := answer(o.Request(t, &wire.TransactionInfo{ConnectionId: connID, TransactionId: begun, Type: wire.TransactionBegin})).(*wire.Response); !ok {
 		t.Fatalf("BEGIN answered %#v", r)
 	}
 	// A second BEGIN is a replay, answered and ignored
 	// (TransportConnection.processBeginTransaction).
-	if r, ok := answer(o.request(t, &wire.TransactionInfo{ConnectionId: connID, TransactionId: begun, Type: wire.TransactionBegin})).(*wire.Response); !ok {
+	if r, ok := answer(o.Request(t, &wire.TransactionInfo{ConnectionId: connID, TransactionId: begun, Type: wire.TransactionBegin})).(*wire.Response); !ok {
 		t.Fatalf("second BEGIN answered %#v, want a Response", r)
 	}
 	never := &wire.LocalTransactionId{ConnectionId: connID, Value: 2}
@@ -156,12 +182,12 @@ func openWireConnectionControl(t *T) {
 	name := t.Uniq()
 	checkNoClientIDAndKeepAlive(t, addr)
 	for _, manageable := range []bool{true, false} {
-		o := openwireHandshake(t, addr)
+		o := OpenWireHandshake(t, addr)
 		connID := &wire.ConnectionId{Value: "ID:cc-test-" + name}
-		ciID := o.request(t, &wire.ConnectionInfo{ConnectionId: connID, ClientId: name, Manageable: manageable})
+		ciID := o.Request(t, &wire.ConnectionInfo{ConnectionId: connID, ClientId: name, Manageable: manageable})
 		var controls []*wire.ConnectionControl
 		for answered := false; !answered; {
-			switch c := o.read(t).(type) {
+			switch c := o.ReadCommand(t).(type) {
 			case *wire.ConnectionControl:
 				controls = append(controls, c)
 			case *wire.Response:
@@ -174,9 +200,9 @@ func openWireConnectionControl(t *T) {
 		// follow the response: a second round trip (a SessionInfo)
 		// gives it time, and a manageable connection also waits for
 		// it (read fails the test after 5 s).
-		siID := o.request(t, &wire.SessionInfo{SessionId: &wire.SessionId{ConnectionId: connID.Value, Value: 1}})
+		siID := o.Request(t, &wire.SessionInfo{SessionId: &wire.SessionId{ConnectionId: connID.Value, Value: 1}})
 		for answered := false; !answered || (manageable && len(controls) == 0); {
-			switch c := o.read(t).(type) {
+			switch c := o.ReadCommand(t).(type) {
 			case *wire.ConnectionControl:
 				controls = append(controls, c)
 			case *wire.Response:
@@ -187,9 +213,9 @@ func openWireConnectionControl(t *T) {
 		// the client id: a bare socket close is processed by the
 		// broker asynchronously, and a ConnectionInfo racing it is
 		// refused as "already connected" (by ActiveMQ too).
-		rmID := o.request(t, &wire.RemoveInfo{ObjectId: connID, LastDeliveredSequenceId: -1})
+		rmID := o.Request(t, &wire.RemoveInfo{ObjectId: connID, LastDeliveredSequenceId: -1})
 		for answered := false; !answered; {
-			if r, ok := o.read(t).(*wire.Response); ok {
+			if r, ok := o.ReadCommand(t).(*wire.Response); ok {
 				answered = r.CorrelationId == rmID
 			}
 		}
@@ -212,20 +238,20 @@ func openWireConnectionControl(t *T) {
 
 func checkNoClientIDAndKeepAlive(t *T, addr string) {
 	t.Helper()
-	o := openwireHandshake(t, addr)
+	o := OpenWireHandshake(t, addr)
 	defer o.Close()
-	o.request(t, &wire.KeepAliveInfo{})
+	o.Request(t, &wire.KeepAliveInfo{})
 	for done := false; !done; {
-		switch c := o.read(t).(type) {
+		switch c := o.ReadCommand(t).(type) {
 		case *wire.KeepAliveInfo:
 			done = true
 		case *wire.Response:
 			t.Fatalf("KeepAliveInfo answered with a Response (correlation %d), want a KeepAliveInfo", c.CorrelationId)
 		}
 	}
-	o.request(t, &wire.ConnectionInfo{ConnectionId: &wire.ConnectionId{Value: "ID:cc-noclient"}, Manageable: true})
+	o.Request(t, &wire.ConnectionInfo{ConnectionId: &wire.ConnectionId{Value: "ID:cc-noclient"}, Manageable: true})
 	for {
-		switch c := o.read(t).(type) {
+		switch c := o.ReadCommand(t).(type) {
 		case *wire.Response:
 			t.Fatal("ConnectionInfo without a client id accepted")
 		case *wire.ExceptionResponse:

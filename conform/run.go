@@ -9,16 +9,14 @@ import (
 	"net"
 	"net/url"
 	"runtime"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
 
 // Target is the broker the cases run against.
 type Target struct {
-	// Endpoints maps STOMP, STOMPSmall, OpenWire, MQTT and AMQP to a
-	// host:port.
+	// Endpoints maps the endpoint names (STOMP, STOMPSmall, OpenWire,
+	// MQTT, ...: Endpoints()) to a host:port.
 	Endpoints map[string]string
 	// User and Password log in, when given.
 	User, Password string
@@ -51,9 +49,15 @@ func NewPrefix() string {
 }
 
 // AddURL adds a broker URL to the target: stomp://, tcp:// (or nio://,
-// OpenWire), mqtt://, amqp://. A stomp:// URL whose query sets
-// wireFormat.maxFrameSize=4096 is the small-frame connector. user:pass@
-// in the URL sets the credentials when none are set yet.
+// OpenWire), mqtt://, amqp://. A URL whose query holds one of the
+// connector options some cases need names that connector instead of the
+// protocol's plain one, as the connector's uri in ConfigXML does:
+// stomp://...?wireFormat.maxFrameSize=4096 (stomp-small),
+// mqtt://...?wireFormat.maxFrameSize=1024 (mqtt-small),
+// mqtt://...?transport.publishDollarTopics=true (mqtt-dollar),
+// amqp://...?wireFormat.idleTimeout=500 (amqp-idle). Any other query is
+// refused. user:pass@ in the URL sets the credentials when none are set
+// yet.
 func (tg *Target) AddURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -66,9 +70,6 @@ func (tg *Target) AddURL(raw string) error {
 	switch u.Scheme {
 	case "stomp", "stomp+nio":
 		ep = STOMP
-		if u.Query().Get("wireFormat.maxFrameSize") == strconv.Itoa(SmallFrameSize) {
-			ep = STOMPSmall
-		}
 	case "tcp", "nio":
 		ep = OpenWire
 	case "mqtt", "mqtt+nio":
@@ -77,6 +78,27 @@ func (tg *Target) AddURL(raw string) error {
 		ep = AMQP
 	default:
 		return fmt.Errorf("%w: %q: scheme %q (want stomp, tcp, nio, mqtt or amqp)", ErrBadURL, raw, u.Scheme)
+	}
+	if q := u.Query(); len(q) > 0 {
+		var known []string
+		found := ""
+		for _, o := range endpointOptions {
+			if o.scheme != ep {
+				continue
+			}
+			known = append(known, o.key+"="+o.value)
+			if len(q) == 1 && q.Get(o.key) == o.value {
+				found = o.endpoint
+			}
+		}
+		if found == "" {
+			want := "no query"
+			if len(known) > 0 {
+				want = "one of " + strings.Join(known, ", ")
+			}
+			return fmt.Errorf("%w: %q: query %q names no connector the cases use (a %s URL takes %s)", ErrBadURL, raw, u.RawQuery, u.Scheme, want)
+		}
+		ep = found
 	}
 	if tg.Endpoints == nil {
 		tg.Endpoints = map[string]string{}
@@ -141,8 +163,17 @@ func RunCase(ctx context.Context, c *Case, tg *Target) Result {
 		res.Status = Skip
 		res.Missing = miss
 		res.Reason = "needs " + strings.Join(miss, ", ")
-		if slices.Contains(miss, "restart") {
-			res.Reason += " (--restart-cmd)"
+		var how []string
+		for _, m := range miss {
+			if m == "restart" {
+				how = append(how, "--restart-cmd")
+			} else if u := EndpointURL(m, "host:port"); strings.Contains(u, "?") {
+				// An optioned connector: say which one of ConfigXML.
+				how = append(how, fmt.Sprintf("--url '%s', the %s connector of --print-config", u, m))
+			}
+		}
+		if len(how) > 0 {
+			res.Reason += " (" + strings.Join(how, "; ") + ")"
 		}
 		return res
 	}

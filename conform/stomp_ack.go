@@ -9,14 +9,14 @@ import (
 // sendN sends bodies m1..mn to dest from a fresh connection.
 func sendN(t *T, addr, dest string, n int, opts ...string) {
 	t.Helper()
-	p, _ := connectRaw(t, addr, "1.2")
+	p, _ := ConnectRaw(t, addr, "1.2")
 	for i := 1; i <= n; i++ {
-		p.sendMsg(dest, "m"+strconv.Itoa(i), opts...)
+		p.SendMsg(dest, "m"+strconv.Itoa(i), opts...)
 	}
 }
 
 // expectRedelivered checks the redelivered header.
-func expectRedelivered(t *T, f *rawFrame, want bool) {
+func expectRedelivered(t *T, f *RawFrame, want bool) {
 	t.Helper()
 	v, _ := f.Get("redelivered")
 	if got := v == "true"; got != want {
@@ -29,13 +29,13 @@ func expectRedelivered(t *T, f *rawFrame, want bool) {
 // marker: the marker is the barrier for "nothing else".
 func drainAfterReconnect(t *T, addr, q string, redelivered bool, want ...string) {
 	t.Helper()
-	c, _ := connectRaw(t, addr, "1.2")
-	c.subscribe("again", q)
+	c, _ := ConnectRaw(t, addr, "1.2")
+	c.Subscribe("again", q)
 	for _, w := range want {
-		expectRedelivered(t, c.expectMessage(w), redelivered)
+		expectRedelivered(t, c.ExpectMessage(w), redelivered)
 	}
-	c.sendMsg(q, "marker")
-	expectRedelivered(t, c.expectMessage("marker"), false)
+	c.SendMsg(q, "marker")
+	expectRedelivered(t, c.ExpectMessage("marker"), false)
 }
 
 // ack:auto — the broker acks on dispatch; nothing is redelivered.
@@ -90,28 +90,28 @@ func stompAckForms(t *T) {
 	addr := t.Addr(STOMP)
 	cases := []struct {
 		version string
-		ack     func(m *rawFrame) []string
+		ack     func(m *RawFrame) []string
 	}{
-		{"1.0", func(m *rawFrame) []string { return []string{"message-id:" + m.Must(t, "message-id")} }},
-		{"1.1", func(m *rawFrame) []string {
+		{"1.0", func(m *RawFrame) []string { return []string{"message-id:" + m.Must(t, "message-id")} }},
+		{"1.1", func(m *RawFrame) []string {
 			return []string{"message-id:" + m.Must(t, "message-id"), "subscription:" + m.Must(t, "subscription")}
 		}},
-		{"1.2", func(m *rawFrame) []string { return []string{"id:" + m.Must(t, "ack")} }},
+		{"1.2", func(m *RawFrame) []string { return []string{"id:" + m.Must(t, "ack")} }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.version, func(t *T) {
 			q := queue(t, "")
 			sendN(t, addr, q, 2)
-			c, _ := connectRaw(t, addr, tc.version)
-			c.subscribe("s", q, "ack:client-individual")
-			m1 := c.expectMessage("m1")
-			c.expectMessage("m2")
+			c, _ := ConnectRaw(t, addr, tc.version)
+			c.Subscribe("s", q, "ack:client-individual")
+			m1 := c.ExpectMessage("m1")
+			c.ExpectMessage("m2")
 			if _, ok := m1.Get("ack"); ok != (tc.version == "1.2") {
 				t.Fatalf("ack header present %v in %s", ok, tc.version)
 			}
-			c.send("ACK", append(tc.ack(m1), "receipt:a1"), nil)
-			c.expectReceipt("a1")
-			c.disconnect()
+			c.Send("ACK", append(tc.ack(m1), "receipt:a1"), nil)
+			c.ExpectReceipt("a1")
+			c.Disconnect()
 			drainAfterReconnect(t, addr, q, true, "m2")
 		})
 	}
@@ -126,20 +126,20 @@ func stompNackToDLQ(t *T) {
 	// Persistent: the DLQ strategy drops non-persistent messages
 	// (processNonPersistent=false).
 	sendN(t, addr, q, 1, "persistent:true", "testid:"+id)
-	c, _ := connectRaw(t, addr, "1.2")
-	c.subscribe("s", q, "ack:client-individual")
-	m := c.expectMessage("m1")
-	c.send("NACK", []string{"id:" + m.Must(t, "ack"), "receipt:n1"}, nil)
-	c.expectReceipt("n1")
+	c, _ := ConnectRaw(t, addr, "1.2")
+	c.Subscribe("s", q, "ack:client-individual")
+	m := c.ExpectMessage("m1")
+	c.Send("NACK", []string{"id:" + m.Must(t, "ack"), "receipt:n1"}, nil)
+	c.ExpectReceipt("n1")
 
-	dlq, _ := connectRaw(t, addr, "1.2")
-	dlq.subscribe("dlq", "/queue/ActiveMQ.DLQ", "selector:testid = '"+id+"'")
-	d := dlq.expectMessage("m1")
+	dlq, _ := ConnectRaw(t, addr, "1.2")
+	dlq.Subscribe("dlq", "/queue/ActiveMQ.DLQ", "selector:testid = '"+id+"'")
+	d := dlq.ExpectMessage("m1")
 	if got := d.Must(t, "original-destination"); got != q {
 		t.Fatalf("original-destination: got %q, want %q", got, q)
 	}
 	// Not redelivered to the queue.
-	c.disconnect()
+	c.Disconnect()
 	drainAfterReconnect(t, addr, q, false)
 }
 
@@ -149,14 +149,14 @@ func stompNackToDLQ(t *T) {
 func stompAckUnknownID(t *T) {
 	addr := t.Addr(STOMP)
 	q := queue(t, "")
-	c, _ := connectRaw(t, addr, "1.2")
-	c.send("ACK", []string{"id:bogus-1"}, nil)
-	c.expectError("Unexpected ACK received for message-id [null]", "")
-	c.send("ACK", []string{"id:bogus-2", "message-id:m-2", "receipt:r2"}, nil)
-	c.expectError("Unexpected ACK received for message-id [m-2]", "r2")
-	c.subscribe("s", q, "ack:client")
-	c.sendMsg(q, "after")
-	m := c.expectMessage("after")
-	c.send("ACK", []string{"id:" + m.Must(t, "ack"), "receipt:a"}, nil)
-	c.expectReceipt("a")
+	c, _ := ConnectRaw(t, addr, "1.2")
+	c.Send("ACK", []string{"id:bogus-1"}, nil)
+	c.ExpectError("Unexpected ACK received for message-id [null]", "")
+	c.Send("ACK", []string{"id:bogus-2", "message-id:m-2", "receipt:r2"}, nil)
+	c.ExpectError("Unexpected ACK received for message-id [m-2]", "r2")
+	c.Subscribe("s", q, "ack:client")
+	c.SendMsg(q, "after")
+	m := c.ExpectMessage("after")
+	c.Send("ACK", []string{"id:" + m.Must(t, "ack"), "receipt:a"}, nil)
+	c.ExpectReceipt("a")
 }

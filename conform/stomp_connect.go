@@ -11,13 +11,13 @@ func stompConnectFrames(t *T) {
 	addr := t.Addr(STOMP)
 	for _, cmd := range []string{"CONNECT", "STOMP"} {
 		t.Run(cmd, func(t *T) {
-			c := dialRaw(t, addr)
-			f := c.request(cmd, []string{"accept-version:1.2", "host:" + t.STOMPHost()}, nil)
+			c := DialRaw(t, addr)
+			f := c.Request(cmd, []string{"accept-version:1.2", "host:" + t.STOMPHost()}, nil)
 			if f.Command != "CONNECTED" {
 				t.Fatalf("%s: got %s, want CONNECTED", cmd, f)
 			}
 			c.version = "1.2"
-			c.mustSync()
+			c.MustSync()
 		})
 	}
 }
@@ -39,21 +39,21 @@ func stompVersionNegotiation(t *T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *T) {
-			c, f := connectRaw(t, addr, tc.accept)
+			c, f := ConnectRaw(t, addr, tc.accept)
 			if got := f.Must(t, "version"); got != tc.want {
 				t.Fatalf("version: got %q, want %q", got, tc.want)
 			}
-			c.mustSync()
+			c.MustSync()
 		})
 	}
 	t.Run("unsupported version is fatal", func(t *T) {
-		c := dialRaw(t, addr)
-		c.send("CONNECT", []string{"accept-version:2.0", "host:" + t.STOMPHost()}, nil)
-		f := c.expect("ERROR")
+		c := DialRaw(t, addr)
+		c.Send("CONNECT", []string{"accept-version:2.0", "host:" + t.STOMPHost()}, nil)
+		f := c.Expect("ERROR")
 		if msg := f.Must(t, "message"); !strings.Contains(msg, "2.0") {
 			t.Fatalf("ERROR message %q does not name the version asked for", msg)
 		}
-		c.expectClosed(wait)
+		c.ExpectClosed(wait)
 	})
 }
 
@@ -63,7 +63,7 @@ func stompVersionNegotiation(t *T) {
 func stompConnectedHeaders(t *T) {
 	addr := t.Addr(STOMP)
 	t.Run("without client-id", func(t *T) {
-		_, f := connectRaw(t, addr, "1.1,1.2", "heart-beat:0,60000")
+		_, f := ConnectRaw(t, addr, "1.1,1.2", "heart-beat:0,60000")
 		if got := f.Must(t, "heart-beat"); got != "60000,0" {
 			t.Fatalf("heart-beat: got %q, want the client's 0,60000 swapped", got)
 		}
@@ -80,13 +80,13 @@ func stompConnectedHeaders(t *T) {
 	})
 	t.Run("client-id is the session", func(t *T) {
 		id := t.Uniq()
-		_, f := connectRaw(t, addr, "1.2", "client-id:"+id)
+		_, f := ConnectRaw(t, addr, "1.2", "client-id:"+id)
 		if got := f.Must(t, "session"); got != id {
 			t.Fatalf("session: got %q, want the client-id %q", got, id)
 		}
 	})
 	t.Run("no heart-beat header means none", func(t *T) {
-		_, f := connectRaw(t, addr, "1.2")
+		_, f := ConnectRaw(t, addr, "1.2")
 		if got := f.Must(t, "heart-beat"); got != "0,0" {
 			t.Fatalf("heart-beat: got %q, want 0,0", got)
 		}
@@ -99,10 +99,10 @@ func stompConnectedHeaders(t *T) {
 func stompClientIDUnique(t *T) {
 	addr := t.Addr(STOMP)
 	id := t.Uniq()
-	first, _ := connectRaw(t, addr, "1.2", "client-id:"+id)
-	second := dialRaw(t, addr)
-	second.send("CONNECT", []string{"accept-version:1.2", "host:" + t.STOMPHost(), "client-id:" + id}, nil)
-	f := second.expect("ERROR")
+	first, _ := ConnectRaw(t, addr, "1.2", "client-id:"+id)
+	second := DialRaw(t, addr)
+	second.Send("CONNECT", []string{"accept-version:1.2", "host:" + t.STOMPHost(), "client-id:" + id}, nil)
+	f := second.Expect("ERROR")
 	// RegionBroker.addConnection's words, exactly: the broker's name, the
 	// id, and where the connection holding it comes from.
 	want := regexp.MustCompile("^Broker: [^ ]+ - Client: " + regexp.QuoteMeta(id) + " already connected from " +
@@ -110,20 +110,20 @@ func stompClientIDUnique(t *T) {
 	if msg := f.Must(t, "message"); !want.MatchString(msg) {
 		t.Fatalf("ERROR message %q, want one matching %s", msg, want)
 	}
-	second.expectClosed(wait)
-	first.mustSync()
+	second.ExpectClosed(wait)
+	first.MustSync()
 
 	// Once the first connection is gone the id is free again.
-	first.disconnect()
-	third, _ := connectRaw(t, addr, "1.2", "client-id:"+id)
-	third.mustSync()
+	first.Disconnect()
+	third, _ := ConnectRaw(t, addr, "1.2", "client-id:"+id)
+	third.MustSync()
 }
 
 // STOMP 1.2 "Heart-beating": the broker sends EOLs at the interval the
 // client asked for.
 func stompHeartBeatServerSends(t *T) {
 	addr := t.Addr(STOMP)
-	c, f := connectRaw(t, addr, "1.2", "heart-beat:0,100")
+	c, f := ConnectRaw(t, addr, "1.2", "heart-beat:0,100")
 	if got := f.Must(t, "heart-beat"); got != "100,0" {
 		t.Fatalf("heart-beat: got %q, want 100,0", got)
 	}
@@ -156,18 +156,18 @@ func stompHeartBeatServerSends(t *T) {
 func stompHeartBeatClientSilent(t *T) {
 	addr := t.Addr(STOMP)
 	t.Run("silent client is closed", func(t *T) {
-		c, f := connectRaw(t, addr, "1.2", "heart-beat:200,0")
+		c, f := ConnectRaw(t, addr, "1.2", "heart-beat:200,0")
 		if got := f.Must(t, "heart-beat"); got != "0,200" {
 			t.Fatalf("heart-beat: got %q, want 0,200", got)
 		}
 		start := time.Now()
-		c.expectClosed(5 * time.Second)
+		c.ExpectClosed(5 * time.Second)
 		if el := time.Since(start); el < 150*time.Millisecond {
 			t.Fatalf("closed after %v, before the 200 ms the client promised", el)
 		}
 	})
 	t.Run("beating client stays", func(t *T) {
-		c, _ := connectRaw(t, addr, "1.2", "heart-beat:200,0")
+		c, _ := ConnectRaw(t, addr, "1.2", "heart-beat:200,0")
 		tick := time.NewTicker(50 * time.Millisecond)
 		defer tick.Stop()
 		end := time.After(1200 * time.Millisecond)
@@ -175,11 +175,11 @@ func stompHeartBeatClientSilent(t *T) {
 		for {
 			select {
 			case <-tick.C:
-				c.write([]byte{'\n'})
+				c.Write([]byte{'\n'})
 			case <-end:
 				break loop
 			}
 		}
-		c.mustSync()
+		c.MustSync()
 	})
 }

@@ -42,33 +42,33 @@ func stompQueueAndTopic(t *T) {
 	for _, kind := range []string{"queue", "topic"} {
 		t.Run(kind, func(t *T) {
 			dest := "/" + kind + "/" + t.Uniq()
-			c, _ := connectRaw(t, addr, "1.2")
-			c.subscribe("s1", dest)
-			c.sendMsg(dest, "one")
-			m := c.expectMessage("one")
+			c, _ := ConnectRaw(t, addr, "1.2")
+			c.Subscribe("s1", dest)
+			c.SendMsg(dest, "one")
+			m := c.ExpectMessage("one")
 			if got := m.Must(t, "destination"); got != dest {
 				t.Fatalf("destination: got %q, want %q", got, dest)
 			}
 			if got := m.Must(t, "subscription"); got != "s1" {
 				t.Fatalf("subscription: got %q, want s1", got)
 			}
-			c.send("UNSUBSCRIBE", []string{"id:s1", "receipt:u1"}, nil)
-			c.expectReceipt("u1")
-			c.sendMsg(dest, "two")
+			c.Send("UNSUBSCRIBE", []string{"id:s1", "receipt:u1"}, nil)
+			c.ExpectReceipt("u1")
+			c.SendMsg(dest, "two")
 			// Barrier: a new subscription's first message must be its own,
 			// not "two" on the old one.
-			c.subscribe("s2", dest)
+			c.Subscribe("s2", dest)
 			if kind == "queue" {
 				// The queue kept "two" for the next consumer.
-				if got := c.expectMessage("two").Must(t, "subscription"); got != "s2" {
+				if got := c.ExpectMessage("two").Must(t, "subscription"); got != "s2" {
 					t.Fatalf("subscription: got %q, want s2", got)
 				}
 			}
-			c.sendMsg(dest, "three")
-			if got := c.expectMessage("three").Must(t, "subscription"); got != "s2" {
+			c.SendMsg(dest, "three")
+			if got := c.ExpectMessage("three").Must(t, "subscription"); got != "s2" {
 				t.Fatalf("subscription: got %q, want s2", got)
 			}
-			c.mustSync()
+			c.MustSync()
 		})
 	}
 }

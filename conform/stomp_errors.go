@@ -22,25 +22,25 @@ func stompFatalErrors(t *T) {
 		{name: "no NUL after content-length body", raw: "SEND\ndestination:/queue/x\ncontent-length:2\n\nhello\x00", msg: "content-length bytes were read and there was no trailing null byte"},
 		{name: "invalid heart-beat header", raw: "", msg: "Invalid heart-beat header"},
 	}
-	neighbour, _ := connectRaw(t, addr, "1.2")
+	neighbour, _ := ConnectRaw(t, addr, "1.2")
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *T) {
-			var c *rawConn
+			var c *RawConn
 			if tc.raw == "" {
 				// The heart-beat header is checked at CONNECT.
-				c = dialRaw(t, addr)
-				c.send("CONNECT", []string{"accept-version:1.2", "host:" + t.STOMPHost(), "heart-beat:x,1"}, nil)
+				c = DialRaw(t, addr)
+				c.Send("CONNECT", []string{"accept-version:1.2", "host:" + t.STOMPHost(), "heart-beat:x,1"}, nil)
 			} else {
-				c, _ = connectRaw(t, addr, "1.2")
-				c.write([]byte(tc.raw))
+				c, _ = ConnectRaw(t, addr, "1.2")
+				c.Write([]byte(tc.raw))
 			}
-			f := c.expect("ERROR")
+			f := c.Expect("ERROR")
 			t.Logf("ERROR message: %q", f.Must(t, "message"))
 			if msg := f.Must(t, "message"); tc.msg != "" && !strings.HasPrefix(msg, tc.msg) {
 				t.Fatalf("ERROR message: got %q, want it to start with %q", msg, tc.msg)
 			}
-			c.expectClosed(wait)
-			neighbour.mustSync()
+			c.ExpectClosed(wait)
+			neighbour.MustSync()
 		})
 	}
 }
@@ -54,19 +54,19 @@ func stompFatalErrors(t *T) {
 func stompHeaderLineWithoutColon(t *T) {
 	addr := t.Addr(STOMP)
 	q := queue(t, "")
-	c, _ := connectRaw(t, addr, "1.2")
-	c.write([]byte("SEND\ndestination:" + q + "\nnocolonhere\nreceipt:r1\n\nhello\x00"))
+	c, _ := ConnectRaw(t, addr, "1.2")
+	c.Write([]byte("SEND\ndestination:" + q + "\nnocolonhere\nreceipt:r1\n\nhello\x00"))
 	if t.ActiveMQBehaviour() {
-		c.expectReceipt("r1")
-		c.subscribe("s", q)
-		m := c.expectMessage("hello")
+		c.ExpectReceipt("r1")
+		c.Subscribe("s", q)
+		m := c.ExpectMessage("hello")
 		if v, ok := m.Get("nocolonhere"); !ok || v != "" {
 			t.Fatalf("header without colon: got %q (present %v), want an empty property", v, ok)
 		}
 		return
 	}
-	c.expect("ERROR")
-	c.expectClosed(wait)
+	c.Expect("ERROR")
+	c.ExpectClosed(wait)
 }
 
 // Non-fatal errors (ActiveMQ ProtocolException(fatal=false), or a broker
@@ -77,15 +77,15 @@ func stompNonFatalErrors(t *T) {
 	q := queue(t, "")
 
 	t.Run("SEND before CONNECT", func(t *T) {
-		c := dialRaw(t, addr)
-		c.send("SEND", []string{"destination:" + q, "receipt:r1"}, []byte("early"))
-		c.expectError("Not connected.", "r1")
-		f := c.request("CONNECT", []string{"accept-version:1.2", "host:" + t.STOMPHost()}, nil)
+		c := DialRaw(t, addr)
+		c.Send("SEND", []string{"destination:" + q, "receipt:r1"}, []byte("early"))
+		c.ExpectError("Not connected.", "r1")
+		f := c.Request("CONNECT", []string{"accept-version:1.2", "host:" + t.STOMPHost()}, nil)
 		if f.Command != "CONNECTED" {
 			t.Fatalf("CONNECT after the error: got %s, want CONNECTED", f)
 		}
 		c.version = "1.2"
-		c.mustSync()
+		c.MustSync()
 	})
 
 	cases := []struct {
@@ -106,21 +106,21 @@ func stompNonFatalErrors(t *T) {
 		{"durable subscription on a queue", "SUBSCRIBE", []string{"id:dq", "destination:" + q, "activemq.subscriptionName:d"}, "Invalid Subscription: cannot durably subscribe to a Queue destination!"},
 	}
 	clientID := t.Uniq()
-	c, _ := connectRaw(t, addr, "1.2", "client-id:"+clientID)
+	c, _ := ConnectRaw(t, addr, "1.2", "client-id:"+clientID)
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *T) {
 			r := "r" + strconv.Itoa(i)
-			c.send(tc.cmd, append(tc.headers, "receipt:"+r), []byte("body"))
-			f := c.expectError(tc.msg, r)
+			c.Send(tc.cmd, append(tc.headers, "receipt:"+r), []byte("body"))
+			f := c.ExpectError(tc.msg, r)
 			t.Logf("ERROR message: %q", f.Must(t, "message"))
-			c.mustSync()
+			c.MustSync()
 		})
 	}
 
 	// The durable subscription texts are ActiveMQ's exactly
 	// (TopicRegion.addConsumer and removeSubscription): client scripts
 	// match on them.
-	exactError := func(t *T, f *rawFrame, want string) {
+	exactError := func(t *T, f *RawFrame, want string) {
 		t.Helper()
 		if msg := f.Must(t, "message"); msg != want {
 			t.Fatalf("ERROR message: got %q, want %q", msg, want)
@@ -128,43 +128,43 @@ func stompNonFatalErrors(t *T) {
 	}
 	tp := topic(t, "")
 	t.Run("durable subscription already in use", func(t *T) {
-		c.subscribe("d1", tp, "activemq.subscriptionName:dur")
-		c.send("SUBSCRIBE", []string{"id:d2", "destination:" + tp, "activemq.subscriptionName:dur", "receipt:r-dup"}, nil)
-		exactError(t, c.expectError("", "r-dup"), "Durable consumer is in use for client: "+clientID+" and subscriptionName: dur")
-		c.mustSync()
+		c.Subscribe("d1", tp, "activemq.subscriptionName:dur")
+		c.Send("SUBSCRIBE", []string{"id:d2", "destination:" + tp, "activemq.subscriptionName:dur", "receipt:r-dup"}, nil)
+		exactError(t, c.ExpectError("", "r-dup"), "Durable consumer is in use for client: "+clientID+" and subscriptionName: dur")
+		c.MustSync()
 		// The first subscription still works.
-		c.sendMsg(tp, "still here")
-		c.expectMessage("still here")
+		c.SendMsg(tp, "still here")
+		c.ExpectMessage("still here")
 	})
 
 	// UNSUBSCRIBE with activemq.subscriptionName destroys the durable
 	// subscription only when no subscriber is attached to it; the
 	// attached one carries on.
 	t.Run("UNSUBSCRIBE of a durable subscription in use", func(t *T) {
-		c.send("UNSUBSCRIBE", []string{"id:d1", "activemq.subscriptionName:dur", "receipt:r-unsub"}, nil)
-		exactError(t, c.expectError("", "r-unsub"), "Durable consumer is in use")
-		c.mustSync()
-		c.sendMsg(tp, "kept")
-		c.expectMessage("kept")
+		c.Send("UNSUBSCRIBE", []string{"id:d1", "activemq.subscriptionName:dur", "receipt:r-unsub"}, nil)
+		exactError(t, c.ExpectError("", "r-unsub"), "Durable consumer is in use")
+		c.MustSync()
+		c.SendMsg(tp, "kept")
+		c.ExpectMessage("kept")
 	})
 
 	t.Run("UNSUBSCRIBE of an unknown durable subscription", func(t *T) {
-		c.send("UNSUBSCRIBE", []string{"id:d1", "activemq.subscriptionName:nope", "receipt:r-unknown"}, nil)
-		exactError(t, c.expectError("", "r-unknown"), "No durable subscription exists for clientID: "+clientID+" and subscriptionName: nope")
-		c.mustSync()
+		c.Send("UNSUBSCRIBE", []string{"id:d1", "activemq.subscriptionName:nope", "receipt:r-unknown"}, nil)
+		exactError(t, c.ExpectError("", "r-unknown"), "No durable subscription exists for clientID: "+clientID+" and subscriptionName: nope")
+		c.MustSync()
 	})
 
 	t.Run("connection still delivers", func(t *T) {
-		c.subscribe("after", q)
-		c.sendMsg(q, "works")
-		c.expectMessage("works")
+		c.Subscribe("after", q)
+		c.SendMsg(q, "works")
+		c.ExpectMessage("works")
 	})
 }
 
 // A frame over wireFormat.maxFrameSize is fatal.
 func stompFrameTooLarge(t *T) {
 	addr := t.Addr(STOMPSmall)
-	neighbour, _ := connectRaw(t, addr, "1.2")
+	neighbour, _ := ConnectRaw(t, addr, "1.2")
 	big := strings.Repeat("x", 2*smallFrameSize)
 	cases := []struct {
 		name    string
@@ -175,17 +175,17 @@ func stompFrameTooLarge(t *T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *T) {
-			c, _ := connectRaw(t, addr, "1.2")
+			c, _ := ConnectRaw(t, addr, "1.2")
 			// Below the limit is fine.
-			c.sendMsg(queue(t, ""), strings.Repeat("y", smallFrameSize/2))
-			c.send("SEND", append([]string{"destination:" + queue(t, "")}, tc.headers...), []byte(big))
-			t.Logf("ERROR message: %q", c.expect("ERROR").Must(t, "message"))
+			c.SendMsg(queue(t, ""), strings.Repeat("y", smallFrameSize/2))
+			c.Send("SEND", append([]string{"destination:" + queue(t, "")}, tc.headers...), []byte(big))
+			t.Logf("ERROR message: %q", c.Expect("ERROR").Must(t, "message"))
 			// ActiveMQ's reader goes on parsing the rest of the oversized
 			// body as frames while the close is under way, and may answer
 			// each with another ERROR; Wharf closes after the first.
-			c.skipErrors()
-			c.expectClosed(wait)
-			neighbour.mustSync()
+			c.SkipErrors()
+			c.ExpectClosed(wait)
+			neighbour.MustSync()
 		})
 	}
 }

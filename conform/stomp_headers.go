@@ -13,10 +13,10 @@ import (
 func stompHeaderEscaping12(t *T) {
 	addr := t.Addr(STOMP)
 	q := queue(t, "")
-	c, _ := connectRaw(t, addr, "1.2")
-	c.subscribe("s", q)
-	c.sendMsg(q, "esc", `weird:a\cb\nc\\d`)
-	m := c.expectMessage("esc")
+	c, _ := ConnectRaw(t, addr, "1.2")
+	c.Subscribe("s", q)
+	c.SendMsg(q, "esc", `weird:a\cb\nc\\d`)
+	m := c.ExpectMessage("esc")
 	if got := m.Must(t, "weird"); got != "a:b\nc\\d" {
 		t.Fatalf("weird: got %q, want %q", got, "a:b\nc\\d")
 	}
@@ -40,13 +40,13 @@ func stompHeaderEscaping12(t *T) {
 func stompHeaderNoEscaping10(t *T) {
 	addr := t.Addr(STOMP)
 	q := queue(t, "")
-	c, _ := connectRaw(t, addr, "")
+	c, _ := ConnectRaw(t, addr, "")
 	if c.version != "1.0" {
 		t.Fatalf("version %q, want 1.0", c.version)
 	}
-	c.subscribe("s", q)
-	c.sendMsg(q, "raw", `lit:a\cb\\d`, "colons:x:y:z")
-	m := c.expectMessage("raw")
+	c.Subscribe("s", q)
+	c.SendMsg(q, "raw", `lit:a\cb\\d`, "colons:x:y:z")
+	m := c.ExpectMessage("raw")
 	want := `a\cb\\d`
 	if t.ActiveMQBehaviour() {
 		want = `a:b\d`
@@ -59,9 +59,9 @@ func stompHeaderNoEscaping10(t *T) {
 	}
 	// A 1.2 sender's value with a colon and a backslash reaches the 1.0
 	// consumer unescaped.
-	p, _ := connectRaw(t, addr, "1.2")
-	p.sendMsg(q, "from 1.2", `v:p\cq\\r`)
-	if got := c.expectMessage("from 1.2").Must(t, "v"); got != `p:q\r` {
+	p, _ := ConnectRaw(t, addr, "1.2")
+	p.SendMsg(q, "from 1.2", `v:p\cq\\r`)
+	if got := c.ExpectMessage("from 1.2").Must(t, "v"); got != `p:q\r` {
 		t.Fatalf("v: got %q, want %q", got, `p:q\r`)
 	}
 }
@@ -73,12 +73,12 @@ func stompHeaderNoEscaping10(t *T) {
 func stompContentLength(t *T) {
 	addr := t.Addr(STOMP)
 	q := queue(t, "")
-	c, _ := connectRaw(t, addr, "1.2")
-	c.subscribe("s", q)
+	c, _ := ConnectRaw(t, addr, "1.2")
+	c.Subscribe("s", q)
 	bin := []byte{0, 1, 2, 0, 'x', 0xff, 0}
-	c.send("SEND", []string{"destination:" + q, "content-length:" + strconv.Itoa(len(bin)), "receipt:b"}, bin)
-	c.expectReceipt("b")
-	m := c.expect("MESSAGE")
+	c.Send("SEND", []string{"destination:" + q, "content-length:" + strconv.Itoa(len(bin)), "receipt:b"}, bin)
+	c.ExpectReceipt("b")
+	m := c.Expect("MESSAGE")
 	if !bytes.Equal(m.Body, bin) {
 		t.Fatalf("binary body: got %q, want %q", m.Body, bin)
 	}
@@ -86,8 +86,8 @@ func stompContentLength(t *T) {
 		t.Fatalf("content-length: got %q, want %d", got, len(bin))
 	}
 
-	c.sendMsg(q, "plain text")
-	m = c.expectMessage("plain text")
+	c.SendMsg(q, "plain text")
+	m = c.ExpectMessage("plain text")
 	if cl, ok := m.Get("content-length"); ok {
 		t.Fatalf("text message has content-length %q, want none", cl)
 	}
@@ -163,22 +163,22 @@ func stompExpires(t *T) {
 	id := t.Uniq()
 	past := strconv.FormatInt(time.Now().Add(-time.Minute).UnixMilli(), 10)
 	future := strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)
-	c, _ := connectRaw(t, addr, "1.2")
-	c.sendMsg(q, "expired", "expires:"+past, "persistent:true", "testid:"+id)
-	c.sendMsg(q, "expired-np", "expires:"+past, "testid:"+id)
-	c.sendMsg(q, "fresh", "expires:"+future)
-	c.subscribe("s", q)
-	if got := c.expectMessage("fresh").Must(t, "expires"); got != future {
+	c, _ := ConnectRaw(t, addr, "1.2")
+	c.SendMsg(q, "expired", "expires:"+past, "persistent:true", "testid:"+id)
+	c.SendMsg(q, "expired-np", "expires:"+past, "testid:"+id)
+	c.SendMsg(q, "fresh", "expires:"+future)
+	c.Subscribe("s", q)
+	if got := c.ExpectMessage("fresh").Must(t, "expires"); got != future {
 		t.Fatalf("expires: got %q, want %q", got, future)
 	}
-	c.mustSync()
+	c.MustSync()
 
-	dlq, _ := connectRaw(t, addr, "1.2")
-	dlq.subscribe("dlq", "/queue/ActiveMQ.DLQ", "selector:testid = '"+id+"'")
-	d := dlq.expectMessage("expired")
+	dlq, _ := ConnectRaw(t, addr, "1.2")
+	dlq.Subscribe("dlq", "/queue/ActiveMQ.DLQ", "selector:testid = '"+id+"'")
+	d := dlq.ExpectMessage("expired")
 	if got := d.Must(t, "original-destination"); got != q {
 		t.Fatalf("original-destination: got %q, want %q", got, q)
 	}
 	// The non-persistent one is dropped (processNonPersistent=false).
-	dlq.mustSync()
+	dlq.MustSync()
 }

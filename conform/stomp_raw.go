@@ -13,26 +13,30 @@ import (
 	"time"
 )
 
-// rawConn is a byte-level STOMP client for what go-stomp cannot express:
+// RawConn is a byte-level STOMP client for what go-stomp cannot express:
 // malformed frames, unknown commands, exact ERROR headers, heart-beat
 // silence, 1.0 and 1.1 ACK forms, and connections that must survive an
 // ERROR (go-stomp closes on every ERROR).
-type rawConn struct {
-	t       *T
+type RawConn struct {
+	t       TB
 	c       net.Conn
 	r       *bufio.Reader
 	version string // negotiated; decides header unescaping
 	// beats counts heart-beat EOLs read between frames.
 	beats int
-	// pending are MESSAGE frames that arrived while waiting for a RECEIPT
+	// Pending are MESSAGE frames that arrived while waiting for a RECEIPT
 	// (a subscriber may see its own message before the SEND's receipt);
-	// read returns them first.
-	pending []*rawFrame
+	// Read returns them first.
+	Pending []*RawFrame
 }
 
-// rawFrame is a frame as read: headers in wire order, values decoded for the
+// Close closes the connection's socket (as a crashed client would: no
+// DISCONNECT).
+func (c *RawConn) Close() error { return c.c.Close() }
+
+// RawFrame is a frame as read: headers in wire order, values decoded for the
 // connection's version, repeated names kept.
-type rawFrame struct {
+type RawFrame struct {
 	Command string
 	Headers [][2]string
 	Body    []byte
@@ -40,7 +44,7 @@ type rawFrame struct {
 
 // Get returns the first occurrence of a header (STOMP 1.2 "Repeated Header
 // Entries").
-func (f *rawFrame) Get(name string) (string, bool) {
+func (f *RawFrame) Get(name string) (string, bool) {
 	for _, h := range f.Headers {
 		if h[0] == name {
 			return h[1], true
@@ -50,7 +54,7 @@ func (f *rawFrame) Get(name string) (string, bool) {
 }
 
 // Must returns a header that must be present.
-func (f *rawFrame) Must(t *T, name string) string {
+func (f *RawFrame) Must(t TB, name string) string {
 	t.Helper()
 	v, ok := f.Get(name)
 	if !ok {
@@ -59,7 +63,7 @@ func (f *rawFrame) Must(t *T, name string) string {
 	return v
 }
 
-func (f *rawFrame) String() string {
+func (f *RawFrame) String() string {
 	var b strings.Builder
 	b.WriteString(f.Command)
 	for _, h := range f.Headers {
@@ -85,7 +89,7 @@ var volatileHeaders = map[string]bool{
 }
 
 // compact is the frame without its volatile headers, for observations.
-func (f *rawFrame) compact() string {
+func (f *RawFrame) compact() string {
 	var b strings.Builder
 	b.WriteString(f.Command)
 	for _, h := range f.Headers {
@@ -103,30 +107,37 @@ func (f *rawFrame) compact() string {
 	return b.String()
 }
 
-// dialRaw opens a TCP connection; it is closed at the end of the test.
-func dialRaw(t *T, addr string) *rawConn {
+// DialRaw opens a TCP connection; it is closed at the end of the test.
+func DialRaw(t TB, addr string) *RawConn {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", addr, wait)
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return &rawConn{t: t, c: c, r: bufio.NewReader(c), version: "1.0"}
+	return NewRawConn(t, c, "1.0")
 }
 
-// connectRaw dials and connects with accept-version (e.g. "1.2"; "" sends
+// NewRawConn is a STOMP client on a connection already open (over TLS,
+// say) whose frames are read as of version (which ConnectRaw sets from
+// CONNECTED).
+func NewRawConn(t TB, nc net.Conn, version string) *RawConn {
+	return &RawConn{t: t, c: nc, r: bufio.NewReader(nc), version: version}
+}
+
+// ConnectRaw dials and connects with accept-version (e.g. "1.2"; "" sends
 // none) and extra headers ("name:value"), and checks CONNECTED.
-func connectRaw(t *T, addr, version string, headers ...string) (*rawConn, *rawFrame) {
+func ConnectRaw(t TB, addr, version string, headers ...string) (*RawConn, *RawFrame) {
 	t.Helper()
-	c := dialRaw(t, addr)
-	h := []string{"host:" + t.STOMPHost()}
+	c := DialRaw(t, addr)
+	h := []string{"host:" + stompHost(t)}
 	if version != "" {
 		h = append(h, "accept-version:"+version)
 	}
-	if t.User() != "" && !slices.ContainsFunc(headers, func(h string) bool { return strings.HasPrefix(h, "login:") }) {
-		h = append(h, "login:"+t.User(), "passcode:"+t.Password())
+	if user, pass := credentials(t); user != "" && !slices.ContainsFunc(headers, func(h string) bool { return strings.HasPrefix(h, "login:") }) {
+		h = append(h, "login:"+user, "passcode:"+pass)
 	}
-	f := c.request("CONNECT", append(h, headers...), nil)
+	f := c.Request("CONNECT", append(h, headers...), nil)
 	if f.Command != "CONNECTED" {
 		t.Fatalf("CONNECT: got %s, want CONNECTED", f)
 	}
@@ -135,7 +146,7 @@ func connectRaw(t *T, addr, version string, headers ...string) (*rawConn, *rawFr
 }
 
 // write sends raw bytes.
-func (c *rawConn) write(b []byte) {
+func (c *RawConn) Write(b []byte) {
 	c.t.Helper()
 	c.c.SetWriteDeadline(time.Now().Add(wait))
 	if _, err := c.c.Write(b); err != nil {
@@ -145,12 +156,12 @@ func (c *rawConn) write(b []byte) {
 
 // send writes a frame; headers are "name:value" strings written verbatim
 // (the caller escapes), and body follows the blank line.
-func (c *rawConn) send(cmd string, headers []string, body []byte) {
+func (c *RawConn) Send(cmd string, headers []string, body []byte) {
 	c.t.Helper()
 	if cmd != "CONNECT" && cmd != "STOMP" {
-		c.t.Observe("send", "%s", (&rawFrame{Command: cmd, Headers: splitHeaders(headers), Body: body}).String())
+		observe(c.t, "send", "%s", (&RawFrame{Command: cmd, Headers: splitHeaders(headers), Body: body}).String())
 	}
-	c.write(encodeRaw(cmd, headers, body))
+	c.Write(EncodeRaw(cmd, headers, body))
 }
 
 // splitHeaders turns "name:value" strings into pairs, for observations.
@@ -163,7 +174,7 @@ func splitHeaders(hs []string) [][2]string {
 	return out
 }
 
-func encodeRaw(cmd string, headers []string, body []byte) []byte {
+func EncodeRaw(cmd string, headers []string, body []byte) []byte {
 	var b bytes.Buffer
 	b.WriteString(cmd)
 	b.WriteByte('\n')
@@ -178,21 +189,21 @@ func encodeRaw(cmd string, headers []string, body []byte) []byte {
 }
 
 // request sends a frame and returns the next frame the broker sends.
-func (c *rawConn) request(cmd string, headers []string, body []byte) *rawFrame {
+func (c *RawConn) Request(cmd string, headers []string, body []byte) *RawFrame {
 	c.t.Helper()
-	c.send(cmd, headers, body)
-	return c.read()
+	c.Send(cmd, headers, body)
+	return c.Read()
 }
 
 // read returns the next frame, skipping heart-beats, failing after wait.
-func (c *rawConn) read() *rawFrame {
+func (c *RawConn) Read() *RawFrame {
 	c.t.Helper()
-	if len(c.pending) > 0 {
-		f := c.pending[0]
-		c.pending = c.pending[1:]
+	if len(c.Pending) > 0 {
+		f := c.Pending[0]
+		c.Pending = c.Pending[1:]
 		return f
 	}
-	f, err := c.readWithin(wait)
+	f, err := c.ReadWithin(wait)
 	if err != nil {
 		c.t.Fatalf("read frame: %v", err)
 	}
@@ -200,16 +211,16 @@ func (c *rawConn) read() *rawFrame {
 }
 
 // readWithin reads the next frame within d.
-func (c *rawConn) readWithin(d time.Duration) (*rawFrame, error) {
+func (c *RawConn) ReadWithin(d time.Duration) (*RawFrame, error) {
 	f, err := c.readFrameWithin(d)
 	if err == nil {
-		c.t.Observe("recv", "%s", f.compact())
+		observe(c.t, "recv", "%s", f.compact())
 	}
 	return f, err
 }
 
 // readFrameWithin is readWithin without the observation.
-func (c *rawConn) readFrameWithin(d time.Duration) (*rawFrame, error) {
+func (c *RawConn) readFrameWithin(d time.Duration) (*RawFrame, error) {
 	c.c.SetReadDeadline(time.Now().Add(d))
 	defer c.c.SetReadDeadline(time.Time{})
 	var line string
@@ -226,7 +237,7 @@ func (c *rawConn) readFrameWithin(d time.Duration) (*rawFrame, error) {
 		line = l
 		break
 	}
-	f := &rawFrame{Command: line}
+	f := &RawFrame{Command: line}
 	for {
 		l, err := c.r.ReadString('\n')
 		if err != nil {
@@ -245,7 +256,7 @@ func (c *rawConn) readFrameWithin(d time.Duration) (*rawFrame, error) {
 		}
 		// CONNECTED is never escaped (STOMP 1.2 "Value Encoding").
 		if c.version != "1.0" && f.Command != "CONNECTED" {
-			name, value = unescape(name), unescape(value)
+			name, value = Unescape(name), Unescape(value)
 		}
 		f.Headers = append(f.Headers, [2]string{name, value})
 	}
@@ -272,7 +283,7 @@ func (c *rawConn) readFrameWithin(d time.Duration) (*rawFrame, error) {
 	return f, nil
 }
 
-func unescape(s string) string {
+func Unescape(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}
@@ -301,9 +312,9 @@ func unescape(s string) string {
 }
 
 // expect reads the next frame and checks its command.
-func (c *rawConn) expect(cmd string) *rawFrame {
+func (c *RawConn) Expect(cmd string) *RawFrame {
 	c.t.Helper()
-	f := c.read()
+	f := c.Read()
 	if f.Command != cmd {
 		c.t.Fatalf("got %s, want a %s frame", f, cmd)
 	}
@@ -312,11 +323,11 @@ func (c *rawConn) expect(cmd string) *rawFrame {
 
 // expectReceipt reads up to the RECEIPT for id; MESSAGE frames before it
 // are kept for read, any other frame fails the test.
-func (c *rawConn) expectReceipt(id string) {
+func (c *RawConn) ExpectReceipt(id string) {
 	c.t.Helper()
-	var msgs []*rawFrame
+	var msgs []*RawFrame
 	for {
-		f := c.read()
+		f := c.Read()
 		if f.Command == "MESSAGE" {
 			msgs = append(msgs, f)
 			continue
@@ -327,16 +338,16 @@ func (c *rawConn) expectReceipt(id string) {
 		if got := f.Must(c.t, "receipt-id"); got != id {
 			c.t.Fatalf("RECEIPT receipt-id: got %q, want %q", got, id)
 		}
-		c.pending = append(c.pending, msgs...)
+		c.Pending = append(c.Pending, msgs...)
 		return
 	}
 }
 
 // expectError reads an ERROR frame and checks that its message header
 // starts with msgPrefix and that it carries receipt-id (when not "").
-func (c *rawConn) expectError(msgPrefix, receiptID string) *rawFrame {
+func (c *RawConn) ExpectError(msgPrefix, receiptID string) *RawFrame {
 	c.t.Helper()
-	f := c.expect("ERROR")
+	f := c.Expect("ERROR")
 	if msg := f.Must(c.t, "message"); !strings.HasPrefix(msg, msgPrefix) {
 		c.t.Fatalf("ERROR message: got %q, want it to start with %q", msg, msgPrefix)
 	}
@@ -352,10 +363,10 @@ func (c *rawConn) expectError(msgPrefix, receiptID string) *rawFrame {
 
 // expectClosed reads until the broker closes the connection, failing if it
 // does not within d or if a frame other than heart-beats arrives first.
-func (c *rawConn) expectClosed(d time.Duration) {
+func (c *RawConn) ExpectClosed(d time.Duration) {
 	c.t.Helper()
-	if len(c.pending) > 0 {
-		c.t.Fatalf("got %s, want the connection closed", c.pending[0])
+	if len(c.Pending) > 0 {
+		c.t.Fatalf("got %s, want the connection closed", c.Pending[0])
 	}
 	deadline := time.Now().Add(d)
 	c.c.SetReadDeadline(deadline)
@@ -379,16 +390,16 @@ func (c *rawConn) expectClosed(d time.Duration) {
 
 // sync does a RECEIPT round trip: every frame the broker sends before the
 // RECEIPT is returned (a barrier for "nothing else arrived").
-func (c *rawConn) sync() []*rawFrame {
+func (c *RawConn) Sync() []*RawFrame {
 	c.t.Helper()
-	before := c.pending
-	c.pending = nil
+	before := c.Pending
+	c.Pending = nil
 	id := fmt.Sprintf("sync-%d", time.Now().UnixNano())
 	tx := "tx-" + id
-	c.send("BEGIN", []string{"transaction:" + tx}, nil)
-	c.send("ABORT", []string{"transaction:" + tx, "receipt:" + id}, nil)
+	c.Send("BEGIN", []string{"transaction:" + tx}, nil)
+	c.Send("ABORT", []string{"transaction:" + tx, "receipt:" + id}, nil)
 	for {
-		f := c.read()
+		f := c.Read()
 		if f.Command == "RECEIPT" {
 			if rid, _ := f.Get("receipt-id"); rid == id {
 				return before
@@ -399,33 +410,33 @@ func (c *rawConn) sync() []*rawFrame {
 }
 
 // mustSync is sync that fails when any frame came before the RECEIPT.
-func (c *rawConn) mustSync() {
+func (c *RawConn) MustSync() {
 	c.t.Helper()
-	if fs := c.sync(); len(fs) > 0 {
+	if fs := c.Sync(); len(fs) > 0 {
 		c.t.Fatalf("unexpected frame before the RECEIPT: %s", fs[0])
 	}
 }
 
 // subscribe sends SUBSCRIBE with a receipt and waits for it.
-func (c *rawConn) subscribe(id, dest string, headers ...string) {
+func (c *RawConn) Subscribe(id, dest string, headers ...string) {
 	c.t.Helper()
 	r := "sub-" + id
-	c.send("SUBSCRIBE", append([]string{"id:" + id, "destination:" + dest, "receipt:" + r}, headers...), nil)
-	c.expectReceipt(r)
+	c.Send("SUBSCRIBE", append([]string{"id:" + id, "destination:" + dest, "receipt:" + r}, headers...), nil)
+	c.ExpectReceipt(r)
 }
 
 // sendMsg sends a message with a receipt and waits for it.
-func (c *rawConn) sendMsg(dest, body string, headers ...string) {
+func (c *RawConn) SendMsg(dest, body string, headers ...string) {
 	c.t.Helper()
 	r := fmt.Sprintf("send-%d", time.Now().UnixNano())
-	c.send("SEND", append([]string{"destination:" + dest, "receipt:" + r}, headers...), []byte(body))
-	c.expectReceipt(r)
+	c.Send("SEND", append([]string{"destination:" + dest, "receipt:" + r}, headers...), []byte(body))
+	c.ExpectReceipt(r)
 }
 
 // expectMessage reads the next frame and checks it is a MESSAGE with body.
-func (c *rawConn) expectMessage(body string) *rawFrame {
+func (c *RawConn) ExpectMessage(body string) *RawFrame {
 	c.t.Helper()
-	f := c.expect("MESSAGE")
+	f := c.Expect("MESSAGE")
 	if string(f.Body) != body {
 		c.t.Fatalf("MESSAGE body: got %q, want %q (%s)", f.Body, body, f)
 	}
@@ -433,25 +444,25 @@ func (c *rawConn) expectMessage(body string) *rawFrame {
 }
 
 // disconnect sends DISCONNECT with a receipt and waits for it and the close.
-func (c *rawConn) disconnect() {
+func (c *RawConn) Disconnect() {
 	c.t.Helper()
-	c.send("DISCONNECT", []string{"receipt:bye"}, nil)
-	c.expectReceipt("bye")
-	c.expectClosed(wait)
+	c.Send("DISCONNECT", []string{"receipt:bye"}, nil)
+	c.ExpectReceipt("bye")
+	c.ExpectClosed(wait)
 }
 
 // skipErrors reads and drops ERROR frames until something else (or the
 // close) comes; what came is left for the next read.
-func (c *rawConn) skipErrors() {
+func (c *RawConn) SkipErrors() {
 	c.t.Helper()
 	for {
-		f, err := c.readWithin(wait)
+		f, err := c.ReadWithin(wait)
 		if err != nil {
 			// Closed (or timed out): expectClosed sees it again.
 			return
 		}
 		if f.Command != "ERROR" {
-			c.pending = append(c.pending, f)
+			c.Pending = append(c.Pending, f)
 			return
 		}
 	}

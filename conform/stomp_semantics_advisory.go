@@ -7,12 +7,12 @@ import (
 // expectAdvisoryHeaders checks the headers every advisory carries:
 // ActiveMQ's AdvisoryBroker.fireAdvisory sets neither priority nor
 // timestamp, and its STOMP converter names the JSON rendering.
-func expectAdvisoryHeaders(t *T, f *rawFrame) {
+func expectAdvisoryHeaders(t *T, f *RawFrame) {
 	t.Helper()
-	expectHeader(t, f, "type", "Advisory")
-	expectHeader(t, f, "transformation", "jms-advisory-json")
-	expectHeader(t, f, "priority", "0")
-	expectHeader(t, f, "timestamp", "0")
+	ExpectHeader(t, f, "type", "Advisory")
+	ExpectHeader(t, f, "transformation", "jms-advisory-json")
+	ExpectHeader(t, f, "priority", "0")
+	ExpectHeader(t, f, "timestamp", "0")
 	expectNoHeader(t, f, "persistent")
 	for _, h := range []string{"originBrokerName", "originBrokerId", "originBrokerURL"} {
 		f.Must(t, h)
@@ -25,35 +25,35 @@ func expectAdvisoryHeaders(t *T, f *rawFrame) {
 func stompConsumerAdvisory(t *T) {
 	addr := t.Addr(STOMP)
 	q := name(t, "")
-	adv, _ := connectRaw(t, addr, "1.2")
-	adv.subscribe("adv", advisoryTopic("Consumer.Queue", q))
-	adv.mustSync() // no consumer yet: nothing to replay
+	adv, _ := ConnectRaw(t, addr, "1.2")
+	adv.Subscribe("adv", AdvisoryTopic("Consumer.Queue", q))
+	adv.MustSync() // no consumer yet: nothing to replay
 
-	c1, _ := connectRaw(t, addr, "1.2")
-	c1.subscribe("c1", "/queue/"+q)
-	f := expectAdvisory(t, adv, `"ConsumerInfo"`)
+	c1, _ := ConnectRaw(t, addr, "1.2")
+	c1.Subscribe("c1", "/queue/"+q)
+	f := ExpectAdvisory(t, adv, `"ConsumerInfo"`)
 	expectAdvisoryHeaders(t, f)
-	expectHeader(t, f, "consumerCount", "1")
-	expectHeader(t, f, "destination", advisoryTopic("Consumer.Queue", q))
+	ExpectHeader(t, f, "consumerCount", "1")
+	ExpectHeader(t, f, "destination", AdvisoryTopic("Consumer.Queue", q))
 
-	c2, _ := connectRaw(t, addr, "1.2")
-	c2.subscribe("c2", "/queue/"+q)
-	expectHeader(t, expectAdvisory(t, adv, `"ConsumerInfo"`), "consumerCount", "2")
+	c2, _ := ConnectRaw(t, addr, "1.2")
+	c2.Subscribe("c2", "/queue/"+q)
+	ExpectHeader(t, ExpectAdvisory(t, adv, `"ConsumerInfo"`), "consumerCount", "2")
 
-	c2.send("UNSUBSCRIBE", []string{"id:c2", "receipt:u"}, nil)
-	c2.expectReceipt("u")
-	f = expectAdvisory(t, adv, `"RemoveInfo"`)
+	c2.Send("UNSUBSCRIBE", []string{"id:c2", "receipt:u"}, nil)
+	c2.ExpectReceipt("u")
+	f = ExpectAdvisory(t, adv, `"RemoveInfo"`)
 	expectAdvisoryHeaders(t, f)
-	expectHeader(t, f, "consumerCount", "1")
+	ExpectHeader(t, f, "consumerCount", "1")
 
 	// Replay: a new subscriber to the advisory topic gets c1's ConsumerInfo
 	// at once.
-	late, _ := connectRaw(t, addr, "1.2")
-	late.subscribe("late", advisoryTopic("Consumer.Queue", q))
-	f = expectAdvisory(t, late, `"ConsumerInfo"`)
-	expectHeader(t, f, "consumerCount", "1")
-	late.mustSync()
-	adv.mustSync()
+	late, _ := ConnectRaw(t, addr, "1.2")
+	late.Subscribe("late", AdvisoryTopic("Consumer.Queue", q))
+	f = ExpectAdvisory(t, late, `"ConsumerInfo"`)
+	ExpectHeader(t, f, "consumerCount", "1")
+	late.MustSync()
+	adv.MustSync()
 }
 
 // ActiveMQ.Advisory.Connection: a ConnectionInfo for a new connection (with
@@ -63,19 +63,19 @@ func stompConsumerAdvisory(t *T) {
 func stompConnectionAdvisory(t *T) {
 	addr := t.Addr(STOMP)
 	clientID := t.Uniq()
-	adv, _ := connectRaw(t, addr, "1.2")
-	adv.subscribe("adv", advisoryTopic("Connection", ""))
+	adv, _ := ConnectRaw(t, addr, "1.2")
+	adv.Subscribe("adv", AdvisoryTopic("Connection", ""))
 
-	c, _ := connectRaw(t, addr, "1.2", "client-id:"+clientID)
-	f := expectAdvisory(t, adv, `"ConnectionInfo"`, clientID)
+	c, _ := ConnectRaw(t, addr, "1.2", "client-id:"+clientID)
+	f := ExpectAdvisory(t, adv, `"ConnectionInfo"`, clientID)
 	expectAdvisoryHeaders(t, f)
 	m := connectionIDRe.FindSubmatch(f.Body)
 	if m == nil {
 		t.Fatalf("no connection id in %s", f.Body)
 	}
 	connID := string(m[1])
-	c.disconnect()
-	expectAdvisory(t, adv, `"RemoveInfo"`, `"`+connID+`"`)
+	c.Disconnect()
+	ExpectAdvisory(t, adv, `"RemoveInfo"`, `"`+connID+`"`)
 }
 
 // ActiveMQ.Advisory.Queue: a DestinationInfo when a queue is created (here
@@ -83,11 +83,11 @@ func stompConnectionAdvisory(t *T) {
 func stompDestinationAdvisory(t *T) {
 	addr := t.Addr(STOMP)
 	q := name(t, "")
-	adv, _ := connectRaw(t, addr, "1.2")
-	adv.subscribe("adv", advisoryTopic("Queue", ""))
-	p, _ := connectRaw(t, addr, "1.2")
-	p.sendMsg("/queue/"+q, "creates it")
-	f := expectAdvisory(t, adv, `"DestinationInfo"`, q)
+	adv, _ := ConnectRaw(t, addr, "1.2")
+	adv.Subscribe("adv", AdvisoryTopic("Queue", ""))
+	p, _ := ConnectRaw(t, addr, "1.2")
+	p.SendMsg("/queue/"+q, "creates it")
+	f := ExpectAdvisory(t, adv, `"DestinationInfo"`, q)
 	expectAdvisoryHeaders(t, f)
 }
 
@@ -97,20 +97,20 @@ func stompDestinationAdvisory(t *T) {
 func stompExpiredAdvisory(t *T) {
 	addr := t.Addr(STOMP)
 	q := name(t, "")
-	adv, _ := connectRaw(t, addr, "1.2")
-	adv.subscribe("adv", advisoryTopic("Expired.Queue", q))
-	c, _ := connectRaw(t, addr, "1.2")
-	c.subscribe("s", "/queue/"+q)
-	c.sendMsg("/queue/"+q, "too late", "expires:1000")
-	f := adv.expect("MESSAGE")
+	adv, _ := ConnectRaw(t, addr, "1.2")
+	adv.Subscribe("adv", AdvisoryTopic("Expired.Queue", q))
+	c, _ := ConnectRaw(t, addr, "1.2")
+	c.Subscribe("s", "/queue/"+q)
+	c.SendMsg("/queue/"+q, "too late", "expires:1000")
+	f := adv.Expect("MESSAGE")
 	expectAdvisoryHeaders(t, f)
 	f.Must(t, "orignalMessageId")
 	if !strings.Contains(string(f.Body), `"messageId"`) {
 		t.Fatalf("advisory body has no messageId: %s", f.Body)
 	}
-	c.sendMsg("/queue/"+q, "in time")
-	c.expectMessage("in time")
-	adv.mustSync()
+	c.SendMsg("/queue/"+q, "in time")
+	c.ExpectMessage("in time")
+	adv.MustSync()
 }
 
 // ActiveMQ.Advisory.MessageDLQd.Queue.<name>: a NACKed (poison) persistent
@@ -118,19 +118,19 @@ func stompExpiredAdvisory(t *T) {
 func stompMessageDLQdAdvisory(t *T) {
 	addr := t.Addr(STOMP)
 	q := name(t, "")
-	adv, _ := connectRaw(t, addr, "1.2")
-	adv.subscribe("adv", advisoryTopic("MessageDLQd.Queue", q))
-	c, _ := connectRaw(t, addr, "1.2")
-	c.subscribe("s", "/queue/"+q, "ack:client-individual")
-	c.sendMsg("/queue/"+q, "poison", "persistent:true")
-	m := c.expectMessage("poison")
-	c.send("NACK", []string{"id:" + m.Must(t, "ack"), "receipt:n"}, nil)
-	c.expectReceipt("n")
-	f := adv.expect("MESSAGE")
+	adv, _ := ConnectRaw(t, addr, "1.2")
+	adv.Subscribe("adv", AdvisoryTopic("MessageDLQd.Queue", q))
+	c, _ := ConnectRaw(t, addr, "1.2")
+	c.Subscribe("s", "/queue/"+q, "ack:client-individual")
+	c.SendMsg("/queue/"+q, "poison", "persistent:true")
+	m := c.ExpectMessage("poison")
+	c.Send("NACK", []string{"id:" + m.Must(t, "ack"), "receipt:n"}, nil)
+	c.ExpectReceipt("n")
+	f := adv.Expect("MESSAGE")
 	expectAdvisoryHeaders(t, f)
-	expectHeader(t, f, "destination", advisoryTopic("MessageDLQd.Queue", q))
+	ExpectHeader(t, f, "destination", AdvisoryTopic("MessageDLQd.Queue", q))
 	expectNoHeader(t, f, "orignalMessageId")
-	adv.mustSync()
+	adv.MustSync()
 }
 
 // sendAdvisoryIfNoConsumers (policy for topics "*.lonely.>"): a
@@ -140,16 +140,16 @@ func stompMessageDLQdAdvisory(t *T) {
 func stompNoConsumerAdvisory(t *T) {
 	addr := t.Addr(STOMP)
 	tp := name(t, ".lonely")
-	adv, _ := connectRaw(t, addr, "1.2")
-	adv.subscribe("adv", advisoryTopic("NoConsumer.Topic", tp))
-	p, _ := connectRaw(t, addr, "1.2")
-	p.sendMsg("/topic/"+tp, "durable", "persistent:true")
-	p.sendMsg("/topic/"+tp, "nobody listens")
+	adv, _ := ConnectRaw(t, addr, "1.2")
+	adv.Subscribe("adv", AdvisoryTopic("NoConsumer.Topic", tp))
+	p, _ := ConnectRaw(t, addr, "1.2")
+	p.SendMsg("/topic/"+tp, "durable", "persistent:true")
+	p.SendMsg("/topic/"+tp, "nobody listens")
 	// "durable" (persistent) got none: it would have come first.
-	f := adv.expectMessage("nobody listens")
+	f := adv.ExpectMessage("nobody listens")
 	expectNoHeader(t, f, "type")
 	expectNoHeader(t, f, "originBrokerName")
-	adv.mustSync()
+	adv.MustSync()
 }
 
 // advisoryForDelivery and advisoryForConsumed (policy for queues
@@ -158,24 +158,24 @@ func stompNoConsumerAdvisory(t *T) {
 func stompDeliveredConsumedAdvisories(t *T) {
 	addr := t.Addr(STOMP)
 	q := name(t, ".watched")
-	delivered, _ := connectRaw(t, addr, "1.2")
-	delivered.subscribe("d", advisoryTopic("MessageDelivered.Queue", q))
-	consumed, _ := connectRaw(t, addr, "1.2")
-	consumed.subscribe("c", advisoryTopic("MessageConsumed.Queue", q))
-	c, _ := connectRaw(t, addr, "1.2")
-	c.subscribe("s", "/queue/"+q, "ack:client-individual")
-	c.sendMsg("/queue/"+q, "watch me")
-	m := c.expectMessage("watch me")
-	f := delivered.expect("MESSAGE")
+	delivered, _ := ConnectRaw(t, addr, "1.2")
+	delivered.Subscribe("d", AdvisoryTopic("MessageDelivered.Queue", q))
+	consumed, _ := ConnectRaw(t, addr, "1.2")
+	consumed.Subscribe("c", AdvisoryTopic("MessageConsumed.Queue", q))
+	c, _ := ConnectRaw(t, addr, "1.2")
+	c.Subscribe("s", "/queue/"+q, "ack:client-individual")
+	c.SendMsg("/queue/"+q, "watch me")
+	m := c.ExpectMessage("watch me")
+	f := delivered.Expect("MESSAGE")
 	expectAdvisoryHeaders(t, f)
-	expectHeader(t, f, "orignalDestination", "queue://"+q)
+	ExpectHeader(t, f, "orignalDestination", "queue://"+q)
 	id := f.Must(t, "orignalMessageId")
-	consumed.mustSync()
-	c.send("ACK", []string{"id:" + m.Must(t, "ack"), "receipt:a"}, nil)
-	c.expectReceipt("a")
-	f = consumed.expect("MESSAGE")
+	consumed.MustSync()
+	c.Send("ACK", []string{"id:" + m.Must(t, "ack"), "receipt:a"}, nil)
+	c.ExpectReceipt("a")
+	f = consumed.Expect("MESSAGE")
 	expectAdvisoryHeaders(t, f)
-	expectHeader(t, f, "orignalDestination", "queue://"+q)
-	expectHeader(t, f, "orignalMessageId", id)
-	delivered.mustSync()
+	ExpectHeader(t, f, "orignalDestination", "queue://"+q)
+	ExpectHeader(t, f, "orignalMessageId", id)
+	delivered.MustSync()
 }

@@ -18,18 +18,18 @@ func stompProducerFlowControl(t *T) {
 	const k = 64 // 64 × 4 KiB: four times the limit
 	body := strings.Repeat("x", 4096)
 
-	p, _ := connectRaw(t, addr, "1.2")
+	p, _ := ConnectRaw(t, addr, "1.2")
 	for i := 1; i <= k; i++ {
-		p.send("SEND", []string{"destination:" + small, "receipt:s" + strconv.Itoa(i), "n:" + strconv.Itoa(i)}, []byte(body))
+		p.Send("SEND", []string{"destination:" + small, "receipt:s" + strconv.Itoa(i), "n:" + strconv.Itoa(i)}, []byte(body))
 	}
 	// The same connection still works: a SEND to another queue is answered
 	// while the small queue's receipts are withheld.
-	p.send("SEND", []string{"destination:" + queue(t, ""), "receipt:other"}, []byte("elsewhere"))
+	p.Send("SEND", []string{"destination:" + queue(t, ""), "receipt:other"}, []byte("elsewhere"))
 	in := newInbox(t)
 	in.watch(p, "p")
 	receipts := map[string]bool{}
 	for {
-		f := in.next().f
+		f := in.Next().f
 		if f.Command != "RECEIPT" {
 			t.Fatalf("got %s, want RECEIPTs", f)
 		}
@@ -45,19 +45,19 @@ func stompProducerFlowControl(t *T) {
 	}
 
 	// Another connection is not blocked.
-	q, _ := connectRaw(t, addr, "1.2")
-	q.sendMsg(queue(t, ".other"), "free")
+	q, _ := ConnectRaw(t, addr, "1.2")
+	q.SendMsg(queue(t, ".other"), "free")
 
 	// A consumer drains the queue: every message arrives once, in order,
 	// and the withheld receipts follow.
-	c, _ := connectRaw(t, addr, "1.2")
-	c.subscribe("drain", small)
+	c, _ := ConnectRaw(t, addr, "1.2")
+	c.Subscribe("drain", small)
 	for i := 1; i <= k; i++ {
-		f := c.expect("MESSAGE")
-		expectHeader(t, f, "n", strconv.Itoa(i))
+		f := c.Expect("MESSAGE")
+		ExpectHeader(t, f, "n", strconv.Itoa(i))
 	}
 	for len(receipts) < k {
-		f := in.next().f
+		f := in.Next().f
 		if f.Command != "RECEIPT" {
 			t.Fatalf("got %s, want RECEIPTs", f)
 		}
@@ -72,5 +72,5 @@ func stompProducerFlowControl(t *T) {
 			t.Fatalf("no receipt for s%d", i)
 		}
 	}
-	c.mustSync()
+	c.MustSync()
 }

@@ -16,7 +16,7 @@ import (
 // tagged is a frame and the name of the connection it came from.
 type tagged struct {
 	from string
-	f    *rawFrame
+	f    *RawFrame
 }
 
 // inbox merges the frames of several connections, read by one goroutine
@@ -37,9 +37,9 @@ func newInbox(t *T) *inbox {
 
 // watch starts reading c's frames (those it already holds first) into the
 // inbox under name, until the connection closes.
-func (in *inbox) watch(c *rawConn, name string) {
-	pending := c.pending
-	c.pending = nil
+func (in *inbox) watch(c *RawConn, name string) {
+	pending := c.Pending
+	c.Pending = nil
 	go func() {
 		for _, f := range pending {
 			in.ch <- tagged{name, f}
@@ -47,7 +47,7 @@ func (in *inbox) watch(c *rawConn, name string) {
 		for {
 			// The connection is closed by the test's cleanup, which ends
 			// this read.
-			f, err := c.readWithin(time.Hour)
+			f, err := c.ReadWithin(time.Hour)
 			if err != nil {
 				return
 			}
@@ -58,7 +58,7 @@ func (in *inbox) watch(c *rawConn, name string) {
 
 // next returns the next frame from any watched connection, failing after
 // wait.
-func (in *inbox) next() tagged {
+func (in *inbox) Next() tagged {
 	in.t.Helper()
 	select {
 	case m := <-in.ch:
@@ -74,7 +74,7 @@ func (in *inbox) messages(n int) []tagged {
 	in.t.Helper()
 	out := make([]tagged, 0, n)
 	for len(out) < n {
-		m := in.next()
+		m := in.Next()
 		if m.f.Command != "MESSAGE" {
 			in.t.Fatalf("%s: got %s, want a MESSAGE (%d of %d so far)", m.from, m.f, len(out), n)
 		}
@@ -86,14 +86,14 @@ func (in *inbox) messages(n int) []tagged {
 // name is the bare destination name of queue(t, suffix) / topic(t, suffix).
 func name(t *T, suffix string) string { return t.Uniq() + suffix }
 
-// header returns a header's value, "" when absent.
-func header(f *rawFrame, name string) string {
+// Header returns a Header's value, "" when absent.
+func Header(f *RawFrame, name string) string {
 	v, _ := f.Get(name)
 	return v
 }
 
-// expectHeader checks a header's value.
-func expectHeader(t *T, f *rawFrame, name, want string) {
+// ExpectHeader checks a header's value.
+func ExpectHeader(t TB, f *RawFrame, name, want string) {
 	t.Helper()
 	if got, ok := f.Get(name); !ok || got != want {
 		t.Fatalf("%s header: got %q (present %v), want %q in %s", name, got, ok, want, f)
@@ -101,7 +101,7 @@ func expectHeader(t *T, f *rawFrame, name, want string) {
 }
 
 // expectNoHeader checks that a header is absent.
-func expectNoHeader(t *T, f *rawFrame, name string) {
+func expectNoHeader(t *T, f *RawFrame, name string) {
 	t.Helper()
 	if got, ok := f.Get(name); ok {
 		t.Fatalf("%s header: got %q, want none in %s", name, got, f)
@@ -109,7 +109,7 @@ func expectNoHeader(t *T, f *rawFrame, name string) {
 }
 
 // bodyNumber is n for a body "m<n>".
-func bodyNumber(t *T, f *rawFrame) int {
+func bodyNumber(t *T, f *RawFrame) int {
 	t.Helper()
 	n, err := strconv.Atoi(strings.TrimPrefix(string(f.Body), "m"))
 	if err != nil {
@@ -118,21 +118,21 @@ func bodyNumber(t *T, f *rawFrame) int {
 	return n
 }
 
-// advisoryTopic is the STOMP name of an advisory topic: kind is e.g.
+// AdvisoryTopic is the STOMP name of an advisory topic: kind is e.g.
 // "Consumer.Queue", "Expired.Queue", "MessageDLQd.Queue"; dest the bare
 // destination name ("" for topics without one, such as Connection).
-func advisoryTopic(kind, dest string) string {
+func AdvisoryTopic(kind, dest string) string {
 	if dest == "" {
 		return "/topic/ActiveMQ.Advisory." + kind
 	}
 	return "/topic/ActiveMQ.Advisory." + kind + "." + dest
 }
 
-// expectAdvisory reads frames from c until an advisory MESSAGE whose body
+// ExpectAdvisory reads frames from c until an advisory MESSAGE whose body
 // contains every string of want; others are skipped (an advisory topic may
 // carry the state of the whole broker, and an external broker is shared
 // with earlier tests).
-func expectAdvisory(t *T, c *rawConn, want ...string) *rawFrame {
+func ExpectAdvisory(t TB, c *RawConn, want ...string) *RawFrame {
 	t.Helper()
 	deadline := time.Now().Add(wait)
 	for {
@@ -140,12 +140,12 @@ func expectAdvisory(t *T, c *rawConn, want ...string) *rawFrame {
 		if left <= 0 {
 			t.Fatalf("no advisory with %q within %v", want, wait)
 		}
-		var f *rawFrame
-		if len(c.pending) > 0 {
-			f, c.pending = c.pending[0], c.pending[1:]
+		var f *RawFrame
+		if len(c.Pending) > 0 {
+			f, c.Pending = c.Pending[0], c.Pending[1:]
 		} else {
 			var err error
-			if f, err = c.readWithin(left); err != nil {
+			if f, err = c.ReadWithin(left); err != nil {
 				t.Fatalf("waiting for an advisory with %q: %v", want, err)
 			}
 		}

@@ -18,16 +18,16 @@ func stompPrioritizedMessages(t *T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *T) {
 			q := queue(t, tc.suffix)
-			p, _ := connectRaw(t, addr, "1.2")
+			p, _ := ConnectRaw(t, addr, "1.2")
 			for _, prio := range []string{"1", "9", "4"} {
-				p.sendMsg(q, "p"+prio, "priority:"+prio)
+				p.SendMsg(q, "p"+prio, "priority:"+prio)
 			}
-			c, _ := connectRaw(t, addr, "1.2")
-			c.subscribe("s", q)
+			c, _ := ConnectRaw(t, addr, "1.2")
+			c.Subscribe("s", q)
 			for _, w := range tc.want {
-				expectHeader(t, c.expectMessage(w), "priority", w[1:])
+				ExpectHeader(t, c.ExpectMessage(w), "priority", w[1:])
 			}
-			c.mustSync()
+			c.MustSync()
 		})
 	}
 }
@@ -45,21 +45,21 @@ func stompMessageGroups(t *T) {
 	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	in := newInbox(t)
-	conns := map[string]*rawConn{}
+	conns := map[string]*RawConn{}
 	join := func(n string) {
-		c, _ := connectRaw(t, addr, "1.2")
-		c.subscribe(n, q, "ack:client-individual")
+		c, _ := ConnectRaw(t, addr, "1.2")
+		c.Subscribe(n, q, "ack:client-individual")
 		conns[n] = c
 		in.watch(c, n)
 	}
 	join("c1")
 	join("c2")
-	p, _ := connectRaw(t, addr, "1.2")
+	p, _ := ConnectRaw(t, addr, "1.2")
 	owner := map[string]string{} // group → consumer
 	round := func(bodies ...string) {
 		t.Helper()
 		for _, b := range bodies {
-			p.sendMsg(q, b, "JMSXGroupID:"+b[:1])
+			p.SendMsg(q, b, "JMSXGroupID:"+b[:1])
 		}
 		for _, m := range in.messages(len(bodies)) {
 			g := string(m.f.Body[:1])
@@ -70,7 +70,7 @@ func stompMessageGroups(t *T) {
 			for _, h := range []string{"JMSXGroupID", "JMSXGroupSeq", "JMSXGroupFirstForConsumer"} {
 				expectNoHeader(t, m.f, h)
 			}
-			conns[m.from].send("ACK", []string{"id:" + m.f.Must(t, "ack")}, nil)
+			conns[m.from].Send("ACK", []string{"id:" + m.f.Must(t, "ack")}, nil)
 		}
 	}
 	round("A1", "B1", "A2", "B2", "A3", "B3")
@@ -79,8 +79,8 @@ func stompMessageGroups(t *T) {
 	// The owner of A leaves and a new consumer comes: groups whose owner
 	// stayed keep it, A moves and sticks to its new owner.
 	gone := owner["A"]
-	conns[gone].send("UNSUBSCRIBE", []string{"id:" + gone, "receipt:u"}, nil)
-	if f := in.next(); f.from != gone || f.f.Command != "RECEIPT" {
+	conns[gone].Send("UNSUBSCRIBE", []string{"id:" + gone, "receipt:u"}, nil)
+	if f := in.Next(); f.from != gone || f.f.Command != "RECEIPT" {
 		t.Fatalf("got %s from %s, want the UNSUBSCRIBE receipt from %s", f.f, f.from, gone)
 	}
 	for g, o := range owner {
@@ -102,28 +102,28 @@ func stompMessageGroups(t *T) {
 func stompExclusiveConsumerFailover(t *T) {
 	addr := t.Addr(STOMP)
 	q := queue(t, "")
-	first, _ := connectRaw(t, addr, "1.2")
-	first.subscribe("x1", q, "activemq.exclusive:true", "ack:client-individual")
-	second, _ := connectRaw(t, addr, "1.2")
-	second.subscribe("x2", q, "activemq.exclusive:true", "ack:client-individual")
-	p, _ := connectRaw(t, addr, "1.2")
-	p.sendMsg(q, "m1")
-	p.sendMsg(q, "m2")
-	first.expectMessage("m1")
-	first.expectMessage("m2")
-	second.mustSync()
+	first, _ := ConnectRaw(t, addr, "1.2")
+	first.Subscribe("x1", q, "activemq.exclusive:true", "ack:client-individual")
+	second, _ := ConnectRaw(t, addr, "1.2")
+	second.Subscribe("x2", q, "activemq.exclusive:true", "ack:client-individual")
+	p, _ := ConnectRaw(t, addr, "1.2")
+	p.SendMsg(q, "m1")
+	p.SendMsg(q, "m2")
+	first.ExpectMessage("m1")
+	first.ExpectMessage("m2")
+	second.MustSync()
 
-	first.disconnect() // m1 and m2 were never acknowledged
-	expectRedelivered(t, second.expectMessage("m1"), true)
-	expectRedelivered(t, second.expectMessage("m2"), true)
-	p.sendMsg(q, "m3")
-	second.expectMessage("m3")
+	first.Disconnect() // m1 and m2 were never acknowledged
+	expectRedelivered(t, second.ExpectMessage("m1"), true)
+	expectRedelivered(t, second.ExpectMessage("m2"), true)
+	p.SendMsg(q, "m3")
+	second.ExpectMessage("m3")
 
-	back, _ := connectRaw(t, addr, "1.2")
-	back.subscribe("x3", q, "activemq.exclusive:true")
-	p.sendMsg(q, "m4")
-	second.expectMessage("m4")
-	back.mustSync()
+	back, _ := ConnectRaw(t, addr, "1.2")
+	back.Subscribe("x3", q, "activemq.exclusive:true")
+	p.SendMsg(q, "m4")
+	second.ExpectMessage("m4")
+	back.MustSync()
 }
 
 // Consumer priority (activemq.priority): the queue fills the
@@ -132,23 +132,23 @@ func stompExclusiveConsumerFailover(t *T) {
 func stompConsumerPriorityPrefetch(t *T) {
 	addr := t.Addr(STOMP)
 	q := queue(t, "")
-	high, _ := connectRaw(t, addr, "1.2")
-	high.subscribe("h", q, "activemq.priority:10", "activemq.prefetchSize:2", "ack:client-individual")
-	low, _ := connectRaw(t, addr, "1.2")
-	low.subscribe("l", q, "activemq.priority:1", "activemq.prefetchSize:10", "ack:client-individual")
-	p, _ := connectRaw(t, addr, "1.2")
+	high, _ := ConnectRaw(t, addr, "1.2")
+	high.Subscribe("h", q, "activemq.priority:10", "activemq.prefetchSize:2", "ack:client-individual")
+	low, _ := ConnectRaw(t, addr, "1.2")
+	low.Subscribe("l", q, "activemq.priority:1", "activemq.prefetchSize:10", "ack:client-individual")
+	p, _ := ConnectRaw(t, addr, "1.2")
 	for i := 1; i <= 4; i++ {
-		p.sendMsg(q, "m"+strconv.Itoa(i))
+		p.SendMsg(q, "m"+strconv.Itoa(i))
 	}
-	m1 := high.expectMessage("m1")
-	high.expectMessage("m2")
-	low.expectMessage("m3")
-	low.expectMessage("m4")
-	high.mustSync()
+	m1 := high.ExpectMessage("m1")
+	high.ExpectMessage("m2")
+	low.ExpectMessage("m3")
+	low.ExpectMessage("m4")
+	high.MustSync()
 
-	high.send("ACK", []string{"id:" + m1.Must(t, "ack"), "receipt:a"}, nil)
-	high.expectReceipt("a")
-	p.sendMsg(q, "m5")
-	high.expectMessage("m5")
-	low.mustSync()
+	high.Send("ACK", []string{"id:" + m1.Must(t, "ack"), "receipt:a"}, nil)
+	high.ExpectReceipt("a")
+	p.SendMsg(q, "m5")
+	high.ExpectMessage("m5")
+	low.MustSync()
 }

@@ -12,13 +12,13 @@ import (
 func stompCompositeSend(t *T) {
 	addr := t.Addr(STOMP)
 	q, tp := queue(t, ".a"), topic(t, ".b")
-	c, _ := connectRaw(t, addr, "1.2")
-	c.subscribe("q", q)
-	c.subscribe("t", tp)
-	c.sendMsg(q+","+tp, "both")
-	got := map[string]*rawFrame{}
+	c, _ := ConnectRaw(t, addr, "1.2")
+	c.Subscribe("q", q)
+	c.Subscribe("t", tp)
+	c.SendMsg(q+","+tp, "both")
+	got := map[string]*RawFrame{}
 	for range 2 {
-		f := c.expectMessage("both")
+		f := c.ExpectMessage("both")
 		got[f.Must(t, "subscription")] = f
 	}
 	for sub, dest := range map[string]string{"q": q, "t": tp} {
@@ -26,12 +26,12 @@ func stompCompositeSend(t *T) {
 		if f == nil {
 			t.Fatalf("subscription %s got nothing; frames %v", sub, got)
 		}
-		expectHeader(t, f, "destination", dest)
+		ExpectHeader(t, f, "destination", dest)
 		// ActiveMQ renders the composite queue "a,topic://b" with the
 		// first element's prefix only.
-		expectHeader(t, f, "original-destination", q+",topic://"+name(t, ".b"))
+		ExpectHeader(t, f, "original-destination", q+",topic://"+name(t, ".b"))
 	}
-	c.mustSync()
+	c.MustSync()
 }
 
 // compositeQueue "*.composite" (forwardOnly, activemq.xml) forwards every
@@ -43,22 +43,22 @@ func stompConfiguredCompositeQueue(t *T) {
 	addr := t.Addr(STOMP)
 	q := queue(t, ".composite")
 	id := t.Uniq()
-	c, _ := connectRaw(t, addr, "1.2")
-	c.subscribe("self", q)
-	all, _ := connectRaw(t, addr, "1.2")
-	all.subscribe("all", "/queue/conformance.composite.all")
-	red, _ := connectRaw(t, addr, "1.2")
-	red.subscribe("red", "/queue/conformance.composite.red")
+	c, _ := ConnectRaw(t, addr, "1.2")
+	c.Subscribe("self", q)
+	all, _ := ConnectRaw(t, addr, "1.2")
+	all.Subscribe("all", "/queue/conformance.composite.all")
+	red, _ := ConnectRaw(t, addr, "1.2")
+	red.Subscribe("red", "/queue/conformance.composite.red")
 
-	c.sendMsg(q, id+"-blue", "color:blue")
-	c.sendMsg(q, id+"-red", "color:red")
-	c.sendMsg(q, id+"-end", "color:red")
+	c.SendMsg(q, id+"-blue", "color:blue")
+	c.SendMsg(q, id+"-red", "color:red")
+	c.SendMsg(q, id+"-end", "color:red")
 
-	mine := func(r *rawConn, want ...string) {
+	mine := func(r *RawConn, want ...string) {
 		t.Helper()
 		for _, w := range want {
 			for {
-				f := r.expect("MESSAGE")
+				f := r.Expect("MESSAGE")
 				if !strings.HasPrefix(string(f.Body), id) {
 					t.Logf("skipping a message of another run: %s", f)
 					continue
@@ -66,14 +66,14 @@ func stompConfiguredCompositeQueue(t *T) {
 				if string(f.Body) != w {
 					t.Fatalf("got %s, want body %q", f, w)
 				}
-				expectHeader(t, f, "original-destination", q)
+				ExpectHeader(t, f, "original-destination", q)
 				break
 			}
 		}
 	}
 	mine(all, id+"-blue", id+"-red", id+"-end")
 	mine(red, id+"-red", id+"-end")
-	c.mustSync() // forwardOnly: nothing for the composite queue's consumer
+	c.MustSync() // forwardOnly: nothing for the composite queue's consumer
 }
 
 // Virtual topics (broker-behaviour.md §2, the VirtualTopic.> interceptor of
@@ -91,14 +91,14 @@ func stompVirtualTopic(t *T) {
 		{"T", "/topic/" + vt},
 	}
 	for _, cs := range consumers {
-		c, _ := connectRaw(t, addr, "1.2")
-		c.subscribe(cs.name, cs.dest)
+		c, _ := ConnectRaw(t, addr, "1.2")
+		c.Subscribe(cs.name, cs.dest)
 		in.watch(c, cs.name)
 	}
-	p, _ := connectRaw(t, addr, "1.2")
+	p, _ := ConnectRaw(t, addr, "1.2")
 	const n = 6
 	for i := 1; i <= n; i++ {
-		p.sendMsg("/topic/"+vt, "m"+strconv.Itoa(i))
+		p.SendMsg("/topic/"+vt, "m"+strconv.Itoa(i))
 	}
 	// Each of the three groups (A, B, the topic) gets m1..mn exactly once.
 	seen := map[string]map[int]bool{"A": {}, "B": {}, "T": {}}
@@ -110,7 +110,7 @@ func stompVirtualTopic(t *T) {
 		}
 		seen[group][k] = true
 		if group != "T" {
-			expectHeader(t, m.f, "original-destination", "/topic/"+vt)
+			ExpectHeader(t, m.f, "original-destination", "/topic/"+vt)
 		}
 	}
 	for g, s := range seen {
@@ -119,8 +119,8 @@ func stompVirtualTopic(t *T) {
 		}
 	}
 	// Nothing more: a marker sent now is the next frame.
-	p.sendMsg("/queue/Consumer.B."+vt, "marker")
-	if m := in.next(); m.from != "B1" || string(m.f.Body) != "marker" {
+	p.SendMsg("/queue/Consumer.B."+vt, "marker")
+	if m := in.Next(); m.from != "B1" || string(m.f.Body) != "marker" {
 		t.Fatalf("got %s from %s, want the marker on B1", m.f, m.from)
 	}
 }

@@ -12,14 +12,14 @@ import (
 func stompScheduledDelivery(t *T) {
 	addr := t.Addr(STOMP)
 	q := queue(t, "")
-	c, _ := connectRaw(t, addr, "1.2")
-	c.subscribe("s", q)
-	p, _ := connectRaw(t, addr, "1.2")
+	c, _ := ConnectRaw(t, addr, "1.2")
+	c.Subscribe("s", q)
+	p, _ := ConnectRaw(t, addr, "1.2")
 	sent := time.Now()
-	p.sendMsg(q, "delayed", "AMQ_SCHEDULED_DELAY:1500")
-	p.sendMsg(q, "marker")
-	c.expectMessage("marker")
-	f := c.expectMessage("delayed")
+	p.SendMsg(q, "delayed", "AMQ_SCHEDULED_DELAY:1500")
+	p.SendMsg(q, "marker")
+	c.ExpectMessage("marker")
+	f := c.ExpectMessage("delayed")
 	if waited := time.Since(sent); waited < 1400*time.Millisecond {
 		t.Fatalf("delayed message arrived after %v, before its 1500 ms delay", waited)
 	}
@@ -30,11 +30,11 @@ func stompScheduledDelivery(t *T) {
 		t.Fatalf("AMQ_SCHEDULED_DELAY survived into the delivered message: %s", f)
 	}
 
-	p.sendMsg(q, "repeated", "AMQ_SCHEDULED_PERIOD:200", "AMQ_SCHEDULED_REPEAT:2")
+	p.SendMsg(q, "repeated", "AMQ_SCHEDULED_PERIOD:200", "AMQ_SCHEDULED_REPEAT:2")
 	for i := 0; i < 3; i++ {
-		c.expectMessage("repeated")
+		c.ExpectMessage("repeated")
 	}
-	p.sendMsg(q, "after-repeats")
-	c.expectMessage("after-repeats")
-	c.mustSync()
+	p.SendMsg(q, "after-repeats")
+	c.ExpectMessage("after-repeats")
+	c.MustSync()
 }

@@ -13,14 +13,14 @@ func stompPrefetchSize(t *T) {
 	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	sendN(t, addr, q, 2)
-	c, _ := connectRaw(t, addr, "1.2")
-	c.subscribe("s", q, "ack:client-individual", "activemq.prefetchSize:1")
-	m1 := c.expectMessage("m1")
+	c, _ := ConnectRaw(t, addr, "1.2")
+	c.Subscribe("s", q, "ack:client-individual", "activemq.prefetchSize:1")
+	m1 := c.ExpectMessage("m1")
 	// With a larger window m2 would be on its way already: the RECEIPT
 	// round trip shows it is not.
-	c.mustSync()
-	c.send("ACK", []string{"id:" + m1.Must(t, "ack")}, nil)
-	c.expectMessage("m2")
+	c.MustSync()
+	c.Send("ACK", []string{"id:" + m1.Must(t, "ack")}, nil)
+	c.ExpectMessage("m2")
 }
 
 // activemq.subscriptionName with a client-id makes a durable topic
@@ -32,41 +32,41 @@ func stompDurableSubscription(t *T) {
 	clientID := t.Uniq()
 	// Whatever happens, the last subscription made here is destroyed.
 	t.Cleanup(func() { stompDestroyDurable(t, addr, clientID, "sub1") })
-	durable := func() *rawConn {
-		c, _ := connectRaw(t, addr, "1.2", "client-id:"+clientID)
-		c.subscribe("d", tp, "activemq.subscriptionName:sub1")
+	durable := func() *RawConn {
+		c, _ := ConnectRaw(t, addr, "1.2", "client-id:"+clientID)
+		c.Subscribe("d", tp, "activemq.subscriptionName:sub1")
 		return c
 	}
 	c := durable()
-	c.disconnect()
+	c.Disconnect()
 
-	p, _ := connectRaw(t, addr, "1.2")
-	p.sendMsg(tp, "while offline", "persistent:true")
+	p, _ := ConnectRaw(t, addr, "1.2")
+	p.SendMsg(tp, "while offline", "persistent:true")
 
 	c = durable()
-	c.expectMessage("while offline")
-	c.mustSync()
+	c.ExpectMessage("while offline")
+	c.MustSync()
 	// UNSUBSCRIBE with activemq.subscriptionName only destroys the
 	// subscription (ActiveMQ sends a RemoveSubscriptionInfo): while its
 	// consumer is open that fails as "in use", and the connection goes on.
-	c.send("UNSUBSCRIBE", []string{"id:d", "activemq.subscriptionName:sub1", "receipt:busy"}, nil)
-	f := c.expectError("", "busy")
+	c.Send("UNSUBSCRIBE", []string{"id:d", "activemq.subscriptionName:sub1", "receipt:busy"}, nil)
+	f := c.ExpectError("", "busy")
 	if msg := f.Must(t, "message"); !strings.Contains(msg, "in use") {
 		t.Fatalf("ERROR message %q does not say the subscription is in use", msg)
 	}
-	c.send("UNSUBSCRIBE", []string{"id:d", "receipt:close"}, nil)
-	c.expectReceipt("close")
-	c.send("UNSUBSCRIBE", []string{"id:d", "activemq.subscriptionName:sub1", "receipt:u"}, nil)
-	c.expectReceipt("u")
-	c.disconnect()
+	c.Send("UNSUBSCRIBE", []string{"id:d", "receipt:close"}, nil)
+	c.ExpectReceipt("close")
+	c.Send("UNSUBSCRIBE", []string{"id:d", "activemq.subscriptionName:sub1", "receipt:u"}, nil)
+	c.ExpectReceipt("u")
+	c.Disconnect()
 
-	p.sendMsg(tp, "after destroy", "persistent:true")
+	p.SendMsg(tp, "after destroy", "persistent:true")
 	// A new subscription under the same name starts empty: its first
 	// message is one sent after it was made.
 	c = durable()
-	p.sendMsg(tp, "fresh", "persistent:true")
-	c.expectMessage("fresh")
-	c.mustSync()
+	p.SendMsg(tp, "fresh", "persistent:true")
+	c.ExpectMessage("fresh")
+	c.MustSync()
 }
 
 // activemq.exclusive: an exclusive consumer gets every message of the queue
@@ -74,21 +74,21 @@ func stompDurableSubscription(t *T) {
 func stompExclusiveConsumer(t *T) {
 	addr := t.Addr(STOMP)
 	q := queue(t, "")
-	ex, _ := connectRaw(t, addr, "1.2")
-	other, _ := connectRaw(t, addr, "1.2")
-	other.subscribe("o", q)
-	ex.subscribe("x", q, "activemq.exclusive:true")
-	p, _ := connectRaw(t, addr, "1.2")
+	ex, _ := ConnectRaw(t, addr, "1.2")
+	other, _ := ConnectRaw(t, addr, "1.2")
+	other.Subscribe("o", q)
+	ex.Subscribe("x", q, "activemq.exclusive:true")
+	p, _ := ConnectRaw(t, addr, "1.2")
 	for _, b := range []string{"1", "2", "3", "4"} {
-		p.sendMsg(q, b)
+		p.SendMsg(q, b)
 	}
 	for _, b := range []string{"1", "2", "3", "4"} {
-		ex.expectMessage(b)
+		ex.ExpectMessage(b)
 	}
-	ex.send("UNSUBSCRIBE", []string{"id:x", "receipt:u"}, nil)
-	ex.expectReceipt("u")
-	p.sendMsg(q, "after")
-	other.expectMessage("after")
+	ex.Send("UNSUBSCRIBE", []string{"id:x", "receipt:u"}, nil)
+	ex.ExpectReceipt("u")
+	p.SendMsg(q, "after")
+	other.ExpectMessage("after")
 }
 
 // activemq.priority: the higher-priority consumer gets the messages while it
@@ -96,21 +96,21 @@ func stompExclusiveConsumer(t *T) {
 func stompConsumerPriority(t *T) {
 	addr := t.Addr(STOMP)
 	q := queue(t, "")
-	low, _ := connectRaw(t, addr, "1.2")
-	high, _ := connectRaw(t, addr, "1.2")
-	low.subscribe("l", q, "activemq.priority:1")
-	high.subscribe("h", q, "activemq.priority:10")
-	p, _ := connectRaw(t, addr, "1.2")
+	low, _ := ConnectRaw(t, addr, "1.2")
+	high, _ := ConnectRaw(t, addr, "1.2")
+	low.Subscribe("l", q, "activemq.priority:1")
+	high.Subscribe("h", q, "activemq.priority:10")
+	p, _ := ConnectRaw(t, addr, "1.2")
 	for _, b := range []string{"1", "2", "3"} {
-		p.sendMsg(q, b)
+		p.SendMsg(q, b)
 	}
 	for _, b := range []string{"1", "2", "3"} {
-		high.expectMessage(b)
+		high.ExpectMessage(b)
 	}
-	high.send("UNSUBSCRIBE", []string{"id:h", "receipt:u"}, nil)
-	high.expectReceipt("u")
-	p.sendMsg(q, "after")
-	low.expectMessage("after")
+	high.Send("UNSUBSCRIBE", []string{"id:h", "receipt:u"}, nil)
+	high.ExpectReceipt("u")
+	p.SendMsg(q, "after")
+	low.ExpectMessage("after")
 }
 
 // The selector header: STOMP headers are string properties, and ActiveMQ's
@@ -129,12 +129,12 @@ func stompSelector(t *T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *T) {
 			q := queue(t, "")
-			c, _ := connectRaw(t, addr, "1.2")
-			c.subscribe("s", q, "selector:"+tc.selector)
-			c.sendMsg(q, "no", tc.skip...)
-			c.sendMsg(q, "yes", tc.match...)
-			c.expectMessage("yes")
-			c.mustSync()
+			c, _ := ConnectRaw(t, addr, "1.2")
+			c.Subscribe("s", q, "selector:"+tc.selector)
+			c.SendMsg(q, "no", tc.skip...)
+			c.SendMsg(q, "yes", tc.match...)
+			c.ExpectMessage("yes")
+			c.MustSync()
 		})
 	}
 }
@@ -145,23 +145,23 @@ func stompQueueBrowser(t *T) {
 	addr := t.Addr(STOMP)
 	q := queue(t, "")
 	sendN(t, addr, q, 3)
-	b, _ := connectRaw(t, addr, "1.2")
-	b.subscribe("b", q, "browser:true")
+	b, _ := ConnectRaw(t, addr, "1.2")
+	b.Subscribe("b", q, "browser:true")
 	for _, m := range []string{"m1", "m2", "m3"} {
-		b.expectMessage(m)
+		b.ExpectMessage(m)
 	}
-	end := b.expect("MESSAGE")
+	end := b.Expect("MESSAGE")
 	if v := end.Must(t, "browser"); v != "end" {
 		t.Fatalf("browser: got %q, want end", v)
 	}
 	if len(end.Body) != 0 {
 		t.Fatalf("browser:end body %q, want empty", end.Body)
 	}
-	b.mustSync()
-	c, _ := connectRaw(t, addr, "1.2")
-	c.subscribe("s", q)
+	b.MustSync()
+	c, _ := ConnectRaw(t, addr, "1.2")
+	c.Subscribe("s", q)
 	for _, m := range []string{"m1", "m2", "m3"} {
-		expectRedelivered(t, c.expectMessage(m), false)
+		expectRedelivered(t, c.ExpectMessage(m), false)
 	}
 }
 

@@ -2,10 +2,13 @@ package conformance
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"wharf/conform"
 	"wharf/engine/brokertest"
@@ -14,8 +17,8 @@ import (
 
 // TestConformanceCases runs every case of the conform registry (the
 // black-box cases `wharf conform` runs against any broker) against an
-// in-process Wharf started with activemq/activemq.xml plus an AMQP
-// connector, a fresh broker per case as the tests they came from had.
+// in-process Wharf started with activemq/activemq.xml plus its two AMQP
+// connectors (commented out there for Debian's ActiveMQ), a fresh broker per case as the tests they came from had.
 // Each case is one subtest named after it, so `-run
 // 'TestConformanceCases/stomp/ack'` selects cases as --only does.
 // A case that records Wharf's documented deviation passes here: that is
@@ -29,10 +32,20 @@ func TestConformanceCases(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			opts := []brokertest.Option{brokertest.WithConfig(func(cfg *config.Config) {
+				// activemq.xml's AMQP connectors, commented out there
+				// for Debian's ActiveMQ (conform.ConfigXMLWithAMQP).
 				for _, tr := range config.DefaultTransports() {
 					if tr.Scheme == "amqp" {
 						tr.Port = 0
 						cfg.Transports = append(cfg.Transports, tr)
+						idle := tr
+						idle.Name = conform.AMQPIdle
+						idle.Options = maps.Clone(tr.Options)
+						if idle.Options == nil {
+							idle.Options = map[string]string{}
+						}
+						idle.Options["wireFormat.idleTimeout"] = strconv.Itoa(int(conform.AMQPIdleTimeout / time.Millisecond))
+						cfg.Transports = append(cfg.Transports, idle)
 					}
 				}
 			})}
@@ -44,11 +57,9 @@ func TestConformanceCases(t *testing.T) {
 			b := startBroker(t, opts...)
 			tg := &conform.Target{Prefix: prefix, Endpoints: map[string]string{}}
 			endpoints := func() {
-				for ep, name := range map[string]string{
-					conform.STOMP: "stomp", conform.STOMPSmall: "stomp-small",
-					conform.OpenWire: "openwire", conform.MQTT: "mqtt", conform.AMQP: "amqp",
-				} {
-					if a := b.Addr(name); a != nil {
+				// Each endpoint is the connector of its name.
+				for _, ep := range conform.Endpoints() {
+					if a := b.Addr(ep); a != nil {
 						tg.Endpoints[ep] = a.String()
 					}
 				}

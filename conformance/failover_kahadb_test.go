@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"wharf/conform"
 	"wharf/storage/kahadb/journal"
 )
 
@@ -181,21 +182,21 @@ func TestConformanceFailoverKahaDBMasterSlave(t *testing.T) {
 	waitSlave(t, slave, master.cmd.Process.Pid, pb)
 
 	q := queue(t, "")
-	p, _ := connectRaw(t, master.stomp, "1.2")
+	p, _ := conform.ConnectRaw(t, master.stomp, "1.2")
 	const n = 50
 	for i := range n {
-		p.sendMsg(q, "m"+strconv.Itoa(i), "persistent:true")
+		p.SendMsg(q, "m"+strconv.Itoa(i), "persistent:true")
 	}
 	killed := time.Now()
 	master.kill()
 	w, took := takeover(t, slave, killed, pb)
 	t.Logf("takeover after SIGKILL: %v", took)
-	c, _ := connectRaw(t, w.stomp, "1.2")
-	c.subscribe("s", q)
+	c, _ := conform.ConnectRaw(t, w.stomp, "1.2")
+	c.Subscribe("s", q)
 	for i := range n {
-		c.expectMessage("m" + strconv.Itoa(i))
+		c.ExpectMessage("m" + strconv.Itoa(i))
 	}
-	c.mustSync()
+	c.MustSync()
 }
 
 // TestConformanceFailoverKahaDBLockLostStopsBroker: a master with

@@ -77,6 +77,8 @@ func loadActiveMQConfig(t *testing.T) *config.Config {
 		"wharf.stomp.small.port": "0",
 		"wharf.openwire.port":    "0",
 		"wharf.mqtt.port":        "0",
+		"wharf.mqtt.small.port":  "0",
+		"wharf.mqtt.dollar.port": "0",
 	})
 	if err != nil {
 		t.Fatalf("load %s: %v", activeMQConfig, err)

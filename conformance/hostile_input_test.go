@@ -21,6 +21,8 @@ import (
 	amqpwire "wharf/protocols/amqp/wire"
 	mqttwire "wharf/protocols/mqtt/wire"
 	owwire "wharf/protocols/openwire/wire"
+
+	"wharf/conform"
 )
 
 // readToClose reads nc until the broker closes it and returns what it
@@ -58,8 +60,8 @@ func TestConformanceHostileAMQPDeepNesting(t *testing.T) {
 		value []byte
 	}{{"described types", described}, {"lists", list}} {
 		t.Run(c.name, func(t *testing.T) {
-			r := rawAMQPDial(t, b.AMQPAddr())
-			r.open(uniq(t))
+			r := conform.DialRawAMQP(t, b.AMQPAddr())
+			r.Open(uniq(t))
 			// attach (0x12), list32 of 8 fields: name "x", handle 0,
 			// role sender, four nulls, then unsettled, a map32 whose one
 			// value is the nested one (a map's values may be anything, so
@@ -72,9 +74,9 @@ func TestConformanceHostileAMQPDeepNesting(t *testing.T) {
 			body := []byte{0x00, 0x53, 0x12, 0xd0, 0, 0, 0, 0, 0, 0, 0, 8}
 			binary.BigEndian.PutUint32(body[4:], uint32(len(fields)+4))
 			body = append(body, fields...)
-			r.write(rawAMQPFrame(0, body))
+			r.Write(conform.RawAMQPFrame(0, body))
 			for {
-				f := r.next()
+				f := r.Next()
 				cl, ok := f.Body.(*amqpwire.Close)
 				if !ok {
 					continue
@@ -85,7 +87,7 @@ func TestConformanceHostileAMQPDeepNesting(t *testing.T) {
 				t.Logf("refused: %s: %s", cl.Error.Condition, cl.Error.Description)
 				break
 			}
-			r.closed()
+			r.Closed()
 			hostileCycle(t, b, "amqp", 0)
 		})
 	}
@@ -222,10 +224,10 @@ func TestConformanceHostileSTOMPHeaderFloods(t *testing.T) {
 		expectError(t, nc, "The maximum number of headers was exceeded")
 	})
 	t.Run("1,000 headers are accepted", func(t *testing.T) {
-		c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+		c, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
 		q := "/queue/" + uniq(t)
-		c.send("SEND", append([]string{"destination:" + q, "receipt:r1"}, strings.Split(strings.TrimSuffix(headers(998), "\n"), "\n")...), []byte("x"))
-		c.expectReceipt("r1")
+		c.Send("SEND", append([]string{"destination:" + q, "receipt:r1"}, strings.Split(strings.TrimSuffix(headers(998), "\n"), "\n")...), []byte("x"))
+		c.ExpectReceipt("r1")
 	})
 	t.Run("50 connections flooding at once", func(t *testing.T) {
 		good := newSTOMPExchanger(t, b.STOMPAddr())
@@ -276,7 +278,7 @@ func TestConformanceHostileSTOMPHeaderFloods(t *testing.T) {
 func TestConformanceHostileOpenWireLyingSizes(t *testing.T) {
 	b := hostileBroker(t, nil)
 	addr := b.Addr("openwire").String()
-	good := openwireHandshake(t, addr)
+	good := conform.OpenWireHandshake(t, addr)
 	defer good.Close()
 	marker := "HOSTILE-CONTENT"
 	cases := []struct {
@@ -318,7 +320,7 @@ func TestConformanceHostileOpenWireLyingSizes(t *testing.T) {
 				t.Errorf("heap in use grew by %d MiB for the lying size", grew>>20)
 			}
 			t.Logf("closed after %d bytes of answer", len(out))
-			good.ping(t)
+			good.Ping(t)
 		})
 	}
 	hostileCycle(t, b, "openwire", 0)

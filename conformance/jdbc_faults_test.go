@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"wharf/conform"
 	"wharf/engine/brokertest"
 	"wharf/internal/pgtest"
 )
@@ -92,11 +93,11 @@ func TestConformanceJDBCConnectionCut(t *testing.T) {
 	// alone (a message whose store write failed may live in memory until
 	// a restart; it must not be what makes an acknowledged one count).
 	b.Restart()
-	c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-	c.subscribe("s", q)
+	c, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+	c.Subscribe("s", q)
 	got := map[string]int{}
 	for {
-		f := c.expect("MESSAGE")
+		f := c.Expect("MESSAGE")
 		if string(f.Body) == "end" {
 			break
 		}

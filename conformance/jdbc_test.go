@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"wharf/conform"
 	"wharf/engine/brokertest"
 	"wharf/internal/pgtest"
 	"wharf/protocols/openwire/client"
@@ -116,22 +117,22 @@ func TestConformanceJDBCLeaseMasterSlave(t *testing.T) {
 			t.Logf("master's log:\n%s", master.log.tail(30))
 		}
 	})
-	p, _ := connectRaw(t, master.stomp, "1.2")
+	p, _ := conform.ConnectRaw(t, master.stomp, "1.2")
 	const n = 20
 	for i := range n {
-		p.sendMsg(q, "m"+strconv.Itoa(i), "persistent:true")
+		p.SendMsg(q, "m"+strconv.Itoa(i), "persistent:true")
 	}
 	if lines, _ := slaveProc.log.snapshot(); slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, `"msg":"broker started"`) }) {
 		t.Fatalf("the slave started while the master holds the lease")
 	}
 	master.kill()
 	slave := wharfStarted(t, slaveProc)
-	c, _ := connectRaw(t, slave.stomp, "1.2")
-	c.subscribe("s", q)
+	c, _ := conform.ConnectRaw(t, slave.stomp, "1.2")
+	c.Subscribe("s", q)
 	for i := range n {
-		c.expectMessage("m" + strconv.Itoa(i))
+		c.ExpectMessage("m" + strconv.Itoa(i))
 	}
-	c.mustSync()
+	c.MustSync()
 	if rec := slave.logged("became the master"); len(rec) != 1 || rec[0]["holder"] != "wharf-b" {
 		t.Fatalf("slave's log: got %v, want one \"became the master\" with holder wharf-b", rec)
 	}
@@ -142,9 +143,9 @@ func TestConformanceJDBCLeaseMasterSlave(t *testing.T) {
 // ERROR (false, the connection then closes).
 func trySend(t *testing.T, addr, q, body string) bool {
 	t.Helper()
-	c, _ := connectRaw(t, addr, "1.2")
-	defer c.c.Close()
-	f := c.request("SEND", []string{"destination:" + q, "receipt:r", "persistent:true"}, []byte(body))
+	c, _ := conform.ConnectRaw(t, addr, "1.2")
+	defer c.Close()
+	f := c.Request("SEND", []string{"destination:" + q, "receipt:r", "persistent:true"}, []byte(body))
 	switch f.Command {
 	case "RECEIPT":
 		return true
@@ -210,15 +211,15 @@ func TestConformanceJDBCDatabaseRestart(t *testing.T) {
 	if !trySend(t, b.STOMPAddr(), q, "end") {
 		t.Fatalf("end marker: got ERROR, want RECEIPT")
 	}
-	c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-	c.subscribe("s", q)
+	c, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+	c.Subscribe("s", q)
 	want := map[string]bool{}
 	for _, a := range acked {
 		want[a] = true
 	}
 	got := map[string]int{}
 	for {
-		f := c.expect("MESSAGE")
+		f := c.Expect("MESSAGE")
 		if string(f.Body) == "end" {
 			break
 		}

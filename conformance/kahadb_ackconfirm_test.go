@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/go-amqp"
 
 	"wharf/cmd/wharf/wiring"
+	"wharf/conform"
 	"wharf/engine"
 	"wharf/engine/brokertest"
 	"wharf/engine/config"
@@ -187,26 +188,26 @@ func recoveredItems(t *testing.T, dir string) []engine.RecoveredItem {
 // its RECEIPT must come before the ACK's.
 func TestConformanceKahaDBConfirmedAckSTOMP(t *testing.T) {
 	b, gate, dir := startGatedKahaDB(t, "stomp")
-	c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+	c, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
 	q := "/queue/" + uniq(t)
 	for _, body := range []string{"keep", "acked"} {
-		c.sendMsg(q, body, "persistent:true")
+		c.SendMsg(q, body, "persistent:true")
 	}
-	c.subscribe("s", q, "ack:client-individual")
-	c.expectMessage("keep")
-	acked := c.expectMessage("acked")
+	c.Subscribe("s", q, "ack:client-individual")
+	c.ExpectMessage("keep")
+	acked := c.ExpectMessage("acked")
 
 	gate.armed.Store(true)
-	c.send("ACK", []string{"id:" + acked.Must(t, "ack"), "receipt:ack"}, nil)
+	c.Send("ACK", []string{"id:" + acked.Must(t, "ack"), "receipt:ack"}, nil)
 	select {
 	case <-gate.reached:
 	case <-time.After(wait):
 		t.Fatal("the ACK's removal never reached the store")
 	}
-	c.send("BEGIN", []string{"transaction:barrier", "receipt:barrier"}, nil)
+	c.Send("BEGIN", []string{"transaction:barrier", "receipt:barrier"}, nil)
 	released := false
 	for {
-		f := c.read()
+		f := c.Read()
 		if f.Command != "RECEIPT" {
 			t.Fatalf("got %s, want a RECEIPT", f)
 		}
@@ -314,30 +315,30 @@ func TestConformanceKahaDBConfirmedAckMQTTQoS2(t *testing.T) {
 	b, gate, dir := startGatedKahaDB(t, "mqtt")
 	topic := uniq(t)
 	id := uniq(t) + "-s"
-	sub := rawMQTTDial(t, b.MQTTAddr())
-	if ack := sub.connect(id, false, 0, nil); ack.Type != mqttwire.CONNACK || ack.ReasonCode != 0 {
+	sub := conform.DialRawMQTT(t, b.MQTTAddr())
+	if ack := sub.Connect(id, false, 0, nil); ack.Type != mqttwire.CONNACK || ack.ReasonCode != 0 {
 		t.Fatalf("CONNACK %+v", ack)
 	}
-	sub.send(&mqttwire.Packet{Type: mqttwire.SUBSCRIBE, PacketID: 1, Subscriptions: []mqttwire.Subscription{{Filter: topic, QoS: 2}}})
-	if a := sub.read(); a.Type != mqttwire.SUBACK || len(a.ReasonCodes) != 1 || a.ReasonCodes[0] != 2 {
+	sub.Send(&mqttwire.Packet{Type: mqttwire.SUBSCRIBE, PacketID: 1, Subscriptions: []mqttwire.Subscription{{Filter: topic, QoS: 2}}})
+	if a := sub.Read(); a.Type != mqttwire.SUBACK || len(a.ReasonCodes) != 1 || a.ReasonCodes[0] != 2 {
 		t.Fatalf("SUBACK %+v", a)
 	}
-	pub := rawMQTTDial(t, b.MQTTAddr())
-	pub.connect(uniq(t)+"-p", true, 0, nil)
+	pub := conform.DialRawMQTT(t, b.MQTTAddr())
+	pub.Connect(uniq(t)+"-p", true, 0, nil)
 	for i, body := range []string{"keep", "acked"} {
 		pid := uint16(i + 1)
-		pub.send(&mqttwire.Packet{Type: mqttwire.PUBLISH, QoS: 2, PacketID: pid, Topic: topic, Payload: []byte(body)})
-		if a := pub.read(); a.Type != mqttwire.PUBREC || a.PacketID != pid {
+		pub.Send(&mqttwire.Packet{Type: mqttwire.PUBLISH, QoS: 2, PacketID: pid, Topic: topic, Payload: []byte(body)})
+		if a := pub.Read(); a.Type != mqttwire.PUBREC || a.PacketID != pid {
 			t.Fatalf("publish %q answered with %s %d, want PUBREC", body, a.Type, a.PacketID)
 		}
-		pub.send(&mqttwire.Packet{Type: mqttwire.PUBREL, PacketID: pid})
-		if a := pub.read(); a.Type != mqttwire.PUBCOMP || a.PacketID != pid {
+		pub.Send(&mqttwire.Packet{Type: mqttwire.PUBREL, PacketID: pid})
+		if a := pub.Read(); a.Type != mqttwire.PUBCOMP || a.PacketID != pid {
 			t.Fatalf("PUBREL %d answered with %s %d, want PUBCOMP", pid, a.Type, a.PacketID)
 		}
 	}
 	pids := map[string]uint16{}
 	for len(pids) < 2 {
-		m := sub.read()
+		m := sub.Read()
 		if m.Type != mqttwire.PUBLISH || m.QoS != 2 {
 			t.Fatalf("subscriber got %s qos %d, want a QoS 2 PUBLISH", m.Type, m.QoS)
 		}
@@ -349,16 +350,16 @@ func TestConformanceKahaDBConfirmedAckMQTTQoS2(t *testing.T) {
 	}
 
 	gate.armed.Store(true)
-	sub.send(&mqttwire.Packet{Type: mqttwire.PUBREC, PacketID: acked})
+	sub.Send(&mqttwire.Packet{Type: mqttwire.PUBREC, PacketID: acked})
 	select {
 	case <-gate.reached:
 	case <-time.After(wait):
 		t.Fatal("the PUBREC's acknowledgement never reached the store")
 	}
-	sub.send(&mqttwire.Packet{Type: mqttwire.PINGREQ})
+	sub.Send(&mqttwire.Packet{Type: mqttwire.PINGREQ})
 	released := false
 	for {
-		p := sub.read()
+		p := sub.Read()
 		if p.Type == mqttwire.PINGRESP {
 			gate.open()
 			released = true
@@ -393,8 +394,8 @@ func TestConformanceKahaDBConfirmedAckMQTTQoS2(t *testing.T) {
 		t.Errorf(`"keep" (never acknowledged) not recovered for the subscription; recovered %v`, pending)
 	}
 	// The exchange ends as usual.
-	sub.send(&mqttwire.Packet{Type: mqttwire.PUBCOMP, PacketID: acked})
-	sub.alive()
+	sub.Send(&mqttwire.Packet{Type: mqttwire.PUBCOMP, PacketID: acked})
+	sub.Alive()
 }
 
 // AMQP: a receiver with rcv-settle-mode second accepts a delivery without
@@ -411,20 +412,20 @@ func TestConformanceKahaDBConfirmedAckAMQPSettleSecond(t *testing.T) {
 		m.Header = &amqp.MessageHeader{Durable: true}
 		amqpSend(t, snd, m)
 	}
-	r := rawAMQPDial(t, b.AMQPAddr())
-	r.open(uniq(t))
+	r := conform.DialRawAMQP(t, b.AMQPAddr())
+	r.Open(uniq(t))
 	ra := amqpwire.NewAttach("rcv", 0, amqpwire.RoleReceiver)
 	ra.SndSettleMode = amqpwire.SndSettleUnsettled
 	ra.RcvSettleMode = amqpwire.RcvSettleSecond
 	ra.Source = &amqpwire.Source{Address: q}
 	ra.Target = &amqpwire.Target{}
-	r.send(0, ra, nil)
+	r.Send(0, ra, nil)
 	in, credit, handle := uint32(0), uint32(10), uint32(0)
-	r.send(0, &amqpwire.Flow{NextIncomingID: &in, IncomingWindow: 1000, NextOutgoingID: 1, OutgoingWindow: 1000,
+	r.Send(0, &amqpwire.Flow{NextIncomingID: &in, IncomingWindow: 1000, NextOutgoingID: 1, OutgoingWindow: 1000,
 		Handle: &handle, DeliveryCount: new(uint32), LinkCredit: &credit}, nil)
 	ids := map[string]uint32{}
 	for len(ids) < 2 {
-		f := r.next()
+		f := r.Next()
 		tr, ok := f.Body.(*amqpwire.Transfer)
 		if !ok {
 			if a, ok := f.Body.(*amqpwire.Attach); ok && a.RcvSettleMode != amqpwire.RcvSettleSecond {
@@ -444,7 +445,7 @@ func TestConformanceKahaDBConfirmedAckAMQPSettleSecond(t *testing.T) {
 	}
 
 	gate.armed.Store(true)
-	r.send(0, &amqpwire.Disposition{Role: amqpwire.RoleReceiver, First: acked, Last: &acked, State: &amqpwire.Accepted{}}, nil)
+	r.Send(0, &amqpwire.Disposition{Role: amqpwire.RoleReceiver, First: acked, Last: &acked, State: &amqpwire.Accepted{}}, nil)
 	select {
 	case <-gate.reached:
 	case <-time.After(wait):
@@ -453,10 +454,10 @@ func TestConformanceKahaDBConfirmedAckAMQPSettleSecond(t *testing.T) {
 	sa := amqpwire.NewAttach("barrier", 1, amqpwire.RoleSender)
 	sa.Source = &amqpwire.Source{}
 	sa.Target = &amqpwire.Target{Address: q + ".barrier"}
-	r.send(0, sa, nil)
+	r.Send(0, sa, nil)
 	released := false
 	for {
-		switch f := r.next().Body.(type) {
+		switch f := r.Next().Body.(type) {
 		case *amqpwire.Attach:
 			if f.Handle == 1 {
 				gate.open()
@@ -489,28 +490,28 @@ func TestConformanceKahaDBConfirmedPublishMQTTQoS2(t *testing.T) {
 	b, gate, dir := startGatedKahaDB(t, "mqtt")
 	topic := uniq(t)
 	id := uniq(t) + "-s"
-	sub := rawMQTTDial(t, b.MQTTAddr())
-	sub.connect(id, false, 0, nil)
-	sub.send(&mqttwire.Packet{Type: mqttwire.SUBSCRIBE, PacketID: 1, Subscriptions: []mqttwire.Subscription{{Filter: topic, QoS: 2}}})
-	if a := sub.read(); a.Type != mqttwire.SUBACK {
+	sub := conform.DialRawMQTT(t, b.MQTTAddr())
+	sub.Connect(id, false, 0, nil)
+	sub.Send(&mqttwire.Packet{Type: mqttwire.SUBSCRIBE, PacketID: 1, Subscriptions: []mqttwire.Subscription{{Filter: topic, QoS: 2}}})
+	if a := sub.Read(); a.Type != mqttwire.SUBACK {
 		t.Fatalf("SUBACK %+v", a)
 	}
-	sub.send(&mqttwire.Packet{Type: mqttwire.DISCONNECT})
-	sub.closed()
-	pub := rawMQTTDial(t, b.MQTTAddr())
-	pub.connect(uniq(t)+"-p", true, 0, nil)
+	sub.Send(&mqttwire.Packet{Type: mqttwire.DISCONNECT})
+	sub.Closed()
+	pub := conform.DialRawMQTT(t, b.MQTTAddr())
+	pub.Connect(uniq(t)+"-p", true, 0, nil)
 	gate.adds.Store(true)
 	gate.armed.Store(true)
-	pub.send(&mqttwire.Packet{Type: mqttwire.PUBLISH, QoS: 2, PacketID: 7, Topic: topic, Payload: []byte("stored")})
+	pub.Send(&mqttwire.Packet{Type: mqttwire.PUBLISH, QoS: 2, PacketID: 7, Topic: topic, Payload: []byte("stored")})
 	select {
 	case <-gate.reached:
 	case <-time.After(wait):
 		t.Fatal("the publish never reached the store")
 	}
-	pub.send(&mqttwire.Packet{Type: mqttwire.PINGREQ})
+	pub.Send(&mqttwire.Packet{Type: mqttwire.PINGREQ})
 	released := false
 	for {
-		p := pub.read()
+		p := pub.Read()
 		if p.Type == mqttwire.PINGRESP {
 			gate.open()
 			released = true

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"wharf/conform"
 )
 
 // Issue 17 item 2: disk faults, on a real wharf process and a real client.
@@ -87,14 +89,14 @@ func TestConformanceKahaDBDiskFull(t *testing.T) {
 		return name + ":" + strings.Repeat("x", n)
 	}
 
-	p, _ := connectRaw(t, w.stomp, "1.2")
+	p, _ := conform.ConnectRaw(t, w.stomp, "1.2")
 	sent := map[string]bool{} // name → its send got a RECEIPT
 	var order []string
 	send := func(name string, n int) (ok bool, errMsg string) {
 		t.Helper()
 		rid := "send-" + name
-		p.send("SEND", []string{"destination:" + q, "persistent:true", "receipt:" + rid}, []byte(body(name, n)))
-		f := p.read()
+		p.Send("SEND", []string{"destination:" + q, "persistent:true", "receipt:" + rid}, []byte(body(name, n)))
+		f := p.Read()
 		switch f.Command {
 		case "RECEIPT":
 			if got := f.Must(t, "receipt-id"); got != rid {
@@ -142,12 +144,12 @@ func TestConformanceKahaDBDiskFull(t *testing.T) {
 	// Consumers are served while the disk is full: the messages stored
 	// before arrive and are acknowledged (an ack that cannot be written
 	// gets an ERROR, not a RECEIPT, and may come back after the crash).
-	c, _ := connectRaw(t, w.stomp, "1.2")
-	c.subscribe("s", q, "ack:client-individual")
+	c, _ := conform.ConnectRaw(t, w.stomp, "1.2")
+	c.Subscribe("s", q, "ack:client-individual")
 	ackedOK := map[string]bool{}
 	for i := range 5 {
 		want := fmt.Sprintf("before-%d", i)
-		f := c.expect("MESSAGE")
+		f := c.Expect("MESSAGE")
 		name, _, _ := strings.Cut(string(f.Body), ":")
 		if name != want {
 			t.Fatalf("while the disk is full: got message %q, want %q", name, want)
@@ -156,15 +158,15 @@ func TestConformanceKahaDBDiskFull(t *testing.T) {
 			continue // left for after the restart
 		}
 		rid := "ack-" + name
-		c.send("ACK", []string{"id:" + f.Must(t, "ack"), "receipt:" + rid}, nil)
-		var early []*rawFrame
+		c.Send("ACK", []string{"id:" + f.Must(t, "ack"), "receipt:" + rid}, nil)
+		var early []*conform.RawFrame
 		for {
-			g := c.read()
+			g := c.Read()
 			if g.Command == "MESSAGE" {
 				early = append(early, g)
 				continue
 			}
-			c.pending = append(c.pending, early...)
+			c.Pending = append(c.Pending, early...)
 			if g.Command == "RECEIPT" {
 				ackedOK[name] = true
 			} else if g.Command != "ERROR" {
@@ -177,7 +179,7 @@ func TestConformanceKahaDBDiskFull(t *testing.T) {
 	// them as the batch went to the disk, as ActiveMQ's
 	// concurrentStoreAndDispatchQueues does): the consumer leaves
 	// without acknowledging them.
-	c.c.Close()
+	c.Close()
 
 	// Space comes back: sends succeed again, no restart.
 	if err := os.Remove(filler); err != nil {
@@ -188,21 +190,21 @@ func TestConformanceKahaDBDiskFull(t *testing.T) {
 			t.Fatalf("send after space was freed: ERROR %q; log:\n%s", msg, w.log.tail(30))
 		}
 	}
-	p.c.Close()
+	p.Close()
 
 	w.kill()
 	w = startWharf(t, dir)
 	defer w.stop()
-	c, _ = connectRaw(t, w.stomp, "1.2")
-	c.subscribe("s", q, "ack:client-individual")
+	c, _ = conform.ConnectRaw(t, w.stomp, "1.2")
+	c.Subscribe("s", q, "ack:client-individual")
 	// Barrier: a last message; everything stored before it arrives first.
-	p, _ = connectRaw(t, w.stomp, "1.2")
+	p, _ = conform.ConnectRaw(t, w.stomp, "1.2")
 	if ok, msg := send("marker", 10); !ok {
 		t.Fatalf("send after the restart: ERROR %q", msg)
 	}
 	got := map[string]bool{}
 	for {
-		f := c.expect("MESSAGE")
+		f := c.Expect("MESSAGE")
 		name, rest, _ := strings.Cut(string(f.Body), ":")
 		if name == "marker" {
 			break
@@ -242,10 +244,10 @@ func TestConformanceKahaDBReadOnlyDir(t *testing.T) {
 	mnt := mountTmpfs(t, "8m")
 	dir := filepath.Join(mnt, "kahadb")
 	w := startWharf(t, dir)
-	p, _ := connectRaw(t, w.stomp, "1.2")
-	p.send("SEND", []string{"destination:/queue/ro", "persistent:true", "receipt:r"}, []byte("kept"))
-	p.expectReceipt("r")
-	p.c.Close()
+	p, _ := conform.ConnectRaw(t, w.stomp, "1.2")
+	p.Send("SEND", []string{"destination:/queue/ro", "persistent:true", "receipt:r"}, []byte("kept"))
+	p.ExpectReceipt("r")
+	p.Close()
 	w.stop()
 	if out, err := exec.Command("mount", "-o", "remount,ro", mnt).CombinedOutput(); err != nil {
 		t.Fatalf("remount ro: %v: %s", err, out)
@@ -274,9 +276,9 @@ func TestConformanceKahaDBReadOnlyDir(t *testing.T) {
 	}
 	w = startWharf(t, dir)
 	defer w.stop()
-	c, _ := connectRaw(t, w.stomp, "1.2")
-	c.subscribe("s", "/queue/ro")
-	if f := c.expect("MESSAGE"); string(f.Body) != "kept" {
+	c, _ := conform.ConnectRaw(t, w.stomp, "1.2")
+	c.Subscribe("s", "/queue/ro")
+	if f := c.Expect("MESSAGE"); string(f.Body) != "kept" {
 		t.Fatalf("after the read-only start: got %q, want the stored message", f.Body)
 	}
 }
@@ -305,17 +307,17 @@ func TestConformanceKahaDBStoreLimitPolicy(t *testing.T) {
 			w := startWharfYAML(t, yml)
 			defer w.stop()
 			q := "/queue/limit"
-			p, _ := connectRaw(t, w.stomp, "1.2")
+			p, _ := conform.ConnectRaw(t, w.stomp, "1.2")
 			payload := []byte(strings.Repeat("y", 16<<10))
 			// 16 sends of 16 KiB reach the 256 KiB limit.
 			for i := range 16 {
 				rid := fmt.Sprintf("s%d", i)
-				p.send("SEND", []string{"destination:" + q, "persistent:true", "receipt:" + rid}, payload)
-				p.expectReceipt(rid)
+				p.Send("SEND", []string{"destination:" + q, "persistent:true", "receipt:" + rid}, payload)
+				p.ExpectReceipt(rid)
 			}
-			p.send("SEND", []string{"destination:" + q, "persistent:true", "receipt:over"}, payload)
+			p.Send("SEND", []string{"destination:" + q, "persistent:true", "receipt:over"}, payload)
 			if tc.errPrefix != "" {
-				f := p.expect("ERROR")
+				f := p.Expect("ERROR")
 				if m, _ := f.Get("message"); !strings.Contains(m, tc.errPrefix) {
 					t.Fatalf("send over the store limit: ERROR %q, want %q", m, tc.errPrefix)
 				}
@@ -323,24 +325,24 @@ func TestConformanceKahaDBStoreLimitPolicy(t *testing.T) {
 				// Held: once the broker says it parked the send (the
 				// flow-control warning), no RECEIPT has come.
 				w.waitLine(regexp.MustCompile(`Persistent store is Full`), procStartTimeout)
-				if f, err := p.readWithin(50 * time.Millisecond); err == nil {
+				if f, err := p.ReadWithin(50 * time.Millisecond); err == nil {
 					t.Fatalf("send over the store limit answered while blocked: %s", f)
 				}
 			}
 			// A consumer makes room.
-			c, _ := connectRaw(t, w.stomp, "1.2")
-			c.subscribe("c", q, "ack:client-individual")
+			c, _ := conform.ConnectRaw(t, w.stomp, "1.2")
+			c.Subscribe("c", q, "ack:client-individual")
 			for i := range 4 {
-				f := c.expect("MESSAGE")
+				f := c.Expect("MESSAGE")
 				rid := fmt.Sprintf("a%d", i)
-				c.send("ACK", []string{"id:" + f.Must(t, "ack"), "receipt:" + rid}, nil)
-				c.expectReceipt(rid)
+				c.Send("ACK", []string{"id:" + f.Must(t, "ack"), "receipt:" + rid}, nil)
+				c.ExpectReceipt(rid)
 			}
 			if tc.errPrefix == "" {
-				p.expectReceipt("over") // the held send went through
+				p.ExpectReceipt("over") // the held send went through
 			} else {
-				p.send("SEND", []string{"destination:" + q, "persistent:true", "receipt:again"}, payload)
-				p.expectReceipt("again")
+				p.Send("SEND", []string{"destination:" + q, "persistent:true", "receipt:again"}, payload)
+				p.ExpectReceipt("again")
 			}
 			if len(w.logged("store write failed")) != 0 {
 				t.Errorf("the journal met a write error under the store limit; log:\n%s", w.log.tail(20))

@@ -12,6 +12,8 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/go-stomp/stomp/v3"
+
+	"wharf/conform"
 )
 
 // The MQTT persistent session kill test of issue 13 item 10: a paho QoS 1
@@ -251,8 +253,8 @@ func runMQTTCrash(t *testing.T, seedEnv string, startWharf func() *wharfProc) {
 	// restart comes after everything the session still owed.
 	w := startWharf()
 	sub := mqttCrashSubscriber(t, w.mqtt, crashCycles, l)
-	pub := mqttConnect(t, w.mqtt, "kdb-crash-pub-end")
-	mqttWait(t, pub.Publish(mqttCrashTopic, 1, false, "end"), "publish the end marker")
+	pub := conform.MQTTConnect(t, w.mqtt, "kdb-crash-pub-end")
+	conform.MQTTWait(t, pub.Publish(mqttCrashTopic, 1, false, "end"), "publish the end marker")
 	select {
 	case <-l.end:
 	case <-time.After(kdbWait):

@@ -41,7 +41,7 @@ func TestConformanceKahaDBXADeliveredAckKill(t *testing.T) {
 		md := x.receive(k)
 		xid := testXid(fmt.Sprint("delivered-", i))
 		must(x.tx(wire.TransactionBegin, xid))(t)
-		x.oneway(&wire.MessageAck{
+		x.Oneway(x.t, &wire.MessageAck{
 			Destination: md.Destination, TransactionId: xid, ConsumerId: md.ConsumerId, AckType: wire.AckDelivered,
 			FirstMessageId: md.Message.MessageId, LastMessageId: md.Message.MessageId, MessageCount: 1,
 		})

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"wharf/conform"
 )
 
 // lsmSmallConfig is a one-shard wharf on the LSM store in %q with small
@@ -49,10 +51,10 @@ func TestConformanceLSMDiskFull(t *testing.T) {
 	var acked []string
 	var refusal string
 	for i := 0; i < 20000 && refusal == ""; i++ {
-		c, _ := connectRaw(t, w.stomp, "1.2")
+		c, _ := conform.ConnectRaw(t, w.stomp, "1.2")
 		for j := 0; j < 50; j++ {
 			key := strconv.Itoa(i*50 + j)
-			f := c.request("SEND", []string{"destination:" + q, "receipt:r", "persistent:true", "key:" + key}, []byte(body))
+			f := c.Request("SEND", []string{"destination:" + q, "receipt:r", "persistent:true", "key:" + key}, []byte(body))
 			if f.Command == "RECEIPT" {
 				acked = append(acked, key)
 				continue
@@ -64,7 +66,7 @@ func TestConformanceLSMDiskFull(t *testing.T) {
 			refusal += " " + string(f.Body)
 			break
 		}
-		c.c.Close()
+		c.Close()
 	}
 	if !strings.Contains(refusal, "disk full") {
 		t.Fatalf("after %d stored sends: refusal %q, want an ERROR naming the full disk", len(acked), refusal)
@@ -76,15 +78,15 @@ func TestConformanceLSMDiskFull(t *testing.T) {
 
 	w.signal(syscall.SIGKILL)
 	w = startWharfYAML(t, yml)
-	c, _ := connectRaw(t, w.stomp, "1.2")
-	c.subscribe("s", q)
+	c, _ := conform.ConnectRaw(t, w.stomp, "1.2")
+	c.Subscribe("s", q)
 	got := map[string]int{}
 	for range acked {
-		f := c.expect("MESSAGE")
+		f := c.Expect("MESSAGE")
 		k, _ := f.Get("key")
 		got[k]++
 	}
-	c.mustSync()
+	c.MustSync()
 	for _, k := range acked {
 		if got[k] != 1 {
 			t.Errorf("acknowledged message %s: consumed %d times after the restart on the full disk, want once", k, got[k])

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"testing"
 
+	"wharf/conform"
 	"wharf/engine/brokertest"
 )
 
@@ -17,47 +18,47 @@ import (
 func checkRestartSTOMP(t *testing.T, b *brokertest.Broker) {
 	q, tp := queue(t, ""), topic(t, "")
 	clientID := uniq(t)
-	durable := func() *rawConn {
-		c, _ := connectRaw(t, b.STOMPAddr(), "1.2", "client-id:"+clientID)
-		c.subscribe("d", tp, "activemq.subscriptionName:sub1", "selector:n > 1")
+	durable := func() *conform.RawConn {
+		c, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2", "client-id:"+clientID)
+		c.Subscribe("d", tp, "activemq.subscriptionName:sub1", "selector:n > 1")
 		return c
 	}
 	c := durable()
-	c.disconnect()
-	p, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+	c.Disconnect()
+	p, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
 	for i := 1; i <= 3; i++ {
-		p.sendMsg(tp, "t"+strconv.Itoa(i), "persistent:true", "n:"+strconv.Itoa(i))
-		p.sendMsg(q, "q"+strconv.Itoa(i), "persistent:true")
+		p.SendMsg(tp, "t"+strconv.Itoa(i), "persistent:true", "n:"+strconv.Itoa(i))
+		p.SendMsg(q, "q"+strconv.Itoa(i), "persistent:true")
 	}
-	p.disconnect()
+	p.Disconnect()
 	// q1 is consumed and acknowledged (with a receipt) before the restart.
-	cq, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-	cq.subscribe("q", q, "ack:client-individual", "activemq.prefetchSize:1")
-	f := cq.expectMessage("q1")
+	cq, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+	cq.Subscribe("q", q, "ack:client-individual", "activemq.prefetchSize:1")
+	f := cq.ExpectMessage("q1")
 	ackID, _ := f.Get("ack")
-	cq.send("ACK", []string{"id:" + ackID, "receipt:acked"}, nil)
-	cq.expectReceipt("acked")
-	cq.expectMessage("q2") // prefetch 1: after the ack; not acknowledged
-	cq.disconnect()
+	cq.Send("ACK", []string{"id:" + ackID, "receipt:acked"}, nil)
+	cq.ExpectReceipt("acked")
+	cq.ExpectMessage("q2") // prefetch 1: after the ack; not acknowledged
+	cq.Disconnect()
 
 	b.Restart()
 	c = durable()
 	for _, want := range []string{"t2", "t3"} {
-		f := c.expectMessage(want)
-		expectHeader(t, f, "destination", tp)
+		f := c.ExpectMessage(want)
+		conform.ExpectHeader(t, f, "destination", tp)
 	}
-	cq, _ = connectRaw(t, b.STOMPAddr(), "1.2")
-	cq.subscribe("q", q)
-	cq.expectMessage("q2")
-	cq.expectMessage("q3")
-	p, _ = connectRaw(t, b.STOMPAddr(), "1.2")
-	p.sendMsg(tp, "excluded", "persistent:true", "n:0")
-	p.sendMsg(tp, "marker", "persistent:true", "n:9")
-	p.sendMsg(q, "qmarker", "persistent:true")
-	c.expectMessage("marker")
-	c.mustSync()
-	cq.expectMessage("qmarker")
-	cq.mustSync()
+	cq, _ = conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+	cq.Subscribe("q", q)
+	cq.ExpectMessage("q2")
+	cq.ExpectMessage("q3")
+	p, _ = conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+	p.SendMsg(tp, "excluded", "persistent:true", "n:0")
+	p.SendMsg(tp, "marker", "persistent:true", "n:9")
+	p.SendMsg(q, "qmarker", "persistent:true")
+	c.ExpectMessage("marker")
+	c.MustSync()
+	cq.ExpectMessage("qmarker")
+	cq.MustSync()
 }
 
 // lsmWharfConfig is the YAML of a wharf process on the LSM store in %q,

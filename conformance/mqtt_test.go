@@ -2,8 +2,6 @@ package conformance
 
 import (
 	"fmt"
-	"net"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +10,7 @@ import (
 	"github.com/go-stomp/stomp/v3"
 
 	"wharf/cmd/wharf/wiring"
+	"wharf/conform"
 	"wharf/engine"
 	"wharf/engine/brokertest"
 	"wharf/engine/config"
@@ -40,149 +39,14 @@ func mqttBroker(t *testing.T, opts map[string]string, more ...brokertest.Option)
 	return b
 }
 
-// msgs collects what a Paho subscription receives.
-type msgs chan paho.Message
-
-func (c msgs) handler(_ paho.Client, m paho.Message) { c <- m }
-
-func (c msgs) next(t *testing.T) paho.Message {
-	t.Helper()
-	select {
-	case m := <-c:
-		return m
-	case <-time.After(wait):
-		t.Fatal("no MQTT message within", wait)
-		return nil
-	}
-}
-
-func (c msgs) none(t *testing.T, within time.Duration) {
-	t.Helper()
-	select {
-	case m := <-c:
-		t.Fatalf("unexpected MQTT message on %s: %q", m.Topic(), m.Payload())
-	case <-time.After(within):
-	}
-}
-
-type mqttOpt func(*paho.ClientOptions)
-
-func mqttConnect(t *testing.T, addr, clientID string, opts ...mqttOpt) paho.Client {
-	t.Helper()
-	o := paho.NewClientOptions().AddBroker("tcp://" + addr).SetClientID(clientID).
-		SetAutoReconnect(false).SetConnectRetry(false).SetProtocolVersion(4).
-		SetConnectTimeout(wait).SetKeepAlive(30 * time.Second).SetOrderMatters(true)
-	for _, f := range opts {
-		f(o)
-	}
-	c := paho.NewClient(o)
-	tok := c.Connect()
-	if !tok.WaitTimeout(wait) {
-		t.Fatal("MQTT connect timed out")
-	}
-	if err := tok.Error(); err != nil {
-		t.Fatalf("MQTT connect %q: %v", clientID, err)
-	}
-	t.Cleanup(func() { c.Disconnect(0) })
-	return c
-}
-
-func mqttWait(t *testing.T, tok paho.Token, what string) {
-	t.Helper()
-	if !tok.WaitTimeout(wait) {
-		t.Fatalf("%s: timed out", what)
-	}
-	if err := tok.Error(); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
-
-func mqttSub(t *testing.T, c paho.Client, filter string, qos byte) msgs {
-	t.Helper()
-	ch := make(msgs, 1000)
-	tok := c.Subscribe(filter, qos, ch.handler)
-	mqttWait(t, tok, "subscribe "+filter)
-	st := tok.(*paho.SubscribeToken)
-	if got := st.Result()[filter]; got != qos {
-		t.Fatalf("SUBACK for %s granted %d, want %d", filter, got, qos)
-	}
-	return ch
-}
-
-func mqttPub(t *testing.T, c paho.Client, topic string, qos byte, retained bool, payload string) {
-	t.Helper()
-	mqttWait(t, c.Publish(topic, qos, retained, payload), "publish "+topic)
-}
-
-func TestConformanceMQTTWildcardsAndDollarTopics(t *testing.T) {
-	b := mqttBroker(t, map[string]string{"transport.publishDollarTopics": "true"})
-	base := uniq(t)
-	c := mqttConnect(t, b.MQTTAddr(), base)
-	// One client per filter: Paho hands a message to every local handler
-	// whose filter matches, whichever subscription it came through.
-	plus := mqttSub(t, mqttConnect(t, b.MQTTAddr(), base+"-plus"), base+"/+/temp", 0)
-	hash := mqttSub(t, mqttConnect(t, b.MQTTAddr(), base+"-hash"), base+"/#", 0)
-	all := mqttSub(t, mqttConnect(t, b.MQTTAddr(), base+"-all"), "#", 0)
-	dollar := mqttSub(t, mqttConnect(t, b.MQTTAddr(), base+"-dollar"), "$SYS/"+base+"/#", 0)
-	mqttPub(t, c, base+"/kitchen/temp", 0, false, "k")
-	mqttPub(t, c, base+"/kitchen/humidity", 0, false, "h")
-	mqttPub(t, c, "$SYS/"+base+"/uptime", 0, false, "s")
-	if m := plus.next(t); m.Topic() != base+"/kitchen/temp" {
-		t.Fatalf("+ got %s", m.Topic())
-	}
-	// Two topics, two shards: MQTT orders messages per topic only.
-	seen := map[string]bool{hash.next(t).Topic(): true, hash.next(t).Topic(): true}
-	if !seen[base+"/kitchen/temp"] || !seen[base+"/kitchen/humidity"] {
-		t.Fatalf("%s/# got %v", base, seen)
-	}
-	if m := dollar.next(t); m.Topic() != "$SYS/"+base+"/uptime" {
-		t.Fatalf("$SYS subscription got %s", m.Topic())
-	}
-	// "#" gets the two plain topics but not the $ one [MQTT-4.7.2-1]. (It
-	// also gets ActiveMQ's advisory topics, as in ActiveMQ: "#" is ">".)
-	seen = map[string]bool{}
-	for !seen[base+"/kitchen/temp"] || !seen[base+"/kitchen/humidity"] {
-		m := all.next(t)
-		if strings.HasPrefix(m.Topic(), "$") {
-			t.Fatalf("# matched %s", m.Topic())
-		}
-		seen[m.Topic()] = true
-	}
-	plus.none(t, 200*time.Millisecond)
-	for len(all) > 0 {
-		if m := <-all; strings.HasPrefix(m.Topic(), "$") {
-			t.Fatalf("# matched %s", m.Topic())
-		}
-	}
-}
-
-// Retained messages (replay, clearing, the flag, a restart) are the
-// conform cases mqtt/retained/replay and mqtt/retained/across-restart.
-
-// pahoDrop connects a client whose socket the returned func closes
-// without DISCONNECT, as a crashed device would; rawDrop closes a client's socket without DISCONNECT, as a crashed device.
-func pahoDrop(t *testing.T, addr, clientID string, opts ...mqttOpt) (paho.Client, func()) {
-	t.Helper()
-	var nc net.Conn
-	opts = append(opts, func(o *paho.ClientOptions) {
-		o.SetCustomOpenConnectionFn(func(u *url.URL, _ paho.ClientOptions) (net.Conn, error) {
-			c, err := net.Dial("tcp", u.Host)
-			nc = c
-			return c, err
-		})
-	})
-	c := mqttConnect(t, addr, clientID, opts...)
-	return c, func() { nc.Close() }
-}
-
 func TestConformanceMQTTPersistentSession(t *testing.T) {
 	b := mqttBroker(t, nil, brokertest.WithKahaDB()) // the restart reopens the store from disk
 	base := uniq(t)
 	id := base + "-dev"
 	persistent := func(o *paho.ClientOptions) { o.SetCleanSession(false) }
-	c := mqttConnect(t, b.MQTTAddr(), id, persistent)
-	mqttSub(t, c, base+"/cmd/#", 1)
-	mqttSub(t, c, base+"/q0", 0)
+	c := conform.MQTTConnect(t, b.MQTTAddr(), id, persistent)
+	conform.MQTTSub(t, c, base+"/cmd/#", 1)
+	conform.MQTTSub(t, c, base+"/q0", 0)
 	c.Disconnect(50)
 
 	// Kept as ActiveMQ keeps it: a durable subscription of the client id
@@ -192,30 +56,30 @@ func TestConformanceMQTTPersistentSession(t *testing.T) {
 		t.Fatalf("durable subscriptions of %s: %+v", id, subs)
 	}
 
-	pub := mqttConnect(t, b.MQTTAddr(), base+"-pub")
-	mqttPub(t, pub, base+"/cmd/a", 1, false, "while-away-1")
-	mqttPub(t, pub, base+"/cmd/b", 0, false, "qos0-not-kept")
-	mqttPub(t, pub, base+"/cmd/c", 2, false, "while-away-2")
+	pub := conform.MQTTConnect(t, b.MQTTAddr(), base+"-pub")
+	conform.MQTTPub(t, pub, base+"/cmd/a", 1, false, "while-away-1")
+	conform.MQTTPub(t, pub, base+"/cmd/b", 0, false, "qos0-not-kept")
+	conform.MQTTPub(t, pub, base+"/cmd/c", 2, false, "while-away-2")
 
 	b.Restart() // the session survives a broker restart too
-	ch := make(msgs, 10)
-	c = mqttConnect(t, b.MQTTAddr(), id, persistent, func(o *paho.ClientOptions) {
-		o.SetDefaultPublishHandler(ch.handler)
+	ch := make(conform.MQTTMessages, 10)
+	c = conform.MQTTConnect(t, b.MQTTAddr(), id, persistent, func(o *paho.ClientOptions) {
+		o.SetDefaultPublishHandler(ch.Handler)
 		o.SetOnConnectHandler(nil)
 	})
 	if !c.IsConnected() {
 		t.Fatal("not connected")
 	}
 	for _, want := range []string{"while-away-1", "while-away-2"} {
-		if m := ch.next(t); string(m.Payload()) != want {
+		if m := ch.Next(t); string(m.Payload()) != want {
 			t.Fatalf("resumed session got %q, want %q", m.Payload(), want)
 		}
 	}
-	ch.none(t, 200*time.Millisecond)
+	ch.None(t, 200*time.Millisecond)
 	c.Disconnect(50)
 
 	// A clean session deletes it.
-	mqttConnect(t, b.MQTTAddr(), id).Disconnect(50)
+	conform.MQTTConnect(t, b.MQTTAddr(), id).Disconnect(50)
 	if subs := b.Engine().DurableSubs(id); len(subs) != 0 {
 		t.Fatalf("clean session left %+v", subs)
 	}
@@ -235,7 +99,7 @@ func TestConformanceMQTTAuthentication(t *testing.T) {
 	if err := tok.Error(); err == nil || !strings.Contains(err.Error(), "not Authorized") {
 		t.Fatalf("wrong password: %v, want CONNACK 5 (not authorized)", err)
 	}
-	good := mqttConnect(t, b.MQTTAddr(), uniq(t)+"-ok", func(o *paho.ClientOptions) {
+	good := conform.MQTTConnect(t, b.MQTTAddr(), uniq(t)+"-ok", func(o *paho.ClientOptions) {
 		o.SetUsername("dev").SetPassword("secret")
 	})
 	if !good.IsConnected() {
@@ -269,15 +133,15 @@ func TestConformanceMQTTVirtualTopicStrategy(t *testing.T) {
 		t.Fatal(err)
 	}
 	roundTrip(t, sc)
-	c := mqttConnect(t, b.MQTTAddr(), id, persistent)
-	ch := mqttSub(t, c, base+"/t", 1)
-	mqttPub(t, c, base+"/t", 1, false, "v1")
+	c := conform.MQTTConnect(t, b.MQTTAddr(), id, persistent)
+	ch := conform.MQTTSub(t, c, base+"/t", 1)
+	conform.MQTTPub(t, c, base+"/t", 1, false, "v1")
 	if m := recv(t, ss); string(m.Body) != "v1" {
 		t.Fatalf("STOMP on the virtual topic got %q", m.Body)
 	}
 	// The durable subscription is a queue fed by the virtual topic, and the
 	// MQTT subscriber sees the topic without the prefix.
-	if m := ch.next(t); m.Topic() != base+"/t" || string(m.Payload()) != "v1" {
+	if m := ch.Next(t); m.Topic() != base+"/t" || string(m.Payload()) != "v1" {
 		t.Fatalf("MQTT got %s %q", m.Topic(), m.Payload())
 	}
 	q := message.QueueDest("Consumer." + id + ":AT_LEAST_ONCE.VirtualTopic." + base + ".t")
@@ -285,14 +149,14 @@ func TestConformanceMQTTVirtualTopicStrategy(t *testing.T) {
 		t.Fatalf("subscription queue %s: %+v", q, st)
 	}
 	c.Disconnect(50)
-	mqttPub(t, mqttConnect(t, b.MQTTAddr(), base+"-p"), base+"/t", 1, false, "while-away")
-	ch2 := make(msgs, 10)
-	mqttConnect(t, b.MQTTAddr(), id, persistent, func(o *paho.ClientOptions) { o.SetDefaultPublishHandler(ch2.handler) })
-	if m := ch2.next(t); string(m.Payload()) != "while-away" {
+	conform.MQTTPub(t, conform.MQTTConnect(t, b.MQTTAddr(), base+"-p"), base+"/t", 1, false, "while-away")
+	ch2 := make(conform.MQTTMessages, 10)
+	conform.MQTTConnect(t, b.MQTTAddr(), id, persistent, func(o *paho.ClientOptions) { o.SetDefaultPublishHandler(ch2.Handler) })
+	if m := ch2.Next(t); string(m.Payload()) != "while-away" {
 		t.Fatalf("resumed virtual-topic session got %q", m.Payload())
 	}
 	// A clean session removes the queue.
-	mqttConnect(t, b.MQTTAddr(), id).Disconnect(50)
+	conform.MQTTConnect(t, b.MQTTAddr(), id).Disconnect(50)
 	if st := b.Engine().Stats(q); st.Exists {
 		t.Fatalf("clean session left %s", q)
 	}
@@ -310,16 +174,16 @@ func TestConformanceMQTTOverWebSocket(t *testing.T) {
 	o := paho.NewClientOptions().AddBroker("ws://" + wsAddr + "/").SetClientID(base).
 		SetAutoReconnect(false).SetConnectTimeout(wait).SetProtocolVersion(4)
 	c := paho.NewClient(o)
-	mqttWait(t, c.Connect(), "connect over WebSocket")
+	conform.MQTTWait(t, c.Connect(), "connect over WebSocket")
 	defer c.Disconnect(0)
-	ch := mqttSub(t, c, base+"/ws", 1)
-	tcp := mqttConnect(t, b.MQTTAddr(), base+"-tcp")
-	mqttPub(t, tcp, base+"/ws", 1, false, "over tcp, to ws")
-	if m := ch.next(t); string(m.Payload()) != "over tcp, to ws" {
+	ch := conform.MQTTSub(t, c, base+"/ws", 1)
+	tcp := conform.MQTTConnect(t, b.MQTTAddr(), base+"-tcp")
+	conform.MQTTPub(t, tcp, base+"/ws", 1, false, "over tcp, to ws")
+	if m := ch.Next(t); string(m.Payload()) != "over tcp, to ws" {
 		t.Fatalf("got %q", m.Payload())
 	}
-	mqttPub(t, c, base+"/ws", 0, false, "from ws")
-	if m := ch.next(t); string(m.Payload()) != "from ws" {
+	conform.MQTTPub(t, c, base+"/ws", 0, false, "from ws")
+	if m := ch.Next(t); string(m.Payload()) != "from ws" {
 		t.Fatalf("got %q", m.Payload())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"wharf/conform"
 	"wharf/protocols/openwire/wire"
 )
 
@@ -31,7 +32,7 @@ func TestConformanceOpenWireBadInput(t *testing.T) {
 	addr := addrOf()
 
 	// A well-behaved neighbour, connected throughout.
-	good := openwireHandshake(t, addr)
+	good := conform.OpenWireHandshake(t, addr)
 	defer good.Close()
 
 	frame := func(typ byte, body []byte) []byte {
@@ -73,102 +74,7 @@ func TestConformanceOpenWireBadInput(t *testing.T) {
 				}
 			}
 			// The neighbour still works: a round trip on it.
-			good.ping(t)
+			good.Ping(t)
 		})
-	}
-}
-
-// owConn is a minimal OpenWire connection for these tests: handshake, then
-// KeepAliveInfo round trips.
-type owConn struct {
-	net.Conn
-	dec *wire.Decoder
-	enc *wire.Encoder
-	seq int32
-}
-
-func openwireHandshake(t *testing.T, addr string) *owConn {
-	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := &owConn{Conn: c, dec: wire.NewDecoder(wire.InitialFormat(wire.MaxVersion), wire.DefaultLimits()), enc: wire.NewEncoder(wire.InitialFormat(wire.MaxVersion))}
-	opts := wire.DefaultOptions()
-	wfi, _ := wire.NewWireFormatInfo(opts)
-	b, err := o.enc.Append(nil, wfi)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Write(b)
-	theirs, ok := o.read(t).(*wire.WireFormatInfo)
-	if !ok {
-		t.Fatal("the broker's first command is not WireFormatInfo")
-	}
-	remote, err := theirs.Options()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := wire.Negotiate(opts, remote)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.dec.SetFormat(f)
-	o.enc.SetFormat(f)
-	return o
-}
-
-func (o *owConn) read(t *testing.T) wire.DataStructure {
-	t.Helper()
-	buf := make([]byte, 64<<10)
-	o.SetReadDeadline(time.Now().Add(5 * time.Second))
-	defer o.SetReadDeadline(time.Time{})
-	for {
-		ds, err := o.dec.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ds != nil {
-			return ds
-		}
-		n, err := o.Conn.Read(buf)
-		if err != nil {
-			t.Fatalf("read: %v", err)
-		}
-		o.dec.Feed(buf[:n])
-	}
-}
-
-// request sends c with the next command id, asking for a response, and
-// returns that id.
-func (o *owConn) request(t *testing.T, c wire.Command) int32 {
-	t.Helper()
-	o.seq++
-	c.Base().CommandId, c.Base().ResponseRequired = o.seq, true
-	b, err := o.enc.Append(nil, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := o.Write(b); err != nil {
-		t.Fatalf("write %s: %v", wire.TypeName(c.DataStructureType()), err)
-	}
-	return o.seq
-}
-
-// ping sends a KeepAliveInfo asking for a response and waits for it: a
-// KeepAliveInfo echoed by the inactivity monitor (ActiveMQ's default), or a
-// Response when the connection has none.
-func (o *owConn) ping(t *testing.T) {
-	t.Helper()
-	o.request(t, &wire.KeepAliveInfo{})
-	for {
-		switch r := o.read(t).(type) {
-		case *wire.KeepAliveInfo:
-			return
-		case *wire.Response:
-			if r.CorrelationId == o.seq {
-				return
-			}
-		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"wharf/conform"
 	"wharf/protocols/openwire/client"
 	"wharf/protocols/openwire/wire"
 )
@@ -37,7 +38,7 @@ func xidString(x *wire.XATransactionId) string {
 // dispatches that arrive while it waits for a response are kept for
 // receive.
 type xaConn struct {
-	*owConn
+	*conform.OpenWireConn
 	t         *testing.T
 	id        *wire.ConnectionId
 	session   *wire.SessionId
@@ -49,7 +50,7 @@ type xaConn struct {
 
 func dialXA(t *testing.T, addr, name string) *xaConn {
 	t.Helper()
-	x := &xaConn{owConn: openwireHandshake(t, addr), t: t, id: &wire.ConnectionId{Value: "ID:xa-" + name}}
+	x := &xaConn{OpenWireConn: conform.OpenWireHandshake(t, addr), t: t, id: &wire.ConnectionId{Value: "ID:xa-" + name}}
 	t.Cleanup(func() { x.Close() })
 	x.call(&wire.ConnectionInfo{ConnectionId: x.id, ClientId: "xa-" + name})
 	x.session = &wire.SessionId{ConnectionId: x.id.Value, Value: 1}
@@ -74,9 +75,9 @@ func (x *xaConn) call(c wire.Command) wire.DataStructure {
 // an error.
 func (x *xaConn) try(c wire.Command) (wire.DataStructure, error) {
 	x.t.Helper()
-	id := x.request(x.t, c)
+	id := x.Request(x.t, c)
 	for {
-		ds := x.read(x.t)
+		ds := x.ReadCommand(x.t)
 		switch r := ds.(type) {
 		case *wire.MessageDispatch:
 			x.pending = append(x.pending, r)
@@ -112,20 +113,6 @@ func responseTo(c wire.Command) int32 {
 	return -1
 }
 
-// oneway sends c without asking for a response.
-func (x *xaConn) oneway(c wire.Command) {
-	x.t.Helper()
-	x.seq++
-	c.Base().CommandId = x.seq
-	b, err := x.enc.Append(nil, c)
-	if err != nil {
-		x.t.Fatal(err)
-	}
-	if _, err := x.Write(b); err != nil {
-		x.t.Fatalf("write %s: %v", wire.TypeName(c.DataStructureType()), err)
-	}
-}
-
 // consume opens a consumer on queue with prefetch 1.
 func (x *xaConn) consume(queue string) *wire.ConsumerId {
 	x.t.Helper()
@@ -145,7 +132,7 @@ func (x *xaConn) receive(k *wire.ConsumerId) *wire.MessageDispatch {
 				return md
 			}
 		}
-		if md, ok := x.read(x.t).(*wire.MessageDispatch); ok {
+		if md, ok := x.ReadCommand(x.t).(*wire.MessageDispatch); ok {
 			x.pending = append(x.pending, md)
 		}
 	}
@@ -164,13 +151,13 @@ func (x *xaConn) send(queue, key string, xid *wire.XATransactionId) {
 	m.MessageId = &wire.MessageId{ProducerId: x.producer, ProducerSequenceId: x.prodSeq}
 	m.Destination = wire.NewQueue(queue)
 	m.TransactionId = xid
-	x.oneway(m)
+	x.Oneway(x.t, m)
 }
 
 // ack acknowledges md (STANDARD) in the branch xid.
 func (x *xaConn) ack(md *wire.MessageDispatch, xid *wire.XATransactionId) {
 	x.t.Helper()
-	x.oneway(&wire.MessageAck{
+	x.Oneway(x.t, &wire.MessageAck{
 		Destination: md.Destination, TransactionId: xid, ConsumerId: md.ConsumerId, AckType: wire.AckStandard,
 		FirstMessageId: md.Message.MessageId, LastMessageId: md.Message.MessageId, MessageCount: 1,
 	})

@@ -10,6 +10,7 @@ import (
 	paho5 "github.com/eclipse/paho.golang/paho"
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"wharf/conform"
 	"wharf/engine"
 	"wharf/engine/brokertest"
 	"wharf/protocols/openwire/client"
@@ -34,30 +35,30 @@ func TestConformanceRestartSTOMPDurableSubscription(t *testing.T) {
 		b := startBroker(t, store)
 		tp := topic(t, "")
 		clientID := uniq(t)
-		durable := func() *rawConn {
-			c, _ := connectRaw(t, b.STOMPAddr(), "1.2", "client-id:"+clientID)
-			c.subscribe("d", tp, "activemq.subscriptionName:sub1", "selector:n > 1")
+		durable := func() *conform.RawConn {
+			c, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2", "client-id:"+clientID)
+			c.Subscribe("d", tp, "activemq.subscriptionName:sub1", "selector:n > 1")
 			return c
 		}
 		c := durable()
-		c.disconnect()
-		p, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+		c.Disconnect()
+		p, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
 		for i := 1; i <= 3; i++ {
-			p.sendMsg(tp, "m"+strconv.Itoa(i), "persistent:true", "n:"+strconv.Itoa(i))
+			p.SendMsg(tp, "m"+strconv.Itoa(i), "persistent:true", "n:"+strconv.Itoa(i))
 		}
-		p.disconnect()
+		p.Disconnect()
 
 		b.Restart()
 		c = durable()
 		for _, want := range []string{"m2", "m3"} {
-			f := c.expectMessage(want)
-			expectHeader(t, f, "destination", tp)
+			f := c.ExpectMessage(want)
+			conform.ExpectHeader(t, f, "destination", tp)
 		}
-		p, _ = connectRaw(t, b.STOMPAddr(), "1.2")
-		p.sendMsg(tp, "excluded", "persistent:true", "n:0")
-		p.sendMsg(tp, "marker", "persistent:true", "n:9")
-		c.expectMessage("marker")
-		c.mustSync()
+		p, _ = conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+		p.SendMsg(tp, "excluded", "persistent:true", "n:0")
+		p.SendMsg(tp, "marker", "persistent:true", "n:9")
+		c.ExpectMessage("marker")
+		c.MustSync()
 	})
 }
 
@@ -182,21 +183,21 @@ func TestConformanceRestartMQTTExactlyOnceSession(t *testing.T) {
 		base := uniq(t)
 		id := base + "-dev"
 		persistent := func(o *paho.ClientOptions) { o.SetCleanSession(false) }
-		c := mqttConnect(t, b.MQTTAddr(), id, persistent)
-		mqttSub(t, c, base+"/x", 2)
+		c := conform.MQTTConnect(t, b.MQTTAddr(), id, persistent)
+		conform.MQTTSub(t, c, base+"/x", 2)
 		c.Disconnect(50)
-		pub := mqttConnect(t, b.MQTTAddr(), base+"-pub")
-		mqttPub(t, pub, base+"/x", 2, false, "away-2")
-		mqttPub(t, pub, base+"/x", 1, false, "away-1")
+		pub := conform.MQTTConnect(t, b.MQTTAddr(), base+"-pub")
+		conform.MQTTPub(t, pub, base+"/x", 2, false, "away-2")
+		conform.MQTTPub(t, pub, base+"/x", 1, false, "away-1")
 
 		b.Restart()
 		subs := b.Engine().DurableSubs(id)
 		if len(subs) != 1 || subs[0].Key.Name != "EXACTLY_ONCE:"+base+"/x" {
 			t.Fatalf("durable subscriptions of %s after the restart: %+v", id, subs)
 		}
-		ch := make(msgs, 10)
-		c = mqttConnect(t, b.MQTTAddr(), id, persistent, func(o *paho.ClientOptions) {
-			o.SetDefaultPublishHandler(ch.handler)
+		ch := make(conform.MQTTMessages, 10)
+		c = conform.MQTTConnect(t, b.MQTTAddr(), id, persistent, func(o *paho.ClientOptions) {
+			o.SetDefaultPublishHandler(ch.Handler)
 		})
 		// A QoS 2 subscription gets each message at the QoS it was published
 		// with [MQTT-3.8.4-6].
@@ -204,14 +205,14 @@ func TestConformanceRestartMQTTExactlyOnceSession(t *testing.T) {
 			body string
 			qos  byte
 		}{{"away-2", 2}, {"away-1", 1}} {
-			m := ch.next(t)
+			m := ch.Next(t)
 			if string(m.Payload()) != want.body || m.Qos() != want.qos {
 				t.Fatalf("resumed session got %q at QoS %d, want %q at QoS %d", m.Payload(), m.Qos(), want.body, want.qos)
 			}
 		}
-		pub = mqttConnect(t, b.MQTTAddr(), base+"-pub2")
-		mqttPub(t, pub, base+"/x", 2, false, "marker")
-		if m := ch.next(t); string(m.Payload()) != "marker" {
+		pub = conform.MQTTConnect(t, b.MQTTAddr(), base+"-pub2")
+		conform.MQTTPub(t, pub, base+"/x", 2, false, "marker")
+		if m := ch.Next(t); string(m.Payload()) != "marker" {
 			t.Fatalf("after the kept messages got %q, want the marker", m.Payload())
 		}
 	})
@@ -229,40 +230,40 @@ func TestConformanceRestartScheduledJobs(t *testing.T) {
 			o.TickInterval = time.Hour // only the test's Tick fires jobs
 		}))
 		q := queue(t, "")
-		p, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-		p.sendMsg(q, "soon", "persistent:true", "AMQ_SCHEDULED_DELAY:1000")
-		p.sendMsg(q, "delayed", "persistent:true", "AMQ_SCHEDULED_DELAY:60000")
-		p.sendMsg(q, "repeated", "persistent:true", "AMQ_SCHEDULED_DELAY:120000", "AMQ_SCHEDULED_PERIOD:60000", "AMQ_SCHEDULED_REPEAT:1")
-		c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-		c.subscribe("s", q)
+		p, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+		p.SendMsg(q, "soon", "persistent:true", "AMQ_SCHEDULED_DELAY:1000")
+		p.SendMsg(q, "delayed", "persistent:true", "AMQ_SCHEDULED_DELAY:60000")
+		p.SendMsg(q, "repeated", "persistent:true", "AMQ_SCHEDULED_DELAY:120000", "AMQ_SCHEDULED_PERIOD:60000", "AMQ_SCHEDULED_REPEAT:1")
+		c, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+		c.Subscribe("s", q)
 		clock.add(2 * time.Second)
 		b.Engine().Tick()
-		c.expectMessage("soon")
-		c.mustSync()
-		c.disconnect()
+		c.ExpectMessage("soon")
+		c.MustSync()
+		c.Disconnect()
 
 		b.Restart()
-		c, _ = connectRaw(t, b.STOMPAddr(), "1.2")
-		c.subscribe("s", q)
-		c.mustSync() // nothing is due yet: "soon" fired before the restart
+		c, _ = conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+		c.Subscribe("s", q)
+		c.MustSync() // nothing is due yet: "soon" fired before the restart
 		clock.add(time.Minute)
 		b.Engine().Tick()
-		f := c.expectMessage("delayed")
+		f := c.ExpectMessage("delayed")
 		if v, _ := f.Get("scheduledJobId"); v == "" {
 			t.Fatalf("recovered job delivered without scheduledJobId: %s", f)
 		}
-		c.mustSync()
+		c.MustSync()
 		for range 2 {
 			clock.add(time.Minute)
 			b.Engine().Tick()
-			c.expectMessage("repeated")
+			c.ExpectMessage("repeated")
 		}
 		clock.add(time.Hour)
 		b.Engine().Tick()
-		p, _ = connectRaw(t, b.STOMPAddr(), "1.2")
-		p.sendMsg(q, "marker")
-		c.expectMessage("marker")
-		c.mustSync()
+		p, _ = conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+		p.SendMsg(q, "marker")
+		c.ExpectMessage("marker")
+		c.MustSync()
 	})
 }
 
@@ -284,8 +285,8 @@ func TestConformanceRestartDLQOriginalDestination(t *testing.T) {
 		q := queue(t, "")
 		dlq := "/queue/ActiveMQ.DLQ"
 		exp := clock.now().Add(time.Minute).UnixMilli()
-		p, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-		p.sendMsg(q, "from stomp", "persistent:true", "expires:"+strconv.FormatInt(exp, 10))
+		p, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+		p.SendMsg(q, "from stomp", "persistent:true", "expires:"+strconv.FormatInt(exp, 10))
 		ow := dialOW(t, b.Addr("openwire").String(), "")
 		op := must(must(ow.Session(false))(t).Producer(wire.NewQueue(strings.TrimPrefix(q, "/queue/"))))(t)
 		m := client.NewTextMessage("from openwire")
@@ -295,14 +296,14 @@ func TestConformanceRestartDLQOriginalDestination(t *testing.T) {
 		b.Engine().Tick()
 
 		b.Restart()
-		c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-		c.subscribe("dlq", dlq)
+		c, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+		c.Subscribe("dlq", dlq)
 		for _, want := range []string{"from stomp", "from openwire"} {
-			f := c.expectMessage(want)
-			expectHeader(t, f, "original-destination", q)
-			expectHeader(t, f, "destination", dlq)
+			f := c.ExpectMessage(want)
+			conform.ExpectHeader(t, f, "original-destination", q)
+			conform.ExpectHeader(t, f, "destination", dlq)
 		}
-		c.mustSync()
+		c.MustSync()
 	})
 }
 
@@ -320,27 +321,27 @@ func TestConformanceRestartVirtualTopicCopy(t *testing.T) {
 		vt := "VirtualTopic." + uniq(t)
 		qa, qb := "/queue/Consumer.A."+vt, "/queue/Consumer.B."+vt
 		// The consumer queues exist once something consumes from them.
-		c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-		c.subscribe("a", qa)
-		c.subscribe("b", qb)
-		c.send("UNSUBSCRIBE", []string{"id:b", "receipt:u"}, nil)
-		c.expectReceipt("u")
+		c, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+		c.Subscribe("a", qa)
+		c.Subscribe("b", qb)
+		c.Send("UNSUBSCRIBE", []string{"id:b", "receipt:u"}, nil)
+		c.ExpectReceipt("u")
 		ow := dialOW(t, b.Addr("openwire").String(), "")
 		op := must(must(ow.Session(false))(t).Producer(wire.NewTopic(vt)))(t)
 		owSend(t, op, client.NewTextMessage("copied"))
-		before := c.expectMessage("copied")
-		c.mustSync()
-		c.disconnect()
+		before := c.ExpectMessage("copied")
+		c.MustSync()
+		c.Disconnect()
 
 		b.Restart()
-		c, _ = connectRaw(t, b.STOMPAddr(), "1.2")
-		c.subscribe("b", qb)
-		after := c.expectMessage("copied")
-		c.mustSync()
-		expectHeader(t, before, "original-destination", "/topic/"+vt)
-		expectHeader(t, after, "original-destination", "/topic/"+vt)
+		c, _ = conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+		c.Subscribe("b", qb)
+		after := c.ExpectMessage("copied")
+		c.MustSync()
+		conform.ExpectHeader(t, before, "original-destination", "/topic/"+vt)
+		conform.ExpectHeader(t, after, "original-destination", "/topic/"+vt)
 		// The same destination as before, on the other consumer queue.
-		expectHeader(t, after, "destination", strings.Replace(header(before, "destination"), "Consumer.A.", "Consumer.B.", 1))
+		conform.ExpectHeader(t, after, "destination", strings.Replace(conform.Header(before, "destination"), "Consumer.A.", "Consumer.B.", 1))
 	})
 }
 
@@ -365,20 +366,20 @@ func testMQTT5SessionResumed(t *testing.T, restart bool, store brokertest.Option
 	b := mqttBroker(t, nil, store)
 	base := uniq(t)
 	expiry := uint32(3600)
-	connect := func() *v5Client {
-		return mqtt5Connect(t, b.MQTTAddr(), &paho5.Connect{ClientID: base, CleanStart: false,
+	connect := func() *conform.MQTT5Client {
+		return conform.MQTT5Connect(t, b.MQTTAddr(), &paho5.Connect{ClientID: base, CleanStart: false,
 			Properties: &paho5.ConnectProperties{SessionExpiryInterval: &expiry}})
 	}
 	c := connect()
-	c.sub(t, &paho5.Subscribe{Subscriptions: []paho5.SubscribeOptions{
+	c.Sub(t, &paho5.Subscribe{Subscriptions: []paho5.SubscribeOptions{
 		{Topic: base + "/plain", QoS: 1},
 		{Topic: "$share/g/" + base + "/shared", QoS: 1},
 	}})
 	c.Disconnect(&paho5.Disconnect{})
 	publish := func(body string) {
-		p := mqtt5Connect(t, b.MQTTAddr(), &paho5.Connect{ClientID: base + "-pub", CleanStart: true})
+		p := conform.MQTT5Connect(t, b.MQTTAddr(), &paho5.Connect{ClientID: base + "-pub", CleanStart: true})
 		for _, topic := range []string{base + "/plain", base + "/shared"} {
-			p.pub(t, &paho5.Publish{Topic: topic, QoS: 1, Payload: []byte(body)})
+			p.Pub(t, &paho5.Publish{Topic: topic, QoS: 1, Payload: []byte(body)})
 		}
 		p.Disconnect(&paho5.Disconnect{})
 	}
@@ -388,12 +389,12 @@ func testMQTT5SessionResumed(t *testing.T, restart bool, store brokertest.Option
 	}
 	publish("after")
 	c = connect()
-	if !c.ack.SessionPresent {
+	if !c.Connack.SessionPresent {
 		t.Fatal("session present not set for the resumed session")
 	}
 	got := map[string][]string{}
 	for range 4 {
-		m := c.next(t)
+		m := c.Next(t)
 		got[m.Topic] = append(got[m.Topic], string(m.Payload))
 	}
 	for _, topic := range []string{base + "/plain", base + "/shared"} {
@@ -403,7 +404,7 @@ func testMQTT5SessionResumed(t *testing.T, restart bool, store brokertest.Option
 	}
 	publish("marker")
 	for range 2 {
-		if m := c.next(t); string(m.Payload) != "marker" {
+		if m := c.Next(t); string(m.Payload) != "marker" {
 			t.Fatalf("after the kept messages got %q on %s, want the marker", m.Payload, m.Topic)
 		}
 	}
@@ -419,21 +420,21 @@ func TestConformanceRestartVirtualTopicEmptyConsumerQueue(t *testing.T) {
 		b := startBroker(t, store)
 		vt := "VirtualTopic.Orders" + uniq(t)
 		qa := "/queue/Consumer.A." + vt
-		c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-		c.subscribe("a", qa)
-		c.send("UNSUBSCRIBE", []string{"id:a", "receipt:u"}, nil)
-		c.expectReceipt("u")
-		c.disconnect()
+		c, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+		c.Subscribe("a", qa)
+		c.Send("UNSUBSCRIBE", []string{"id:a", "receipt:u"}, nil)
+		c.ExpectReceipt("u")
+		c.Disconnect()
 
 		b.Restart()
-		p, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-		p.sendMsg("/topic/"+vt, "while away", "persistent:true")
-		p.disconnect()
-		c, _ = connectRaw(t, b.STOMPAddr(), "1.2")
-		c.subscribe("a", qa)
-		f := c.expectMessage("while away")
-		expectHeader(t, f, "original-destination", "/topic/"+vt)
-		c.mustSync()
+		p, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+		p.SendMsg("/topic/"+vt, "while away", "persistent:true")
+		p.Disconnect()
+		c, _ = conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+		c.Subscribe("a", qa)
+		f := c.ExpectMessage("while away")
+		conform.ExpectHeader(t, f, "original-destination", "/topic/"+vt)
+		c.MustSync()
 	})
 }
 
@@ -446,21 +447,21 @@ func TestConformanceRestartEmptyQueue(t *testing.T) {
 	forEachStoreInProcess(t, func(t *testing.T, store brokertest.Option) {
 		b := startBroker(t, store)
 		q := uniq(t) + ".emptied"
-		c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-		c.sendMsg("/queue/"+q, "consumed", "persistent:true")
-		c.subscribe("q", "/queue/"+q)
-		c.expectMessage("consumed")
-		c.disconnect()
+		c, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+		c.SendMsg("/queue/"+q, "consumed", "persistent:true")
+		c.Subscribe("q", "/queue/"+q)
+		c.ExpectMessage("consumed")
+		c.Disconnect()
 
 		b.Restart()
-		adv, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-		adv.subscribe("adv", advisoryTopic("Queue", ""))
-		expectAdvisory(t, adv, `"DestinationInfo"`, q)
-		c, _ = connectRaw(t, b.STOMPAddr(), "1.2")
-		c.subscribe("q", "/queue/"+q)
-		c.sendMsg("/queue/"+q, "marker", "persistent:true")
-		c.expectMessage("marker") // nothing came back before it
-		c.mustSync()
+		adv, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+		adv.Subscribe("adv", conform.AdvisoryTopic("Queue", ""))
+		conform.ExpectAdvisory(t, adv, `"DestinationInfo"`, q)
+		c, _ = conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+		c.Subscribe("q", "/queue/"+q)
+		c.SendMsg("/queue/"+q, "marker", "persistent:true")
+		c.ExpectMessage("marker") // nothing came back before it
+		c.MustSync()
 	})
 }
 
@@ -475,26 +476,26 @@ func TestConformanceRestartMQTT5EmptySharedSubscription(t *testing.T) {
 		b := mqttBroker(t, nil, store)
 		base := uniq(t)
 		expiry := uint32(3600)
-		connect := func() *v5Client {
-			return mqtt5Connect(t, b.MQTTAddr(), &paho5.Connect{ClientID: base, CleanStart: false,
+		connect := func() *conform.MQTT5Client {
+			return conform.MQTT5Connect(t, b.MQTTAddr(), &paho5.Connect{ClientID: base, CleanStart: false,
 				Properties: &paho5.ConnectProperties{SessionExpiryInterval: &expiry}})
 		}
 		c := connect()
-		c.sub(t, &paho5.Subscribe{Subscriptions: []paho5.SubscribeOptions{{Topic: "$share/g/" + base + "/shared", QoS: 1}}})
+		c.Sub(t, &paho5.Subscribe{Subscriptions: []paho5.SubscribeOptions{{Topic: "$share/g/" + base + "/shared", QoS: 1}}})
 		c.Disconnect(&paho5.Disconnect{})
 		b.Restart()
 		publish := func(body string) {
-			p := mqtt5Connect(t, b.MQTTAddr(), &paho5.Connect{ClientID: base + "-pub", CleanStart: true})
-			p.pub(t, &paho5.Publish{Topic: base + "/shared", QoS: 1, Payload: []byte(body)})
+			p := conform.MQTT5Connect(t, b.MQTTAddr(), &paho5.Connect{ClientID: base + "-pub", CleanStart: true})
+			p.Pub(t, &paho5.Publish{Topic: base + "/shared", QoS: 1, Payload: []byte(body)})
 			p.Disconnect(&paho5.Disconnect{})
 		}
 		publish("while away")
 		c = connect()
-		if m := c.next(t); string(m.Payload) != "while away" {
+		if m := c.Next(t); string(m.Payload) != "while away" {
 			t.Fatalf("resumed shared subscription got %q, want the message published while away", m.Payload)
 		}
 		publish("marker")
-		if m := c.next(t); string(m.Payload) != "marker" {
+		if m := c.Next(t); string(m.Payload) != "marker" {
 			t.Fatalf("after the kept message got %q, want the marker", m.Payload)
 		}
 	})
@@ -511,14 +512,14 @@ func TestConformanceRestartMQTTVirtualTopicSession(t *testing.T) {
 		base := uniq(t)
 		id := base + "-dev"
 		persistent := func(o *paho.ClientOptions) { o.SetCleanSession(false) }
-		c := mqttConnect(t, b.MQTTAddr(), id, persistent)
-		mqttSub(t, c, base+"/t", 1)
+		c := conform.MQTTConnect(t, b.MQTTAddr(), id, persistent)
+		conform.MQTTSub(t, c, base+"/t", 1)
 		c.Disconnect(50)
 		b.Restart()
-		mqttPub(t, mqttConnect(t, b.MQTTAddr(), base+"-p"), base+"/t", 1, false, "while away")
-		ch := make(msgs, 10)
-		mqttConnect(t, b.MQTTAddr(), id, persistent, func(o *paho.ClientOptions) { o.SetDefaultPublishHandler(ch.handler) })
-		if m := ch.next(t); string(m.Payload()) != "while away" {
+		conform.MQTTPub(t, conform.MQTTConnect(t, b.MQTTAddr(), base+"-p"), base+"/t", 1, false, "while away")
+		ch := make(conform.MQTTMessages, 10)
+		conform.MQTTConnect(t, b.MQTTAddr(), id, persistent, func(o *paho.ClientOptions) { o.SetDefaultPublishHandler(ch.Handler) })
+		if m := ch.Next(t); string(m.Payload()) != "while away" {
 			t.Fatalf("resumed virtual-topic session got %q, want the message published while away", m.Payload())
 		}
 	})

@@ -39,6 +39,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"wharf/cmd/wharf/wiring"
+	"wharf/conform"
 	"wharf/engine/broker"
 	"wharf/engine/brokertest"
 	"wharf/engine/config"
@@ -238,7 +239,7 @@ func badInputSTOMPLogin(nc net.Conn, user, pass, clientID string, checkClose boo
 		h = append(h, "client-id:"+clientID)
 	}
 	_ = nc.SetDeadline(time.Now().Add(wait))
-	if _, err := nc.Write(encodeRaw("CONNECT", h, nil)); err != nil {
+	if _, err := nc.Write(conform.EncodeRaw("CONNECT", h, nil)); err != nil {
 		return login{}, err
 	}
 	f, err := readSTOMPFrame(bufio.NewReader(nc))
@@ -264,7 +265,7 @@ func badInputSTOMPLogin(nc net.Conn, user, pass, clientID string, checkClose boo
 
 // readSTOMPFrame reads one frame (heart-beat EOLs skipped); header values
 // are unescaped as STOMP 1.2 says.
-func readSTOMPFrame(r *bufio.Reader) (*rawFrame, error) {
+func readSTOMPFrame(r *bufio.Reader) (*conform.RawFrame, error) {
 	var cmd string
 	for cmd == "" {
 		line, err := r.ReadString('\n')
@@ -273,7 +274,7 @@ func readSTOMPFrame(r *bufio.Reader) (*rawFrame, error) {
 		}
 		cmd = strings.TrimRight(line, "\r\n")
 	}
-	f := &rawFrame{Command: cmd}
+	f := &conform.RawFrame{Command: cmd}
 	for {
 		line, err := r.ReadString('\n')
 		if err != nil {
@@ -423,11 +424,11 @@ func openwireLogin(limits owwire.Limits) loginFunc {
 			clientID = "badinput-" + strconv.FormatInt(owSeq.Add(1), 10)
 		}
 		_ = nc.SetDeadline(time.Now().Add(wait))
-		o := &owConn{Conn: nc, dec: owwire.NewDecoder(owwire.InitialFormat(owwire.MaxVersion), owwire.DefaultLimits()),
-			enc: owwire.NewEncoder(owwire.InitialFormat(owwire.MaxVersion))}
+		dec := owwire.NewDecoder(owwire.InitialFormat(owwire.MaxVersion), owwire.DefaultLimits())
+		enc := owwire.NewEncoder(owwire.InitialFormat(owwire.MaxVersion))
 		opts := owwire.DefaultOptions()
 		wfi, _ := owwire.NewWireFormatInfo(opts)
-		b, err := o.enc.Append(nil, wfi)
+		b, err := enc.Append(nil, wfi)
 		if err != nil {
 			return login{}, err
 		}
@@ -437,13 +438,13 @@ func openwireLogin(limits owwire.Limits) loginFunc {
 		buf := make([]byte, 64<<10)
 		read := func() (owwire.DataStructure, error) {
 			for {
-				ds, err := o.dec.Next()
+				ds, err := dec.Next()
 				if err != nil || ds != nil {
 					return ds, err
 				}
 				n, err := nc.Read(buf)
 				if n > 0 {
-					o.dec.Feed(buf[:n])
+					dec.Feed(buf[:n])
 					continue
 				}
 				if err != nil {
@@ -467,16 +468,16 @@ func openwireLogin(limits owwire.Limits) loginFunc {
 		if err != nil {
 			return login{}, err
 		}
-		o.dec.SetFormat(f)
+		dec.SetFormat(f)
 		// The client's encoder ignores the negotiated frame limit, so
 		// that an oversized ConnectionInfo reaches the broker's check.
 		fe := f
 		fe.MaxFrameSize = 0
-		o.enc.SetFormat(fe)
+		enc.SetFormat(fe)
 		ci := &owwire.ConnectionInfo{ConnectionId: &owwire.ConnectionId{Value: "ID:" + clientID}, ClientId: clientID,
 			UserName: user, Password: pass, Manageable: true, ClientMaster: true}
 		ci.CommandId, ci.ResponseRequired = 1, true
-		b, err = o.enc.Append(nil, ci)
+		b, err = enc.Append(nil, ci)
 		if err != nil {
 			return login{}, err
 		}
@@ -822,7 +823,7 @@ func TestConformanceSecurityBadCertificates(t *testing.T) {
 					// alert on the first read.
 					defer nc.Close()
 					_ = nc.SetDeadline(time.Now().Add(wait))
-					_, _ = nc.Write(encodeRaw("CONNECT", []string{"accept-version:1.2", "host:localhost",
+					_, _ = nc.Write(conform.EncodeRaw("CONNECT", []string{"accept-version:1.2", "host:localhost",
 						"login:" + badInputUser, "passcode:" + badInputPassword}, nil))
 					_, err = nc.Read(make([]byte, 1))
 				}
@@ -862,7 +863,7 @@ func TestConformanceSecurityPlainTextOnTLSPort(t *testing.T) {
 			}
 			defer nc.Close()
 			_ = nc.SetDeadline(time.Now().Add(wait))
-			if _, err := nc.Write(encodeRaw("CONNECT", []string{"accept-version:1.2", "host:localhost",
+			if _, err := nc.Write(conform.EncodeRaw("CONNECT", []string{"accept-version:1.2", "host:localhost",
 				"login:" + badInputUser, "passcode:" + badInputPassword}, nil)); err != nil {
 				t.Fatal(err)
 			}
@@ -1222,7 +1223,7 @@ func TestConformanceSecurityFrameLimitBeforeAuth(t *testing.T) {
 			defer nc.Close()
 			// The frame is written from a goroutine, since the broker
 			// may stop reading.
-			go nc.Write(encodeRaw("CONNECT", []string{"accept-version:1.2", "host:localhost",
+			go nc.Write(conform.EncodeRaw("CONNECT", []string{"accept-version:1.2", "host:localhost",
 				"login:" + badInputUser, "passcode:" + badInputPassword, "x-pad:" + huge}, nil))
 			// A 10 MB header line hits ActiveMQ's header line limit
 			// (StompWireFormat.MAX_HEADER_LENGTH, 10 KiB) first.
@@ -1238,7 +1239,7 @@ func TestConformanceSecurityFrameLimitBeforeAuth(t *testing.T) {
 			for i := 0; i < 20; i++ {
 				h = append(h, "x-pad-"+strconv.Itoa(i)+":"+huge[:1000])
 			}
-			go nc2.Write(encodeRaw("CONNECT", h, nil))
+			go nc2.Write(conform.EncodeRaw("CONNECT", h, nil))
 			checkSTOMPFrameError(t, conn, nc2, "The maximum frame size was exceeded")
 			if l, err := try(ctx, d, badInputSTOMPLogin, badInputUser, badInputPassword, "", false); err != nil || !l.accepted {
 				t.Errorf("%s: good login after: %+v %v", conn, l, err)

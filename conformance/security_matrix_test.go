@@ -18,6 +18,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"wharf/cmd/wharf/wiring"
+	"wharf/conform"
 	"wharf/engine/brokertest"
 	"wharf/engine/config"
 	"wharf/protocols/mqtt/wire"
@@ -449,7 +450,7 @@ func secErrKind(err error) string {
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
 		return "timeout"
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), isReset(err), errors.As(err, &we):
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), conform.IsReset(err), errors.As(err, &we):
 		// A WebSocket close frame is the connection closing.
 		return "closed"
 	}
@@ -479,7 +480,7 @@ func (c *secSTOMP) closedSuffix() string {
 
 func (c *secSTOMP) write(cmd string, headers []string, body []byte) {
 	c.nc.SetWriteDeadline(time.Now().Add(wait))
-	if _, err := c.nc.Write(encodeRaw(cmd, headers, body)); err != nil {
+	if _, err := c.nc.Write(conform.EncodeRaw(cmd, headers, body)); err != nil {
 		c.closed = true
 	}
 }
@@ -507,7 +508,7 @@ func (c *secSTOMP) read() (*secFrame, error) {
 		}
 		k, v, _ := strings.Cut(l, ":")
 		if _, ok := f.headers[k]; !ok {
-			f.headers[k] = unescape(v)
+			f.headers[k] = conform.Unescape(v)
 		}
 	}
 	if n, err := strconv.Atoi(f.headers["content-length"]); err == nil {

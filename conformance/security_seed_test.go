@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -18,6 +17,7 @@ import (
 	"github.com/eclipse/paho.mqtt.golang/packets"
 
 	"wharf/cmd/wharf/wiring"
+	"wharf/conform"
 	"wharf/engine/brokertest"
 	"wharf/engine/config"
 	"wharf/protocols/openwire/client"
@@ -82,9 +82,9 @@ func seedAddr(t *testing.T, b *brokertest.Broker, name string) string {
 
 // stompConnectAs opens a raw STOMP 1.2 connection as user and checks
 // CONNECTED.
-func stompConnectAs(t *testing.T, addr, user, password string) *rawConn {
+func stompConnectAs(t *testing.T, addr, user, password string) *conform.RawConn {
 	t.Helper()
-	c, _ := connectRaw(t, addr, "1.2", "login:"+user, "passcode:"+password)
+	c, _ := conform.ConnectRaw(t, addr, "1.2", "login:"+user, "passcode:"+password)
 	return c
 }
 
@@ -92,19 +92,19 @@ func stompConnectAs(t *testing.T, addr, user, password string) *rawConn {
 // ERROR and the connection closed.
 func stompRefusedLogin(t *testing.T, addr, user, password string) {
 	t.Helper()
-	c := dialRaw(t, addr)
-	c.send("CONNECT", []string{"accept-version:1.2", "host:localhost", "login:" + user, "passcode:" + password}, nil)
-	c.expectError("User name ["+user+"] or password is invalid.", "")
-	c.expectClosed(wait)
+	c := conform.DialRaw(t, addr)
+	c.Send("CONNECT", []string{"accept-version:1.2", "host:localhost", "login:" + user, "passcode:" + password}, nil)
+	c.ExpectError("User name ["+user+"] or password is invalid.", "")
+	c.ExpectClosed(wait)
 }
 
 // stompRefused sends cmd with a receipt and expects ActiveMQ's ERROR text
 // (a regexp, anchored) with that receipt-id; the connection stays open.
-func stompRefused(t *testing.T, c *rawConn, cmd string, headers []string, want string) {
+func stompRefused(t *testing.T, c *conform.RawConn, cmd string, headers []string, want string) {
 	t.Helper()
 	rid := "r-" + strings.ToLower(cmd) + "-" + uniq(t)
-	c.send(cmd, append(headers, "receipt:"+rid), []byte("x"))
-	f := c.expect("ERROR")
+	c.Send(cmd, append(headers, "receipt:"+rid), []byte("x"))
+	f := c.Expect("ERROR")
 	msg := f.Must(t, "message")
 	if !regexp.MustCompile("^(" + want + ")$").MatchString(msg) {
 		t.Errorf("%s %v: ERROR %q, want %q", cmd, headers, msg, want)
@@ -112,7 +112,7 @@ func stompRefused(t *testing.T, c *rawConn, cmd string, headers []string, want s
 	if got, _ := f.Get("receipt-id"); got != rid {
 		t.Errorf("%s %v: ERROR receipt-id %q, want %q", cmd, headers, got, rid)
 	}
-	c.mustSync() // still open
+	c.MustSync() // still open
 }
 
 // owDial opens an OpenWire connection as user.
@@ -150,7 +150,7 @@ func mqttDial(t *testing.T, addr, clientID, user, password string) (paho.Client,
 func checkSeedLogins(t *testing.T, b *brokertest.Broker) {
 	t.Helper()
 	for _, u := range seedUsers {
-		stompConnectAs(t, seedAddr(t, b, "stomp"), u.name, u.password).disconnect()
+		stompConnectAs(t, seedAddr(t, b, "stomp"), u.name, u.password).Disconnect()
 		stompRefusedLogin(t, seedAddr(t, b, "stomp"), u.name, u.password+"x")
 
 		if c, err := owDial(seedAddr(t, b, "openwire"), u.name, u.password); err != nil {
@@ -188,10 +188,10 @@ func checkSeedLogins(t *testing.T, b *brokertest.Broker) {
 	}
 	stompRefusedLogin(t, seedAddr(t, b, "stomp"), "nobody", "x")
 	// No credentials: ActiveMQ prints the missing name as "null".
-	c := dialRaw(t, seedAddr(t, b, "stomp"))
-	c.send("CONNECT", []string{"accept-version:1.2", "host:localhost"}, nil)
-	c.expectError("User name [null] or password is invalid.", "")
-	c.expectClosed(wait)
+	c := conform.DialRaw(t, seedAddr(t, b, "stomp"))
+	c.Send("CONNECT", []string{"accept-version:1.2", "host:localhost"}, nil)
+	c.ExpectError("User name [null] or password is invalid.", "")
+	c.ExpectClosed(wait)
 }
 
 // TestConformanceSecuritySeedSimple: seed 000's simpleAuthenticationPlugin
@@ -202,9 +202,9 @@ func TestConformanceSecuritySeedSimple(t *testing.T) {
 	checkSeedLogins(t, b)
 	c := stompConnectAs(t, seedAddr(t, b, "stomp"), "orders-svc", "orders-pw")
 	q := "/queue/other." + uniq(t)
-	c.subscribe("s1", q)
-	c.sendMsg(q, "anything goes")
-	c.expectMessage("anything goes")
+	c.Subscribe("s1", q)
+	c.SendMsg(q, "anything goes")
+	c.ExpectMessage("anything goes")
 }
 
 // TestConformanceSecuritySeedJAAS: seed 000's <jaasAuthenticationPlugin
@@ -238,12 +238,12 @@ func TestConformanceSecuritySeedAuthorization(t *testing.T) {
 	// broker, where ActiveMQ answers "User orders-svc is not authorized to
 	// create: topic://ActiveMQ.Advisory.Connection" and closes.
 	ops := stompConnectAs(t, stompAddr, "ops", "ops-pw")
-	ops.subscribe("adv", "/topic/ActiveMQ.Advisory.Queue")
+	ops.Subscribe("adv", "/topic/ActiveMQ.Advisory.Queue")
 
 	t.Run("orders-svc", func(t *testing.T) {
 		c := stompConnectAs(t, stompAddr, "orders-svc", "orders-pw")
-		c.sendMsg("/queue/"+orders, "order 1")
-		c.sendMsg("/queue/"+orders, "order 2")
+		c.SendMsg("/queue/"+orders, "order 1")
+		c.SendMsg("/queue/"+orders, "order 2")
 		stompRefused(t, c, "SUBSCRIBE", []string{"id:s", "destination:/queue/" + orders},
 			"User orders-svc is not authorized to read from: queue://"+regexp.QuoteMeta(orders))
 		stompRefused(t, c, "SEND", []string{"destination:/queue/" + dlq},
@@ -259,9 +259,9 @@ func TestConformanceSecuritySeedAuthorization(t *testing.T) {
 	})
 	t.Run("fulfilment", func(t *testing.T) {
 		c := stompConnectAs(t, stompAddr, "fulfilment", "fulfilment-pw")
-		c.subscribe("s", "/queue/"+orders)
-		c.expectMessage("order 1")
-		c.expectMessage("order 2") // prefetched: before the ERROR below
+		c.Subscribe("s", "/queue/"+orders)
+		c.ExpectMessage("order 1")
+		c.ExpectMessage("order 2") // prefetched: before the ERROR below
 		stompRefused(t, c, "SEND", []string{"destination:/queue/" + orders},
 			"User fulfilment is not authorized to write to: queue://"+regexp.QuoteMeta(orders))
 		stompRefused(t, c, "SUBSCRIBE", []string{"id:d", "destination:/queue/" + dlq},
@@ -274,9 +274,9 @@ func TestConformanceSecuritySeedAuthorization(t *testing.T) {
 	t.Run("ops", func(t *testing.T) {
 		c := stompConnectAs(t, stompAddr, "ops", "ops-pw")
 		for _, d := range []string{"/queue/" + dlq, "/queue/" + other, "/topic/" + other, "/queue/" + orders + ".ops"} {
-			c.subscribe("s-"+d, d)
-			c.sendMsg(d, "ops to "+d)
-			c.expectMessage("ops to " + d)
+			c.Subscribe("s-"+d, d)
+			c.SendMsg(d, "ops to "+d)
+			c.ExpectMessage("ops to " + d)
 		}
 		stompRefused(t, c, "SUBSCRIBE", []string{"id:tmp", "destination:/temp-queue/" + base},
 			"User ops is not authorized to (create|read from): temp-queue://.*")
@@ -342,7 +342,7 @@ func TestConformanceSecuritySeedAuthorization(t *testing.T) {
 				t.Fatalf("MQTT login as %s: %v", u.name, err)
 			}
 			tok := c.Subscribe(topic, 1, func(paho.Client, paho.Message) {})
-			mqttWait(t, tok, "subscribe "+topic)
+			conform.MQTTWait(t, tok, "subscribe "+topic)
 			// A refused SUBSCRIBE is SUBACK 0x80 (failure), as ActiveMQ's
 			// MQTTProtocolConverter answers; admins get QoS 1.
 			want := byte(0x80)
@@ -377,16 +377,16 @@ func TestConformanceSecuritySeedAuthorization(t *testing.T) {
 	})
 
 	// ops's advisory subscription saw the queues being created.
-	ops.mustSyncAllowMessages()
+	mustSyncAllowMessages(t, ops)
 }
 
 // mustSyncAllowMessages is a RECEIPT round trip that tolerates MESSAGE
 // frames (advisories) before the RECEIPT but no ERROR.
-func (c *rawConn) mustSyncAllowMessages() {
-	c.t.Helper()
-	for _, f := range c.sync() {
+func mustSyncAllowMessages(t *testing.T, c *conform.RawConn) {
+	t.Helper()
+	for _, f := range c.Sync() {
 		if f.Command != "MESSAGE" {
-			c.t.Fatalf("unexpected frame before the RECEIPT: %s", f)
+			t.Fatalf("unexpected frame before the RECEIPT: %s", f)
 		}
 	}
 }
@@ -418,7 +418,7 @@ func seedTLS(t *testing.T, cert string) *tls.Config {
 
 // stompTLSConnect opens STOMP over TLS and sends CONNECT as user; it
 // returns the first frame, or the error reading it.
-func stompTLSConnect(t *testing.T, addr string, cfg *tls.Config, user, password string) (*rawFrame, error) {
+func stompTLSConnect(t *testing.T, addr string, cfg *tls.Config, user, password string) (*conform.RawFrame, error) {
 	t.Helper()
 	d := &tls.Dialer{Config: cfg}
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
@@ -428,9 +428,9 @@ func stompTLSConnect(t *testing.T, addr string, cfg *tls.Config, user, password 
 		return nil, err
 	}
 	t.Cleanup(func() { nc.Close() })
-	c := &rawConn{t: t, c: nc, r: bufio.NewReader(nc), version: "1.2"}
-	c.send("CONNECT", []string{"accept-version:1.2", "host:localhost", "login:" + user, "passcode:" + password}, nil)
-	return c.readWithin(wait)
+	c := conform.NewRawConn(t, nc, "1.2")
+	c.Send("CONNECT", []string{"accept-version:1.2", "host:localhost", "login:" + user, "passcode:" + password}, nil)
+	return c.ReadWithin(wait)
 }
 
 // TestConformanceSecuritySeedSSL: seed 000's <sslContext> with ssl:// and
@@ -447,7 +447,7 @@ func TestConformanceSecuritySeedSSL(t *testing.T) {
 			t.Errorf("%s with client1's certificate: %v %v, want CONNECTED", name, f, err)
 		}
 		f, err = stompTLSConnect(t, addr, seedTLS(t, "client1"), "ops", "wrong")
-		if err != nil || f.Command != "ERROR" || !strings.HasPrefix(header(f, "message"), "User name [ops] or password is invalid.") {
+		if err != nil || f.Command != "ERROR" || !strings.HasPrefix(conform.Header(f, "message"), "User name [ops] or password is invalid.") {
 			t.Errorf("%s with a certificate and a wrong password: %v %v, want ActiveMQ's ERROR", name, f, err)
 		}
 		f, err = stompTLSConnect(t, addr, seedTLS(t, ""), "ops", "ops-pw")
@@ -519,22 +519,22 @@ func TestConformanceSecurityExampleConfig(t *testing.T) {
 
 	t.Run("orders-svc", func(t *testing.T) {
 		c := stompConnectAs(t, addr, "orders-svc", "orders-demo-pw")
-		c.sendMsg("/queue/"+q, "example order")
+		c.SendMsg("/queue/"+q, "example order")
 		stompRefused(t, c, "SUBSCRIBE", []string{"id:s", "destination:/queue/" + q},
 			"User orders-svc is not authorized to read from: queue://"+regexp.QuoteMeta(q))
 	})
 	t.Run("fulfilment", func(t *testing.T) {
 		c := stompConnectAs(t, addr, "fulfilment", "fulfilment-demo-pw")
-		c.subscribe("s", "/queue/"+q)
-		c.expectMessage("example order")
+		c.Subscribe("s", "/queue/"+q)
+		c.ExpectMessage("example order")
 		stompRefused(t, c, "SEND", []string{"destination:/queue/" + dlq},
 			"User fulfilment is not authorized to write to: queue://"+regexp.QuoteMeta(dlq))
 	})
 	t.Run("ops", func(t *testing.T) {
 		c := stompConnectAs(t, addr, "ops", "ops-demo-pw")
-		c.subscribe("d", "/queue/"+dlq)
-		c.sendMsg("/queue/"+dlq, "dead letter")
-		c.expectMessage("dead letter")
+		c.Subscribe("d", "/queue/"+dlq)
+		c.SendMsg("/queue/"+dlq, "dead letter")
+		c.ExpectMessage("dead letter")
 		// ops may do everything the map names: its refusal is a wrong password.
 		stompRefusedLogin(t, addr, "ops", "orders-demo-pw")
 	})

@@ -6,20 +6,21 @@ import (
 
 	"github.com/go-stomp/stomp/v3"
 
+	"wharf/conform"
 	"wharf/engine/message"
 )
 
 // sendN sends bodies m1..mn to dest from a fresh connection.
 func sendN(t *testing.T, addr, dest string, n int, opts ...string) {
 	t.Helper()
-	p, _ := connectRaw(t, addr, "1.2")
+	p, _ := conform.ConnectRaw(t, addr, "1.2")
 	for i := 1; i <= n; i++ {
-		p.sendMsg(dest, "m"+strconv.Itoa(i), opts...)
+		p.SendMsg(dest, "m"+strconv.Itoa(i), opts...)
 	}
 }
 
 // expectRedelivered checks the redelivered header.
-func expectRedelivered(t *testing.T, f *rawFrame, want bool) {
+func expectRedelivered(t *testing.T, f *conform.RawFrame, want bool) {
 	t.Helper()
 	v, _ := f.Get("redelivered")
 	if got := v == "true"; got != want {
@@ -32,13 +33,13 @@ func expectRedelivered(t *testing.T, f *rawFrame, want bool) {
 // marker: the marker is the barrier for "nothing else".
 func drainAfterReconnect(t *testing.T, addr, q string, redelivered bool, want ...string) {
 	t.Helper()
-	c, _ := connectRaw(t, addr, "1.2")
-	c.subscribe("again", q)
+	c, _ := conform.ConnectRaw(t, addr, "1.2")
+	c.Subscribe("again", q)
 	for _, w := range want {
-		expectRedelivered(t, c.expectMessage(w), redelivered)
+		expectRedelivered(t, c.ExpectMessage(w), redelivered)
 	}
-	c.sendMsg(q, "marker")
-	expectRedelivered(t, c.expectMessage("marker"), false)
+	c.SendMsg(q, "marker")
+	expectRedelivered(t, c.ExpectMessage("marker"), false)
 }
 
 // DISCONNECT's receipt comes after the broker has released the connection's

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"wharf/conform"
 	"wharf/engine"
 	"wharf/engine/brokertest"
 	"wharf/engine/message"
@@ -17,10 +18,10 @@ import (
 func TestConformanceSTOMPPersistenceAcrossRestart(t *testing.T) {
 	b := startBroker(t, brokertest.WithKahaDB())
 	q := queue(t, "")
-	c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-	c.sendMsg(q, "non-persistent")
-	c.sendMsg(q, "persistent-false", "persistent:false")
-	c.sendMsg(q, "persistent", "persistent:true")
+	c, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+	c.SendMsg(q, "non-persistent")
+	c.SendMsg(q, "persistent-false", "persistent:false")
+	c.SendMsg(q, "persistent", "persistent:true")
 	b.Restart()
 	drainAfterReconnect(t, b.STOMPAddr(), q, false, "persistent")
 }
@@ -41,11 +42,11 @@ func TestConformanceSTOMPExpirySweep(t *testing.T) {
 		o.TickInterval = time.Hour // only the test's Tick runs sweeps
 	}))
 	q := queue(t, "")
-	c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+	c, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
 	exp := strconv.FormatInt(clock.now().Add(time.Minute).UnixMilli(), 10)
-	c.sendMsg(q, "soon stale", "expires:"+exp, "persistent:true")
-	c.sendMsg(q, "soon stale np", "expires:"+exp)
-	c.sendMsg(q, "keeps")
+	c.SendMsg(q, "soon stale", "expires:"+exp, "persistent:true")
+	c.SendMsg(q, "soon stale np", "expires:"+exp)
+	c.SendMsg(q, "keeps")
 	dest := message.QueueDest(strings.TrimPrefix(q, "/queue/"))
 	if st := b.Engine().Stats(dest); st.QueueSize != 3 || st.ExpiredCount != 0 {
 		t.Fatalf("before expiry: %+v, want 3 queued and none expired", st)
@@ -56,12 +57,12 @@ func TestConformanceSTOMPExpirySweep(t *testing.T) {
 	if st := b.Engine().Stats(dest); st.QueueSize != 1 || st.ExpiredCount != 2 {
 		t.Fatalf("after the sweep: %+v, want 1 queued and 2 expired", st)
 	}
-	c.subscribe("dlq", "/queue/ActiveMQ.DLQ")
-	d := c.expectMessage("soon stale")
+	c.Subscribe("dlq", "/queue/ActiveMQ.DLQ")
+	d := c.ExpectMessage("soon stale")
 	if got := d.Must(t, "original-destination"); got != q {
 		t.Fatalf("original-destination: got %q, want %q", got, q)
 	}
-	c.mustSync() // the non-persistent one was dropped
-	c.subscribe("s", q)
-	c.expectMessage("keeps")
+	c.MustSync() // the non-persistent one was dropped
+	c.Subscribe("s", q)
+	c.ExpectMessage("keeps")
 }

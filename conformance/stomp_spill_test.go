@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"wharf/conform"
 	"wharf/engine/brokertest"
 	"wharf/engine/config"
 	"wharf/engine/message"
@@ -25,21 +26,21 @@ func TestConformanceSTOMPSpillToTempStore(t *testing.T) {
 	e := b.Engine()
 	q := queue(t, "")
 	body := strings.Repeat("b", 1000)
-	p, _ := connectRaw(t, b.STOMPAddr(), "1.2")
+	p, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
 	for i := 0; i < n; i++ {
-		p.sendMsg(q, fmt.Sprintf("%04d%s", i, body), "n:"+strconv.Itoa(i), "kind:spill")
+		p.SendMsg(q, fmt.Sprintf("%04d%s", i, body), "n:"+strconv.Itoa(i), "kind:spill")
 	}
 	dest := message.QueueDest(strings.TrimPrefix(q, "/queue/"))
 	st := e.Stats(dest)
 	if st.TempUsage < n*1000/2 || st.MemoryUsage > limit || st.BlockedSends != 0 {
 		t.Fatalf("after %d × 1 KiB with a %d-byte memory limit: %+v", n, limit, st)
 	}
-	c, _ := connectRaw(t, b.STOMPAddr(), "1.2")
-	c.subscribe("s", q)
+	c, _ := conform.ConnectRaw(t, b.STOMPAddr(), "1.2")
+	c.Subscribe("s", q)
 	for i := 0; i < n; i++ {
-		f := c.expectMessage(fmt.Sprintf("%04d%s", i, body))
-		expectHeader(t, f, "n", strconv.Itoa(i))
-		expectHeader(t, f, "kind", "spill")
+		f := c.ExpectMessage(fmt.Sprintf("%04d%s", i, body))
+		conform.ExpectHeader(t, f, "n", strconv.Itoa(i))
+		conform.ExpectHeader(t, f, "kind", "spill")
 	}
 	eventually(t, func() bool { return e.Usage().TempUsed == 0 })
 }

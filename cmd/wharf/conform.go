@@ -45,12 +45,20 @@ Examples:
 
 Broker:
   --url URL             an address of the broker (repeatable, one per
-                        protocol): stomp://host:port, tcp://host:port
+                        connector): stomp://host:port, tcp://host:port
                         (OpenWire; also nio://), mqtt://host:port,
-                        amqp://host:port. A second STOMP connector with
-                        wireFormat.maxFrameSize=4096 is given as
-                        --url 'stomp://host:port?wireFormat.maxFrameSize=4096'
-                        for the frame-size case. user:pass@host logs in
+                        amqp://host:port. user:pass@host logs in.
+                        A few cases need a connector with an option set;
+                        give it with that option as the query, as its uri
+                        in --print-config has it (without it they skip):
+                          stomp://host:port?wireFormat.maxFrameSize=4096
+                            (stomp-small: stomp/errors/frame-too-large)
+                          mqtt://host:port?wireFormat.maxFrameSize=1024
+                            (mqtt-small: mqtt/connect/packet-too-large)
+                          mqtt://host:port?transport.publishDollarTopics=true
+                            (mqtt-dollar: mqtt/topics/dollar-published)
+                          amqp://host:port?wireFormat.idleTimeout=500
+                            (amqp-idle: amqp/connection/idle-timeout)
   --user NAME           log in as NAME on every connection
   --password PASS       the password of --user
   --stomp-host NAME     the host header of STOMP CONNECT frames (default
@@ -87,7 +95,12 @@ Output:
                         ActiveMQ's bin/activemq or to wharf run, e.g.
                         wharf run --config activemq.xml -Dactivemq.data=./data \
                           -Dwharf.stomp.port=61613 -Dwharf.stomp.small.port=61614 \
-                          -Dwharf.openwire.port=61616 -Dwharf.mqtt.port=1883
+                          -Dwharf.openwire.port=61616 -Dwharf.mqtt.port=1883 \
+                          -Dwharf.mqtt.small.port=1884 -Dwharf.mqtt.dollar.port=1885
+                        Its AMQP connectors (amqp, amqp-idle; ports
+                        wharf.amqp.port, wharf.amqp.idle.port) are in a
+                        comment, as Debian's ActiveMQ has no AMQP: take
+                        them out of it for a broker that serves AMQP
 
 What it does to the broker: each case opens a few connections and sends at
 most a few hundred small messages; destination names start with
@@ -291,7 +304,7 @@ func compileFlag(name, expr string) (*regexp.Regexp, error) {
 // describe names a target: its server header and endpoints.
 func describeTarget(tg *conform.Target) string {
 	var eps []string
-	for _, ep := range []string{conform.STOMP, conform.STOMPSmall, conform.OpenWire, conform.MQTT, conform.AMQP} {
+	for _, ep := range conform.Endpoints() {
 		if a := tg.Endpoints[ep]; a != "" {
 			eps = append(eps, ep+"="+a)
 		}

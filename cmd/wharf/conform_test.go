@@ -37,6 +37,12 @@ func TestWharfConformHelpAndUsage(t *testing.T) {
 			t.Errorf("--help does not explain %s", f)
 		}
 	}
+	// Every connector with an option is explained as the URL it takes.
+	for _, ep := range conform.Endpoints() {
+		if u := conform.EndpointURL(ep, "host:port"); strings.Contains(u, "?") && !strings.Contains(out, u) {
+			t.Errorf("--help does not show %s for the %s connector", u, ep)
+		}
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -46,6 +52,8 @@ func TestWharfConformHelpAndUsage(t *testing.T) {
 		{[]string{"conform", "--url", "stomp://127.0.0.1:1", "--only", "("}, 2, `--only "("`},
 		{[]string{"conform", "--url", "http://127.0.0.1:1"}, 2, `scheme "http"`},
 		{[]string{"conform", "--url", "stomp://127.0.0.1"}, 2, "want scheme://host:port"},
+		{[]string{"conform", "--url", "mqtt://127.0.0.1:1?wireFormat.maxFrameSize=4096"}, 2, "a mqtt URL takes one of wireFormat.maxFrameSize=1024, transport.publishDollarTopics=true"},
+		{[]string{"conform", "--url", "tcp://127.0.0.1:1?x=1"}, 2, "a tcp URL takes no query"},
 		{[]string{"conform", "--url", "stomp://127.0.0.1:1", "--only", "^nothing$"}, 2, "no case matches"},
 		{[]string{"conform", "--url", "stomp://" + closedAddr(t)}, 3, "identify"},
 	} {
@@ -82,21 +90,21 @@ func wharfRun(t *testing.T) []string {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "activemq.xml")
-	// The suite's activemq.xml plus an AMQP connector, which Debian's
+	// The suite's activemq.xml with its AMQP connectors, which Debian's
 	// ActiveMQ lacks (no activemq-amqp) and Wharf has.
-	xml := strings.Replace(conform.ConfigXML, "    </transportConnectors>",
-		`      <transportConnector name="amqp" uri="amqp://127.0.0.1:0"/>
-    </transportConnectors>`, 1)
-	if xml == conform.ConfigXML {
-		t.Fatal("no </transportConnectors> in conform.ConfigXML")
+	xml := conform.ConfigXMLWithAMQP()
+	if xml == conform.ConfigXML || !strings.Contains(xml, `name="amqp-idle"`) {
+		t.Fatal("conform.ConfigXMLWithAMQP does not differ from conform.ConfigXML by the AMQP connectors")
 	}
 	if err := os.WriteFile(cfg, []byte(xml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := wharfCommand(ctx, "run", "--config", cfg, "--log-format", "json", "--http=false",
-		"-Dactivemq.data="+filepath.Join(dir, "data"), "-Dwharf.stomp.port=0", "-Dwharf.stomp.small.port=0",
-		"-Dwharf.openwire.port=0", "-Dwharf.mqtt.port=0")
+	args := []string{"run", "--config", cfg, "--log-format", "json", "--http=false", "-Dactivemq.data=" + filepath.Join(dir, "data")}
+	for _, ep := range conform.Endpoints() {
+		args = append(args, "-D"+portProperty(ep)+"=0")
+	}
+	cmd := wharfCommand(ctx, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -140,18 +148,21 @@ func wharfRun(t *testing.T) []string {
 		for sc.Scan() {
 		}
 	}()
-	for _, c := range []string{"stomp", "stomp-small", "openwire", "mqtt", "amqp"} {
-		if addrs[c] == "" {
-			t.Fatalf("no address for connector %s in the log: %v", c, addrs)
+	// Each endpoint is the connector of its name.
+	var urls []string
+	for _, ep := range conform.Endpoints() {
+		if addrs[ep] == "" {
+			t.Fatalf("no address for connector %s in the log: %v", ep, addrs)
 		}
+		urls = append(urls, conform.EndpointURL(ep, addrs[ep]))
 	}
-	return []string{
-		"stomp://" + addrs["stomp"],
-		"stomp://" + addrs["stomp-small"] + "?wireFormat.maxFrameSize=4096",
-		"tcp://" + addrs["openwire"],
-		"mqtt://" + addrs["mqtt"],
-		"amqp://" + addrs["amqp"],
-	}
+	return urls
+}
+
+// portProperty is the activemq.xml placeholder of an endpoint's port:
+// wharf.stomp.small.port for stomp-small.
+func portProperty(ep string) string {
+	return "wharf." + strings.ReplaceAll(ep, "-", ".") + ".port"
 }
 
 func urlArgs(flag string, urls []string) []string {
@@ -196,7 +207,7 @@ func documentedDeviations(names []string, extensions bool) []string {
 // fails makes the exit status 1.
 func TestWharfConformAgainstWharfRun(t *testing.T) {
 	urls := wharfRun(t)
-	eps := []string{conform.STOMP, conform.STOMPSmall, conform.OpenWire, conform.MQTT, conform.AMQP}
+	eps := conform.Endpoints()
 	junit := filepath.Join(t.TempDir(), "conform.xml")
 	code, out, errOut := runConformCmd(t, append(append([]string{"conform"}, urlArgs("--url", urls)...), "--json", "--junit", junit)...)
 	var rep conform.Report
@@ -353,7 +364,7 @@ func TestWharfConformActiveMQ(t *testing.T) {
 	// Every case the URLs allow passes, but the MQTT 5 ones, which skip
 	// (ActiveMQ 5.17 refuses protocol level 5); the others skip for want
 	// of an AMQP URL or a restart command.
-	eps := []string{conform.STOMP, conform.STOMPSmall, conform.OpenWire, conform.MQTT}
+	eps := activeMQEndpoints()
 	allowed := runnable(eps, nil)
 	var names []string
 	for _, r := range rep.Results {
@@ -410,8 +421,9 @@ func TestWharfConformActiveMQ(t *testing.T) {
 // startActiveMQ starts Debian's ActiveMQ 5.17 on the suite's activemq.xml
 // as conformance/activemq/run.sh does (the same extension jars, the same
 // JVM flags through internal/activemq), and returns conform URLs for its
-// connectors. Its ports are picked by listening on :0 and closing, which
-// races only with other processes (acceptable for an external broker).
+// connectors. Its ports are picked by listening on :0 (all at once, so
+// that they are distinct) and closing, which races only with other
+// processes (acceptable for an external broker).
 func startActiveMQ(t *testing.T) []string {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(activemq.Home, "bin", "activemq.jar")); err != nil {
@@ -443,9 +455,10 @@ func startActiveMQ(t *testing.T) []string {
 	os.WriteFile(filepath.Join(base, "conf", "activemq.xml"), []byte(conform.ConfigXML), 0o644)
 	ports := map[string]int{}
 	var props []string
-	for _, p := range []string{"stomp", "stomp.small", "openwire", "mqtt"} {
-		ports[p] = freeTCPPort(t)
-		props = append(props, "wharf."+p+".port="+strconv.Itoa(ports[p]))
+	free := freeTCPPorts(t, len(activeMQEndpoints()))
+	for i, ep := range activeMQEndpoints() {
+		ports[ep] = free[i]
+		props = append(props, portProperty(ep)+"="+strconv.Itoa(ports[ep]))
 	}
 	logf, err := os.Create(filepath.Join(base, "activemq.log"))
 	if err != nil {
@@ -469,7 +482,7 @@ func startActiveMQ(t *testing.T) []string {
 	})
 	addr := func(p string) string { return "127.0.0.1:" + strconv.Itoa(ports[p]) }
 	deadline := time.Now().Add(90 * time.Second)
-	for _, p := range []string{"stomp", "stomp.small", "openwire", "mqtt"} {
+	for _, p := range activeMQEndpoints() {
 		for {
 			c, err := net.DialTimeout("tcp", addr(p), time.Second)
 			if err == nil {
@@ -487,21 +500,17 @@ func startActiveMQ(t *testing.T) []string {
 			}
 		}
 	}
-	return []string{
-		"stomp://" + addr("stomp"),
-		"stomp://" + addr("stomp.small") + "?wireFormat.maxFrameSize=4096",
-		"tcp://" + addr("openwire"),
-		"mqtt://" + addr("mqtt"),
+	var urls []string
+	for _, ep := range activeMQEndpoints() {
+		urls = append(urls, conform.EndpointURL(ep, addr(ep)))
 	}
+	return urls
 }
 
-func freeTCPPort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+// activeMQEndpoints is the endpoints of the suite's activemq.xml that
+// Debian's ActiveMQ serves: all but the AMQP ones.
+func activeMQEndpoints() []string {
+	return slices.DeleteFunc(conform.Endpoints(), func(ep string) bool { return ep == conform.AMQP || ep == conform.AMQPIdle })
 }
 
 func caseNamed(name string) *conform.Case {
@@ -525,7 +534,8 @@ func TestWharfConformRestartCmd(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(conform.ConfigXML), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stompPort, smallPort, owPort, mqttPort := freeTCPPort(t), freeTCPPort(t), freeTCPPort(t), freeTCPPort(t)
+	free := freeTCPPorts(t, 4)
+	stompPort, smallPort, owPort, mqttPort := free[0], free[1], free[2], free[3]
 	pidFile := filepath.Join(dir, "wharf.pid")
 	// start.sh stops the broker of pidFile, if any, and starts another on
 	// the same ports, as the test binary standing in for wharf (TestMain).
@@ -539,6 +549,7 @@ if [ -f %[1]q ]; then
 fi
 %[2]s=1 %[3]q -test.run='^$' -- run --config %[4]q --http=false -Dactivemq.data=%[5]q \
 	-Dwharf.stomp.port=%[6]d -Dwharf.stomp.small.port=%[7]d -Dwharf.openwire.port=%[8]d -Dwharf.mqtt.port=%[9]d \
+	-Dwharf.mqtt.small.port=0 -Dwharf.mqtt.dollar.port=0 \
 	>>%[10]q 2>&1 &
 echo $! > %[1]q
 `, pidFile, asWharfEnv, os.Args[0], cfg, filepath.Join(dir, "data"), stompPort, smallPort, owPort, mqttPort, filepath.Join(dir, "wharf.log"))
