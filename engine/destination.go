@@ -28,6 +28,10 @@ type destination struct {
 	retained    *message.Message
 	retainedSeq uint64
 
+	// audit: the highest producer sequence id stored per producer id
+	// (audit.go); nil until a persistent message is stored.
+	audit map[string]int64
+
 	composite        *Composite // configured composite intercepting sends
 	compositeChecked bool
 

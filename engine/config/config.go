@@ -225,6 +225,12 @@ type Transport struct {
 	DiscoveryURI string
 	// Discovery is DiscoveryURI parsed (zero when it is empty).
 	Discovery Multicast
+	// AuditNetworkProducers is the connector's auditNetworkProducers
+	// (default false): the persistent sends of network connections (a
+	// remote broker's bridge) are checked against the producer audit, so
+	// that a message forwarded again after a failure is not stored twice.
+	// It matters for OpenWire connectors, the only ones bridges use.
+	AuditNetworkProducers bool
 }
 
 // Persistence kinds.

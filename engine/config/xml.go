@@ -754,6 +754,9 @@ func (p *xmlParser) transportConnectors(e *xmlElem) {
 			}),
 			"updateClusterFilter": at(path+".update_cluster_filter", func(v val) { l.setString(&t.ClusterClients.Filter, v) }),
 			"discoveryUri":        at(path+".discovery_uri", func(v val) { l.setString(&t.DiscoveryURI, v) }),
+			"auditNetworkProducers": at(path+".audit_network_producers", func(v val) {
+				l.setBool(&t.AuditNetworkProducers, v)
+			}),
 		})
 	}
 }

@@ -221,6 +221,7 @@ func (p *yamlParser) top(n *yaml.Node) {
 					"update_cluster_clients_on_remove": p.boolean(&t.ClusterClients.UpdateOnRemove),
 					"update_cluster_filter":            p.str(&t.ClusterClients.Filter),
 					"discovery_uri":                    p.str(&t.DiscoveryURI),
+					"audit_network_producers":          p.boolean(&t.AuditNetworkProducers),
 				})
 			})
 		},

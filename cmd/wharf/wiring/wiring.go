@@ -169,6 +169,7 @@ var (
 			o.ConnectedBrokers = t.ClusterClients.URI
 		}
 		o.RebalanceClients = t.ClusterClients.Rebalance
+		o.AuditNetworkProducers = t.AuditNetworkProducers
 		srv, err := openwire.NewServer(e, o)
 		if err != nil {
 			return nil, err
