@@ -17,7 +17,7 @@ import (
 func TestKahaDBDuplicates(t *testing.T) {
 	for name, cpi := range map[string]int{"index": 0, "replay": -1} {
 		t.Run(name, func(t *testing.T) {
-			storetest.RunDuplicates(t, func(t *testing.T) func() engine.Store {
+			ns := func(t *testing.T) func() engine.Store {
 				dir := t.TempDir()
 				return func() engine.Store {
 					o := kahadb.Options{Dir: dir, JournalMaxFileLength: 1 << 20}
@@ -30,7 +30,22 @@ func TestKahaDBDuplicates(t *testing.T) {
 					}
 					return s
 				}
-			})
+			}
+			t.Run("DuplicateAdds", func(t *testing.T) { storetest.RunDuplicateAdds(t, ns) })
+			t.Run("ProducerAudit", func(t *testing.T) { storetest.RunProducerAudit(t, ns, true) })
 		})
 	}
+}
+
+// TestMultiKahaDBDuplicates: the same in mKahaDB, whose children each
+// keep their destinations' ids and audit (one child per destination).
+func TestMultiKahaDBDuplicates(t *testing.T) {
+	ns := func(t *testing.T) func() engine.Store {
+		dir := t.TempDir()
+		return func() engine.Store {
+			return openMulti(t, multiOpts(dir, kahadb.Filter{PerDestination: true}))
+		}
+	}
+	t.Run("DuplicateAdds", func(t *testing.T) { storetest.RunDuplicateAdds(t, ns) })
+	t.Run("ProducerAudit", func(t *testing.T) { storetest.RunProducerAudit(t, ns, true) })
 }
