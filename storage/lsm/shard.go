@@ -88,6 +88,8 @@ type destState struct {
 	// msgs: for a topic, each stored message and the ids of the
 	// subscriptions that still need it (its W keys).
 	msgs map[uint64][]uint64
+	// audit: the producer audit (audit.go), as its A keys hold it.
+	audit map[string]int64
 }
 
 // subRef is a durable subscription as the shard knows it: an id for its
@@ -191,6 +193,9 @@ func (ss *shardStore) load(ctx context.Context) error {
 			ss.marks[mark{id, message.Destination{Type: message.DestType(k[9]), Name: string(k[10:])}}] = binary.BigEndian.Uint64(v)
 			return nil
 		}); err != nil {
+			return err
+		}
+		if err := ss.loadAudit(txn); err != nil {
 			return err
 		}
 		if err := scan(txn, []byte{pTx}, false, func(k, _ []byte) error {
@@ -467,6 +472,9 @@ func (ss *shardStore) applyOp(txn *badger.Txn, op *engine.StoreOp) error {
 		if err := txn.SetEntry(badger.NewEntry(msgKey(d.id, op.Seq), v).WithMeta(op.Msg.Priority)); err != nil {
 			return err
 		}
+		if err := ss.auditNote(txn, d, op.Msg.ID); err != nil {
+			return err
+		}
 		if !d.topic {
 			d.maxSeq = max(d.maxSeq, op.Seq)
 			return nil
@@ -595,7 +603,7 @@ func (ss *shardStore) applyOp(txn *badger.Txn, op *engine.StoreOp) error {
 		}
 		delete(ss.dests, op.Dest)
 		delete(ss.destIDs, d.id)
-		ss.batchPrefixes = append(ss.batchPrefixes, idKey(pMsg, d.id), idKey(pWait, d.id))
+		ss.batchPrefixes = append(ss.batchPrefixes, idKey(pMsg, d.id), idKey(pWait, d.id), idKey(pAudit, d.id))
 	case engine.OpAddJob:
 		v, err := records.EncodeJob(op.Job)
 		if err != nil {
