@@ -53,7 +53,33 @@ func (ss *shardStore) auditNote(txn *badger.Txn, d *destState, id string) error 
 		p = string([]byte(p)) // a copy: the id may be part of a larger block
 	}
 	d.audit[p] = seq
-	return txn.Set(auditKey(d.id, p), binary.BigEndian.AppendUint64(nil, uint64(seq)))
+	// Written once per batch (flushAudit): a batch of adds from one
+	// producer would otherwise set its key once per message, and a
+	// badger transaction counts every set.
+	if ss.auditDirty == nil {
+		ss.auditDirty = make(map[auditRef]struct{})
+	}
+	ss.auditDirty[auditRef{d, p}] = struct{}{}
+	return nil
+}
+
+// auditRef is a producer in a destination's audit.
+type auditRef struct {
+	d *destState
+	p string
+}
+
+// flushAudit writes the audit entries the batch changed.
+func (ss *shardStore) flushAudit(txn *badger.Txn) error {
+	for r := range ss.auditDirty {
+		if seq, ok := r.d.audit[r.p]; ok {
+			if err := txn.Set(auditKey(r.d.id, r.p), binary.BigEndian.AppendUint64(nil, uint64(seq))); err != nil {
+				return err
+			}
+		}
+	}
+	clear(ss.auditDirty)
+	return nil
 }
 
 // loadAudit reads the A keys into the destinations' audits.

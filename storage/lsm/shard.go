@@ -46,6 +46,8 @@ type shardStore struct {
 
 	nextID  uint64 // the next destination or subscription id
 	idDirty bool   // nextID changed in this batch
+	// auditDirty: the audit entries this batch changed (audit.go).
+	auditDirty map[auditRef]struct{}
 
 	dests   map[message.Destination]*destState
 	destIDs map[uint64]*destState
@@ -349,6 +351,7 @@ func (ss *shardStore) apply(ops []engine.StoreOp, sync bool) error {
 	defer txn.Discard()
 	ss.batchPrefixes, ss.batchKeys = ss.batchPrefixes[:0], ss.batchKeys[:0]
 	ss.idDirty = false
+	clear(ss.auditDirty)
 	fail := func(err error) error {
 		// The index may hold part of the batch: read it back from the
 		// database, which holds none of it.
@@ -365,6 +368,9 @@ func (ss *shardStore) apply(ops []engine.StoreOp, sync bool) error {
 			}
 			return fail(fmt.Errorf("op %d %s: %w", i, &ops[i], err))
 		}
+	}
+	if err := ss.flushAudit(txn); err != nil {
+		return fail(err)
 	}
 	if ss.idDirty {
 		if err := txn.Set(keyNextID, binary.BigEndian.AppendUint64(nil, ss.nextID)); err != nil {
