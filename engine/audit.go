@@ -142,3 +142,156 @@ func (s *shard) recoverAudit() error {
 		}
 	})
 }
+
+// The cursor audit: ActiveMQ's queue cursor (AbstractStoreCursor.
+// recoverMessage with the destination's ActiveMQMessageAudit, policy
+// enableAudit, true by default) drops a message whose id it has already
+// seen, "cursor got duplicate send", whoever sends it: a message a client
+// sends twice is queued once while the broker runs, even after the first
+// copy was consumed, as long as the id is within the last maxAuditDepth
+// sequence ids of its producer (a BitArrayBin per producer, at most
+// maxProducersToAudit producers). Wharf checks a client's persistent
+// sends to a queue so (only those: a message the broker moves itself — a
+// dead letter, a retry from a DLQ, a network replay — is not checked),
+// and keeps nothing of it across a restart, as ActiveMQ.
+//
+// DEPARTURE: ActiveMQ's audit is an LRU of producers; Wharf drops an
+// arbitrary producer when a queue tracks MaxProducersToAudit of them.
+
+// auditWindow is a BitArrayBin: one bit per sequence id, in 64-bit words
+// covering [first, first+64*len(words)); words is a ring whose word head
+// holds first. An id below the window is not a duplicate (too old to
+// tell), one above it moves the window up.
+type auditWindow struct {
+	first int64 // -1 until the first id
+	head  int
+	words []uint64
+}
+
+func newAuditWindow(depth int) *auditWindow {
+	// BitArrayBin(windowSize): (windowSize+1)/64 + 1 words.
+	return &auditWindow{first: -1, words: make([]uint64, (depth+1)/64+1)}
+}
+
+// slot is the word and bit of seq, moving the window up to it if need
+// be; ok is false for an id below the window.
+func (w *auditWindow) slot(seq int64, grow bool) (int, uint64, bool) {
+	if seq < 0 {
+		return 0, 0, false
+	}
+	if w.first < 0 {
+		if !grow {
+			return 0, 0, false
+		}
+		w.first = seq - seq%64
+	}
+	if seq < w.first {
+		return 0, 0, false
+	}
+	n := int64(len(w.words))
+	bin := (seq - w.first) / 64
+	if bin >= n {
+		if !grow {
+			return 0, 0, false
+		}
+		over := bin - n + 1
+		if over >= n {
+			clear(w.words)
+			w.head = 0
+		} else {
+			for range over {
+				w.words[w.head] = 0
+				w.head = (w.head + 1) % len(w.words)
+			}
+		}
+		w.first += over * 64
+		bin = n - 1
+	}
+	return (w.head + int(bin)) % len(w.words), 1 << (seq % 64), true
+}
+
+// testSet marks seq and tells whether it was marked already.
+func (w *auditWindow) testSet(seq int64) bool {
+	i, bit, ok := w.slot(seq, true)
+	if !ok {
+		return false
+	}
+	had := w.words[i]&bit != 0
+	w.words[i] |= bit
+	return had
+}
+
+// unset forgets seq (a send that failed after it was marked).
+func (w *auditWindow) unset(seq int64) {
+	if i, bit, ok := w.slot(seq, false); ok {
+		w.words[i] &^= bit
+	}
+}
+
+// cursorAudited reports whether m, a client's send, is checked by the
+// cursor audit of d (nil: not yet created).
+func (s *shard) cursorAudited(d *destination, m *message.Message) bool {
+	if !m.Persistent || s.store == nil || m.Destination.Type != message.Queue {
+		return false
+	}
+	if d != nil {
+		return d.policy.EnableAudit
+	}
+	return s.e.opts.PolicyFor(m.Destination).EnableAudit
+}
+
+// cursorMark marks m's id in d's cursor audit and tells whether it was
+// marked already; w is the producer's window (nil when m's id is not
+// ActiveMQ's).
+func (s *shard) cursorMark(d *destination, m *message.Message) (w *auditWindow, seq int64, dup bool) {
+	p, seq, ok := SplitMessageID(m.ID)
+	if !ok {
+		return nil, 0, false
+	}
+	w = d.window[p]
+	if w == nil {
+		if d.window == nil {
+			d.window = make(map[string]*auditWindow)
+		}
+		if len(d.window) >= max(d.policy.MaxProducersToAudit, 1) {
+			for k := range d.window {
+				delete(d.window, k)
+				break
+			}
+		}
+		w = newAuditWindow(max(d.policy.MaxAuditDepth, 1))
+		d.window[strings.Clone(p)] = w
+	}
+	return w, seq, w.testSet(seq)
+}
+
+// sendClient sends a client's message through the cursor audit: a
+// duplicate is answered (nil) and dropped.
+func (s *shard) sendClient(subj *Subject, m *message.Message) error {
+	d := s.dests[m.Destination]
+	if !s.cursorAudited(d, m) {
+		return s.sendAs(subj, m)
+	}
+	var w *auditWindow
+	var seq int64
+	if d != nil {
+		var dup bool
+		if w, seq, dup = s.cursorMark(d, m); dup {
+			s.log.Warn("cursor got duplicate send", "dest", m.Destination.String(), "msg_id", m.ID)
+			return nil
+		}
+	}
+	if err := s.sendAs(subj, m); err != nil {
+		if w != nil {
+			w.unset(seq)
+		}
+		return err
+	}
+	if d == nil {
+		// The send created the queue: mark it now.
+		if d = s.dests[m.Destination]; d != nil {
+			s.cursorMark(d, m)
+		}
+	}
+	return nil
+}

@@ -294,7 +294,7 @@ func (s *shard) handle(c command) {
 			if s.admit(c) {
 				return // parked until there is room
 			}
-			err = s.sendAs(c.subj, c.msg)
+			err = s.sendClient(c.subj, c.msg)
 		}
 		s.complete(c.op, c.comp, c.token, err)
 	case opForward:

@@ -29,8 +29,10 @@ type destination struct {
 	retainedSeq uint64
 
 	// audit: the highest producer sequence id stored per producer id
-	// (audit.go); nil until a persistent message is stored.
-	audit map[string]int64
+	// (audit.go); nil until a persistent message is stored. window: the
+	// cursor audit per producer id (queues; nil until used).
+	audit  map[string]int64
+	window map[string]*auditWindow
 
 	composite        *Composite // configured composite intercepting sends
 	compositeChecked bool

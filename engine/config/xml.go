@@ -843,6 +843,8 @@ func (p *xmlParser) policyEntry(e *xmlElem, path string, pe *PolicyEntry) {
 		"persistJMSRedelivered":      f("persist_jms_redelivered", func(v val) { l.setBool(&pe.PersistJMSRedelivered, v) }),
 		"messageGroupMapFactoryType": f("message_group_map_factory_type", func(v val) { l.setString(&pe.MessageGroupMapFactoryType, v) }),
 		"enableAudit":                f("enable_audit", func(v val) { l.setBool(&pe.EnableAudit, v) }),
+		"maxAuditDepth":              f("max_audit_depth", func(v val) { l.setInt(&pe.MaxAuditDepth, v) }),
+		"maxProducersToAudit":        f("max_producers_to_audit", func(v val) { l.setInt(&pe.MaxProducersToAudit, v) }),
 	})
 	p.noText(e, path)
 	once := map[string]bool{}
