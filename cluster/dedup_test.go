@@ -17,18 +17,32 @@ import (
 // back, with its original MessageId. On a connector with
 // auditNetworkProducers="true", B's producer audit drops every such
 // resend: every message A acknowledged to its producer reaches B's
-// consumer exactly once. Without it a resend is stored and delivered
-// again (counted and logged: whether the kill hits that window varies
-// from run to run; conformance/dedup_test.go shows the mechanism
-// deterministically, and TestConformanceDuplicateSendWharf over a
-// restart).
+// consumer exactly once. So does B's queue cursor audit (policy
+// enableAudit, on by default, while B runs). With neither (the queue's
+// enableAudit="false", the connector's auditNetworkProducers off) a
+// resend is stored and delivered again: counted and logged, not
+// asserted, since whether the kill hits that window varies from run to
+// run (conformance/dedup_test.go shows the mechanisms deterministically,
+// across a restart too).
 func TestClusterForwarderKilledMidForwardAudit(t *testing.T) {
-	for _, audit := range []bool{true, false} {
-		t.Run("auditNetworkProducers="+strconv.FormatBool(audit), func(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		audit, cursor bool
+	}{
+		{"auditNetworkProducers", true, false},
+		{"cursorAudit", false, true},
+		{"none", false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			audit := c.audit
 			// B's second connector, the one A's bridge uses: a second
 			// entry of the harness's transport_connectors list.
 			port := freePort(t)
-			b := startNode(t, "B", 0, fmt.Sprintf("  - {name: bridges, uri: \"tcp://127.0.0.1:%d\", audit_network_producers: %v}\n", port, audit))
+			extra := fmt.Sprintf("  - {name: bridges, uri: \"tcp://127.0.0.1:%d\", audit_network_producers: %v}\n", port, audit)
+			if !c.cursor {
+				extra += "destination_policy:\n  - {queue: KILLFWD, enable_audit: false}\n"
+			}
+			b := startNode(t, "B", 0, extra)
 			a := startNode(t, "A", 0, network(fmt.Sprintf("static:(tcp://127.0.0.1:%d)?initialReconnectDelay=50&maxReconnectDelay=200", port)))
 			a.waitLog(`"msg":"network bridge started"`)
 			const q = "queue://KILLFWD"
@@ -125,14 +139,17 @@ func TestClusterForwarderKilledMidForwardAudit(t *testing.T) {
 				dups += n - 1
 			}
 			suppressed := b.countLog(`"msg":"suppressing duplicate message send"`)
-			t.Logf("%d messages acknowledged by A before the kill, %d delivered by B, %d duplicates, %d resends suppressed by B",
-				len(sent), len(got), dups, suppressed)
-			if audit {
-				if dups != 0 {
-					t.Errorf("%d duplicates with auditNetworkProducers", dups)
-				}
-			} else if suppressed != 0 {
-				t.Errorf("B suppressed %d sends without auditNetworkProducers", suppressed)
+			dropped := b.countLog(`"msg":"cursor got duplicate send"`)
+			t.Logf("%d messages acknowledged by A before the kill, %d delivered by B, %d duplicates, %d resends suppressed by B's producer audit, %d by its cursor audit",
+				len(sent), len(got), dups, suppressed, dropped)
+			if (audit || c.cursor) && dups != 0 {
+				t.Errorf("%d duplicates with %s", dups, c.name)
+			}
+			if !audit && suppressed != 0 {
+				t.Errorf("B's producer audit suppressed %d sends without auditNetworkProducers", suppressed)
+			}
+			if !c.cursor && dropped != 0 {
+				t.Errorf("B's cursor audit dropped %d sends with enableAudit=\"false\"", dropped)
 			}
 		})
 	}
