@@ -149,3 +149,13 @@ func (ms *multiShard) ProducerAudit(fn func(d message.Destination, producer stri
 	}
 	return nil
 }
+
+// subscribed tells whether topic d has a durable subscription.
+func (ss *shardStore) subscribed(d message.Destination) bool {
+	for _, s := range ss.subs {
+		if s.sub.Destination.Matches(d) {
+			return true
+		}
+	}
+	return false
+}

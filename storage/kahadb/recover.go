@@ -367,8 +367,11 @@ func (r *replayer) add(l journal.Location, c *command.AddMessage) error {
 		return err
 	}
 	// MessageDatabase.updateIndex records every add in the producer
-	// audit, a rejected one too (audit.go).
-	ss.auditNote(d, c.MessageID)
+	// audit, a rejected one too (audit.go), but for a topic without
+	// durable subscriptions, which it skips first.
+	if !d.Type.IsTopic() || ss.subscribed(d) {
+		ss.auditNote(d, c.MessageID)
+	}
 	if _, dup := r.seqOf(d, c.MessageID); dup {
 		return nil // ActiveMQ ignores a second add of the same id
 	}
