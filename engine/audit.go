@@ -228,12 +228,9 @@ func (w *auditWindow) unset(seq int64) {
 	}
 }
 
-// cursorAudited reports whether m, a client's send, is checked by the
-// cursor audit of d (nil: not yet created).
+// cursorAudited reports whether m, a client's persistent send to a
+// queue, is checked by the cursor audit of d (nil: not yet created).
 func (s *shard) cursorAudited(d *destination, m *message.Message) bool {
-	if !m.Persistent || s.store == nil || m.Destination.Type != message.Queue {
-		return false
-	}
 	if d != nil {
 		return d.policy.EnableAudit
 	}
@@ -268,6 +265,9 @@ func (s *shard) cursorMark(d *destination, m *message.Message) (w *auditWindow, 
 // sendClient sends a client's message through the cursor audit: a
 // duplicate is answered (nil) and dropped.
 func (s *shard) sendClient(subj *Subject, m *message.Message) error {
+	if !m.Persistent || s.store == nil || m.Destination.Type != message.Queue {
+		return s.sendAs(subj, m) // the cheap tests first: the hot path
+	}
 	d := s.dests[m.Destination]
 	if !s.cursorAudited(d, m) {
 		return s.sendAs(subj, m)
