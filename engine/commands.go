@@ -117,6 +117,7 @@ func (o cmdOp) String() string {
 type command struct {
 	op    cmdOp
 	flag  bool
+	audit bool // opSend: check the producer audit (audit.go)
 	nack  NackKind
 	msg   *message.Message
 	sub   *Subscription
@@ -284,10 +285,16 @@ func (s *shard) handle(c command) {
 			err = s.mayCreate(c.subj, c.msg.Destination)
 		}
 		if err == nil {
+			if c.audit && s.auditDuplicate(c.msg) {
+				// Answered as stored, as ActiveMQ answers a suppressed
+				// duplicate: the client's first send was.
+				s.complete(c.op, c.comp, c.token, nil)
+				return
+			}
 			if s.admit(c) {
 				return // parked until there is room
 			}
-			err = s.sendAs(c.subj, c.msg)
+			err = s.sendClient(c.subj, c.msg)
 		}
 		s.complete(c.op, c.comp, c.token, err)
 	case opForward:

@@ -36,6 +36,8 @@ type Conn struct {
 	temps     []message.Destination
 	txs       map[string]*tx
 	closed    bool
+	// audit: sends are checked against the producer audit (audit.go).
+	audit bool
 	// grants caches what the Authorizer granted (security.go); only the
 	// session goroutine touches it.
 	grants  map[message.Destination]grant
@@ -235,7 +237,7 @@ func (c *Conn) send(m *message.Message, txID string, comp Completion, token uint
 	// flag: the connection holds admin on it (checkCreate), which the
 	// shard need not ask again should it have to create it.
 	granted := c.grants[m.Destination]&(1<<ActionAdmin) != 0
-	return c.e.shardFor(m.Destination).post(command{op: opSend, msg: m, comp: comp, token: token, subj: c.subject, flag: granted})
+	return c.e.shardFor(m.Destination).post(command{op: opSend, msg: m, comp: comp, token: token, subj: c.subject, flag: granted, audit: c.audit})
 }
 
 // CreateTemp creates a temporary queue or topic owned by this connection,

@@ -28,6 +28,12 @@ type destination struct {
 	retained    *message.Message
 	retainedSeq uint64
 
+	// audit: the highest producer sequence id stored per producer id
+	// (audit.go); nil until a persistent message is stored. window: the
+	// cursor audit per producer id (queues; nil until used).
+	audit  map[string]int64
+	window map[string]*auditWindow
+
 	composite        *Composite // configured composite intercepting sends
 	compositeChecked bool
 

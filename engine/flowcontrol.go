@@ -229,7 +229,7 @@ func (s *shard) retryBlocked() {
 			p := d.blocked[0]
 			d.blocked[0] = parked{}
 			d.blocked = d.blocked[1:]
-			s.complete(opSend, p.comp, p.token, s.sendAs(p.subj, p.msg))
+			s.complete(opSend, p.comp, p.token, s.sendClient(p.subj, p.msg))
 		}
 		if len(d.blocked) == 0 {
 			d.blocked = nil

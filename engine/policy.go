@@ -129,6 +129,13 @@ type Policy struct {
 	// MessageGroupCacheSize is how many message groups a queue remembers
 	// (ActiveMQ's "cached" group map, 1024); older groups are reassigned.
 	MessageGroupCacheSize int
+	// EnableAudit is the queue's cursor audit (<policyEntry enableAudit>,
+	// true): a persistent message a client sends with a message id the
+	// queue has already seen among the last MaxAuditDepth sequence ids of
+	// its producer is answered and dropped (audit.go). MaxProducersToAudit
+	// bounds the producers tracked per queue.
+	EnableAudit                        bool
+	MaxAuditDepth, MaxProducersToAudit int
 }
 
 // DefaultPolicy is ActiveMQ 5.17's PolicyEntry defaults.
@@ -140,6 +147,9 @@ func DefaultPolicy() Policy {
 		MaxPageSize:           200,
 		MessageGroupCacheSize: 1024,
 		ProducerFlowControl:   true,
+		EnableAudit:           true,
+		MaxAuditDepth:         2048,
+		MaxProducersToAudit:   1024,
 		// PolicyEntry.cursorMemoryHighWaterMark (percent).
 		CursorMemoryHighWaterMark: 70,
 	}

@@ -79,6 +79,9 @@ func (s *shard) recover(ctx context.Context) error {
 		if it.Seq >= d.nextSeq {
 			d.nextSeq = it.Seq + 1
 		}
+		if it.Msg != nil {
+			s.auditNote(d, it.Msg.ID)
+		}
 		if !it.Dest.Type.IsTopic() {
 			e := s.recoveredEntry(&it, d)
 			s.setStored(e)
@@ -103,6 +106,9 @@ func (s *shard) recover(ctx context.Context) error {
 	})
 	if err != nil {
 		return err
+	}
+	if err := s.recoverAudit(); err != nil {
+		return fmt.Errorf("producer audit: %w", err)
 	}
 	s.recovered = Recovery{Messages: msgs, Destinations: len(s.dests), DurableSubs: subs,
 		PreparedTransactions: txs, ScheduledJobs: jobs, RetainedMessages: retained}

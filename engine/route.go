@@ -114,6 +114,7 @@ func (s *shard) enqueue(d *destination, m *message.Message, seq uint64, stored b
 	op := -1
 	if stored {
 		s.setStored(e)
+		s.auditNote(d, m.ID)
 		op = len(s.out.ops)
 		s.out.ops = append(s.out.ops, StoreOp{Kind: OpAdd, Dest: d.d, Seq: seq, Msg: m})
 	}
@@ -155,6 +156,7 @@ func (s *shard) fanOut(d *destination, m *message.Message, seq uint64, stored bo
 		}
 	}
 	if len(keys) > 0 {
+		s.auditNote(d, m.ID)
 		s.out.ops = append(s.out.ops, StoreOp{Kind: OpAdd, Dest: d.d, Seq: seq, Msg: m, Subs: keys})
 	}
 	if s.keepStats {

@@ -455,6 +455,7 @@ func Policy(p *config.PolicyEntry) engine.Policy {
 	ep.CursorMemoryHighWaterMark = p.CursorMemoryHighWaterMark
 	ep.VMCursor = p.PendingQueuePolicy == "vm"
 	ep.ProducerFlowControl = p.ProducerFlowControl
+	ep.EnableAudit, ep.MaxAuditDepth, ep.MaxProducersToAudit = p.EnableAudit, p.MaxAuditDepth, p.MaxProducersToAudit
 	ep.BlockedProducerWarningInterval = p.BlockedProducerWarningInterval
 	ep.AdvisoryForConsumed, ep.AdvisoryForDelivery = p.AdvisoryForConsumed, p.AdvisoryForDelivery
 	ep.AdvisoryWhenFull, ep.AdvisoryForSlowConsumers = p.AdvisoryWhenFull, p.AdvisoryForSlowConsumers

@@ -225,6 +225,12 @@ type Transport struct {
 	DiscoveryURI string
 	// Discovery is DiscoveryURI parsed (zero when it is empty).
 	Discovery Multicast
+	// AuditNetworkProducers is the connector's auditNetworkProducers
+	// (default false): the persistent sends of network connections (a
+	// remote broker's bridge) are checked against the producer audit, so
+	// that a message forwarded again after a failure is not stored twice.
+	// It matters for OpenWire connectors, the only ones bridges use.
+	AuditNetworkProducers bool
 }
 
 // Persistence kinds.
@@ -490,11 +496,16 @@ type PolicyEntry struct {
 	// stuck messages).
 	ReplayWhenNoConsumers bool
 	ReplayDelay           time.Duration
-	// EnableAudit is <policyEntry enableAudit>. Wharf keeps no
-	// per-destination audit of duplicate message ids, so it behaves as
-	// enableAudit="false" does (what seed 001 sets for replayed
-	// messages) and refuses true.
+	// EnableAudit is <policyEntry enableAudit> (default true): a queue
+	// drops a persistent message a client sends with a message id it has
+	// already seen among the last MaxAuditDepth of its producer (the
+	// cursor audit; engine.Policy.EnableAudit). Seed 001 sets it false
+	// for messages a network replays to a broker they came through.
 	EnableAudit bool
+	// MaxAuditDepth and MaxProducersToAudit are <policyEntry
+	// maxAuditDepth maxProducersToAudit> (2048, 1024): the audit's window
+	// of sequence ids per producer, and how many producers a queue tracks.
+	MaxAuditDepth, MaxProducersToAudit int
 	// SendAdvisoryIfNoConsumers publishes ActiveMQ.Advisory.NoConsumer.* for
 	// messages sent with no consumer.
 	SendAdvisoryIfNoConsumers bool
@@ -707,6 +718,9 @@ func DefaultPolicyEntry() PolicyEntry {
 		QueueBrowserPrefetch:           500,              // DEFAULT_QUEUE_BROWSER_PREFETCH
 		MemoryLimit:                    0,                // unset: shares the broker limit
 		ProducerFlowControl:            true,
+		EnableAudit:                    true,             // BaseDestination: enableAudit
+		MaxAuditDepth:                  2048,             // BaseDestination: maxAuditDepth
+		MaxProducersToAudit:            1024,             // BaseDestination: maxProducersToAudit
 		CursorMemoryHighWaterMark:      70,               // percent
 		StoreUsageHighWaterMark:        100,              // percent
 		BlockedProducerWarningInterval: 30 * time.Second, // DEFAULT_BLOCKED_PRODUCER_WARNING_INTERVAL

@@ -224,7 +224,7 @@ func TestConfigReplayWhenNoConsumers(t *testing.T) {
 		t.Fatalf("YAML policy %+v", p)
 	}
 	for _, tc := range []struct{ entry, want string }{
-		{`<policyEntry queue=">" enableAudit="true"/>`, "keeps no per-destination audit of duplicate message ids"},
+		{`<policyEntry queue=">" maxAuditDepth="0"/>`, "0 must be positive"},
 		{`<policyEntry queue=">"><networkBridgeFilterFactory><conditionalNetworkBridgeFilterFactory rateLimit="10"/></networkBridgeFilterFactory></policyEntry>`, "attribute rateLimit is not supported"},
 		{`<policyEntry queue=">"><networkBridgeFilterFactory><conditionalNetworkBridgeFilterFactory replayDelay="-1"/></networkBridgeFilterFactory></policyEntry>`, `replayDelay="-1">: -1ms must not be negative`},
 		{`<policyEntry queue=">"><networkBridgeFilterFactory><defaultNetworkBridgeFilterFactory/></networkBridgeFilterFactory></policyEntry>`, "defaultNetworkBridgeFilterFactory"},

@@ -564,8 +564,11 @@ func (l *loader) validatePolicy(path string, p *PolicyEntry) {
 	if p.ReplayDelay < 0 {
 		l.fail(path+".replay_delay", "%v must not be negative", p.ReplayDelay)
 	}
-	if p.EnableAudit {
-		l.fail(path+".enable_audit", "true is not supported by Wharf: it keeps no per-destination audit of duplicate message ids and behaves as enableAudit=\"false\"")
+	if p.MaxAuditDepth <= 0 {
+		l.fail(path+".max_audit_depth", "%d must be positive", p.MaxAuditDepth)
+	}
+	if p.MaxProducersToAudit <= 0 {
+		l.fail(path+".max_producers_to_audit", "%d must be positive", p.MaxProducersToAudit)
 	}
 	if p.PendingMessageLimit < -1 {
 		l.fail(path+".pending_message_limit", "%d must not be negative", p.PendingMessageLimit)

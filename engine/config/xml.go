@@ -754,6 +754,9 @@ func (p *xmlParser) transportConnectors(e *xmlElem) {
 			}),
 			"updateClusterFilter": at(path+".update_cluster_filter", func(v val) { l.setString(&t.ClusterClients.Filter, v) }),
 			"discoveryUri":        at(path+".discovery_uri", func(v val) { l.setString(&t.DiscoveryURI, v) }),
+			"auditNetworkProducers": at(path+".audit_network_producers", func(v val) {
+				l.setBool(&t.AuditNetworkProducers, v)
+			}),
 		})
 	}
 }
@@ -840,6 +843,8 @@ func (p *xmlParser) policyEntry(e *xmlElem, path string, pe *PolicyEntry) {
 		"persistJMSRedelivered":      f("persist_jms_redelivered", func(v val) { l.setBool(&pe.PersistJMSRedelivered, v) }),
 		"messageGroupMapFactoryType": f("message_group_map_factory_type", func(v val) { l.setString(&pe.MessageGroupMapFactoryType, v) }),
 		"enableAudit":                f("enable_audit", func(v val) { l.setBool(&pe.EnableAudit, v) }),
+		"maxAuditDepth":              f("max_audit_depth", func(v val) { l.setInt(&pe.MaxAuditDepth, v) }),
+		"maxProducersToAudit":        f("max_producers_to_audit", func(v val) { l.setInt(&pe.MaxProducersToAudit, v) }),
 	})
 	p.noText(e, path)
 	once := map[string]bool{}

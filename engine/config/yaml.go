@@ -221,6 +221,7 @@ func (p *yamlParser) top(n *yaml.Node) {
 					"update_cluster_clients_on_remove": p.boolean(&t.ClusterClients.UpdateOnRemove),
 					"update_cluster_filter":            p.str(&t.ClusterClients.Filter),
 					"discovery_uri":                    p.str(&t.DiscoveryURI),
+					"audit_network_producers":          p.boolean(&t.AuditNetworkProducers),
 				})
 			})
 		},
@@ -368,6 +369,8 @@ func (p *yamlParser) policy(n *yaml.Node, path string, e *PolicyEntry) {
 		"replay_when_no_consumers":           p.boolean(&e.ReplayWhenNoConsumers),
 		"replay_delay":                       p.duration(&e.ReplayDelay),
 		"enable_audit":                       p.boolean(&e.EnableAudit),
+		"max_audit_depth":                    p.integer(&e.MaxAuditDepth),
+		"max_producers_to_audit":             p.integer(&e.MaxProducersToAudit),
 		"send_advisory_if_no_consumers":      p.boolean(&e.SendAdvisoryIfNoConsumers),
 		"use_consumer_priority":              p.boolean(&e.UseConsumerPriority),
 		"all_consumers_exclusive_by_default": p.boolean(&e.AllConsumersExclusiveByDefault),

@@ -35,10 +35,15 @@ type Options struct {
 	// ConnectionControl asks the client to reconnect to the first broker
 	// of its list, unless the connection is one it made to fail over.
 	RebalanceClients bool
-	Logger           *slog.Logger
+	// AuditNetworkProducers is the connector's auditNetworkProducers
+	// (default false): the sends of network connections (a broker's
+	// bridge) are checked against the producer audit, so that a message
+	// a bridge forwards again after a failure is not stored twice.
+	AuditNetworkProducers bool
 	// Duplex runs the reverse bridge of a duplex network connection a
 	// remote broker opens (duplex.go); nil runs none.
 	Duplex DuplexFunc
+	Logger *slog.Logger
 }
 
 // DefaultOptions are ActiveMQ 5.17's broker-side defaults.

@@ -46,6 +46,10 @@ type session struct {
 	// the transport goroutine's.
 	duplex        atomic.Pointer[client.Conn]
 	duplexStarted bool
+	// reconnect: the ConnectionInfo was a failover client's reconnection;
+	// network: a broker introduced itself (BrokerInfo). Either turns the
+	// producer audit on (auditProducers).
+	reconnect, network bool
 
 	// pendingMu guards sends awaiting their engine completion.
 	pendingMu sync.Mutex
@@ -293,6 +297,10 @@ func (s *session) handle(ds wire.DataStructure) {
 		} else if c.NetworkConnection {
 			s.log.Info("network bridge connected", "remote_broker", c.BrokerName)
 		}
+		// TransportConnection.processBrokerInfo: any BrokerInfo makes the
+		// connection a network connection.
+		s.network = true
+		s.auditProducers()
 		s.respond(c, nil)
 	case wire.Command:
 		// FlushCommand, ControlCommand, ConsumerControl, ConnectionControl:
@@ -394,6 +402,8 @@ func (s *session) onConnection(c *wire.ConnectionInfo) error {
 	}
 	s.conn = conn
 	conn.SetCloser(func() { s.tc.Close() }) // an operator's close (web console)
+	s.reconnect = c.FailoverReconnect
+	s.auditProducers()
 	s.connID = c.ConnectionId
 	if c.Manageable {
 		// ActiveMQ's TransportConnection sends every manageable connection
@@ -408,6 +418,19 @@ func (s *session) onConnection(c *wire.ConnectionInfo) error {
 		})
 	}
 	return nil
+}
+
+// auditProducers turns the engine's producer audit on for the
+// connection's sends when ActiveMQ's TransportConnection.
+// getProducerBrokerExchange would: a failover client's reconnection
+// (ConnectionInfo.failoverReconnect, ConnectionContext.isReconnect), or a
+// network connection on a connector with auditNetworkProducers. A
+// re-sent persistent message whose producer sequence id is at or below
+// the last one stored for its producer is then answered and dropped.
+func (s *session) auditProducers() {
+	if s.conn != nil && (s.reconnect || s.network && s.srv.opts.AuditNetworkProducers) {
+		s.conn.SetProducerAudit(true)
+	}
 }
 
 func (s *session) needConn() error {

@@ -89,8 +89,8 @@ const (
 	// so that a start reads no message; 3 the prepared XA transactions;
 	// 4 the delivery marks (marks.go); 5 the destinations the shard knows
 	// (an older index is discarded: the replay of the whole journal finds
-	// more destinations than it lists).
-	indexVersion = 5
+	// more destinations than it lists); 6 the producer audit (audit.go).
+	indexVersion = 6
 	// indexHeadSize is magic, version (uint32) and body length (uint64).
 	indexHeadSize = len(indexMagic) + 4 + 8
 )
@@ -312,6 +312,14 @@ type indexSnapshot struct {
 	txs           []indexTx // in prepare order
 	marks         []indexMark
 	known         []message.Destination
+	audit         []indexAudit
+}
+
+// indexAudit is one producer's entry in a destination's producer audit.
+type indexAudit struct {
+	d        message.Destination
+	producer string
+	seq      int64
 }
 
 type indexSeq struct {
@@ -379,6 +387,11 @@ func (ss *shardStore) snapshot(head journal.Location) (*indexSnapshot, error) {
 		return nil, err
 	}
 	x.marks = ss.snapshotMarks()
+	for d, m := range ss.audit {
+		for p, seq := range m {
+			x.audit = append(x.audit, indexAudit{d, p, seq})
+		}
+	}
 	return x, nil
 }
 
@@ -462,6 +475,12 @@ func (x *indexSnapshot) write(dir string, sync bool) (int, int, error) {
 	w.uint(uint64(len(x.known)))
 	for _, d := range x.known {
 		w.dest(d)
+	}
+	w.uint(uint64(len(x.audit)))
+	for _, a := range x.audit {
+		w.dest(a.d)
+		w.str(a.producer)
+		w.int(a.seq)
 	}
 	b := w.b
 	copy(b, indexMagic)
@@ -572,6 +591,7 @@ type decodedIndex struct {
 	txs         []indexTx
 	marks       []indexMark
 	known       []message.Destination
+	audit       []indexAudit
 }
 
 // loadIndex loads the shard's index, if there is a usable one, into the
@@ -666,6 +686,9 @@ func (ss *shardStore) loadIndex() error {
 		if err := ss.idx.Apply(ops); err != nil {
 			return fmt.Errorf("%w: delivery marks: %w", ErrIndexStale, err)
 		}
+	}
+	for _, a := range x.audit {
+		ss.auditSet(a.d, a.producer, a.seq)
 	}
 	ss.cp.at, ss.cp.lastRec = x.at, x.lastRec
 	// The removals written before x.at were not seen: ack compaction
@@ -1013,6 +1036,10 @@ func decodeIndex(b []byte) (*decodedIndex, error) {
 	x.known = make([]message.Destination, 0, nknown)
 	for range nknown {
 		x.known = append(x.known, r.dest())
+	}
+	naudit := r.count(4)
+	for range naudit {
+		x.audit = append(x.audit, indexAudit{d: r.dest(), producer: r.str(), seq: r.int()})
 	}
 	if r.err == nil && len(r.b) != 0 {
 		r.fail("trailing bytes")

@@ -366,6 +366,12 @@ func (r *replayer) add(l journal.Location, c *command.AddMessage) error {
 	if err := r.name(d, l); err != nil {
 		return err
 	}
+	// MessageDatabase.updateIndex records every add in the producer
+	// audit, a rejected one too (audit.go), but for a topic without
+	// durable subscriptions, which it skips first.
+	if !d.Type.IsTopic() || ss.subscribed(d) {
+		ss.auditNote(d, c.MessageID)
+	}
 	if _, dup := r.seqOf(d, c.MessageID); dup {
 		return nil // ActiveMQ ignores a second add of the same id
 	}

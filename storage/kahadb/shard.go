@@ -138,12 +138,17 @@ type shardStore struct {
 	rdGen   uint64
 	removed atomic.Uint64
 
-	msgs    map[msgKey]*stored
-	byID    map[message.Destination]map[string]uint64
-	nextSeq map[message.Destination]uint64
-	subs    map[engine.SubKey]*subRec
-	jobs    map[string]*jobRec
-	live    map[int]int // journal file → records still needed in it
+	msgs map[msgKey]*stored
+	byID map[message.Destination]map[string]uint64
+	// audit is the producer audit; batchIDs and batchSeqs are
+	// dropDuplicateAdds' scratch (audit.go).
+	audit     map[message.Destination]map[string]int64
+	batchIDs  map[batchID]bool
+	batchSeqs map[msgKey]string
+	nextSeq   map[message.Destination]uint64
+	subs      map[engine.SubKey]*subRec
+	jobs      map[string]*jobRec
+	live      map[int]int // journal file → records still needed in it
 	// marks are the delivery marks (marks.go); batchMarks the ones the
 	// batch being encoded raised.
 	marks      map[markKey]uint64
@@ -194,6 +199,9 @@ func newShardStore(st *Store, j *journal.Journal, dir string, log *slog.Logger) 
 		rd:        journal.NewReader(dir),
 		msgs:      map[msgKey]*stored{},
 		byID:      map[message.Destination]map[string]uint64{},
+		audit:     map[message.Destination]map[string]int64{},
+		batchIDs:  map[batchID]bool{},
+		batchSeqs: map[msgKey]string{},
 		nextSeq:   map[message.Destination]uint64{},
 		subs:      map[engine.SubKey]*subRec{},
 		jobs:      map[string]*jobRec{},
@@ -344,6 +352,7 @@ func (ss *shardStore) apply(ops []engine.StoreOp, sync bool) error {
 	// out before they get here, when concurrentStoreAndDispatchQueues is on
 	// (engine/writer.go cancelConsumed, in linear time on the merged batch);
 	// with it off both are written, as ActiveMQ writes them.
+	ops = ss.dropDuplicateAdds(ops)
 	if err := ss.idxApply(ops); err != nil {
 		return err
 	}
@@ -599,6 +608,7 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 			}
 		}
 	case engine.OpRemoveDest:
+		delete(ss.audit, op.Dest)
 		var cancelled []*stored
 		var subFiles []int
 		ss.add(command.Encode(nil, &command.RemoveDestination{Destination: kahaDest(op.Dest)}),

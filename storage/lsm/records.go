@@ -24,6 +24,7 @@ const (
 	pMark   = 'K'  // K sub(8) type(1) name     -> seq: delivery mark
 	pJob    = 'J'  // J id                     -> scheduled job
 	pTx     = 'T'  // T xid                    -> prepared transaction
+	pAudit  = 'A'  // A dest(8) producer        -> seq(8): producer audit (audit.go)
 	version = 1    // of the records and this layout
 )
 

@@ -46,6 +46,8 @@ type shardStore struct {
 
 	nextID  uint64 // the next destination or subscription id
 	idDirty bool   // nextID changed in this batch
+	// auditDirty: the audit entries this batch changed (audit.go).
+	auditDirty map[auditRef]struct{}
 
 	dests   map[message.Destination]*destState
 	destIDs map[uint64]*destState
@@ -88,6 +90,8 @@ type destState struct {
 	// msgs: for a topic, each stored message and the ids of the
 	// subscriptions that still need it (its W keys).
 	msgs map[uint64][]uint64
+	// audit: the producer audit (audit.go), as its A keys hold it.
+	audit map[string]int64
 }
 
 // subRef is a durable subscription as the shard knows it: an id for its
@@ -191,6 +195,9 @@ func (ss *shardStore) load(ctx context.Context) error {
 			ss.marks[mark{id, message.Destination{Type: message.DestType(k[9]), Name: string(k[10:])}}] = binary.BigEndian.Uint64(v)
 			return nil
 		}); err != nil {
+			return err
+		}
+		if err := ss.loadAudit(txn); err != nil {
 			return err
 		}
 		if err := scan(txn, []byte{pTx}, false, func(k, _ []byte) error {
@@ -344,6 +351,7 @@ func (ss *shardStore) apply(ops []engine.StoreOp, sync bool) error {
 	defer txn.Discard()
 	ss.batchPrefixes, ss.batchKeys = ss.batchPrefixes[:0], ss.batchKeys[:0]
 	ss.idDirty = false
+	clear(ss.auditDirty)
 	fail := func(err error) error {
 		// The index may hold part of the batch: read it back from the
 		// database, which holds none of it.
@@ -360,6 +368,9 @@ func (ss *shardStore) apply(ops []engine.StoreOp, sync bool) error {
 			}
 			return fail(fmt.Errorf("op %d %s: %w", i, &ops[i], err))
 		}
+	}
+	if err := ss.flushAudit(txn); err != nil {
+		return fail(err)
 	}
 	if ss.idDirty {
 		if err := txn.Set(keyNextID, binary.BigEndian.AppendUint64(nil, ss.nextID)); err != nil {
@@ -465,6 +476,9 @@ func (ss *shardStore) applyOp(txn *badger.Txn, op *engine.StoreOp) error {
 			return fmt.Errorf("encode message %s: %w", op.Msg.ID, err)
 		}
 		if err := txn.SetEntry(badger.NewEntry(msgKey(d.id, op.Seq), v).WithMeta(op.Msg.Priority)); err != nil {
+			return err
+		}
+		if err := ss.auditNote(txn, d, op.Msg.ID); err != nil {
 			return err
 		}
 		if !d.topic {
@@ -595,7 +609,7 @@ func (ss *shardStore) applyOp(txn *badger.Txn, op *engine.StoreOp) error {
 		}
 		delete(ss.dests, op.Dest)
 		delete(ss.destIDs, d.id)
-		ss.batchPrefixes = append(ss.batchPrefixes, idKey(pMsg, d.id), idKey(pWait, d.id))
+		ss.batchPrefixes = append(ss.batchPrefixes, idKey(pMsg, d.id), idKey(pWait, d.id), idKey(pAudit, d.id))
 	case engine.OpAddJob:
 		v, err := records.EncodeJob(op.Job)
 		if err != nil {

@@ -176,6 +176,7 @@ var (
 		o.Duplex = func(peer *wire.BrokerInfo, attach func(client.Options) (*client.Conn, error)) error {
 			return cluster.ServeDuplex(e, log, peer, attach)
 		}
+		o.AuditNetworkProducers = t.AuditNetworkProducers
 		srv, err := openwire.NewServer(e, o)
 		if err != nil {
 			return nil, err

@@ -122,10 +122,14 @@ func Dial(ctx context.Context, addr string, o Options) (*Conn, error) {
 		}
 		nc = tc
 	}
+	cid := o.ConnectionID
+	if cid == "" {
+		cid = newID(connectionIDs)
+	}
 	c := &Conn{
 		opts:          o,
 		nc:            nc,
-		id:            &wire.ConnectionId{Value: newID(connectionIDs)},
+		id:            &wire.ConnectionId{Value: cid},
 		clientID:      o.ClientID,
 		pending:       make(map[int32]chan wire.DataStructure),
 		consumers:     make(map[consumerKey]*Consumer),
@@ -230,6 +234,10 @@ func (c *Conn) open(ctx context.Context, addr string) error {
 		Password:     o.Password,
 		Manageable:   true,
 		ClientMaster: true,
+		// A failover transport's reconnection says so
+		// (FailoverTransport's ConnectionStateTracker restores the
+		// ConnectionInfo with failoverReconnect set).
+		FailoverReconnect: c.opts.FailoverReconnect,
 	}
 	if _, err := c.request(ctx, info); err != nil {
 		return ctxErr(ctx, err)

@@ -21,6 +21,15 @@ type Options struct {
 	// a network bridge introduces its broker to the remote one
 	// (DemandForwardingBridgeSupport: BrokerInfo with networkConnection).
 	BrokerInfo *wire.BrokerInfo
+	// FailoverReconnect marks the ConnectionInfo as a failover client's
+	// reconnection (ConnectionInfo.failoverReconnect), as ActiveMQ's
+	// FailoverTransport sends it after a reconnect: the broker then checks
+	// the connection's persistent sends against its producer audit.
+	FailoverReconnect bool
+	// ConnectionID, when set, is the connection's id instead of a new
+	// one: a failover client keeps its connection id (and so its
+	// session and producer ids) across reconnects.
+	ConnectionID string
 
 	// Version is the highest OpenWire version advertised; 0 means 12.
 	Version int
