@@ -284,6 +284,7 @@ func (bc *bridgeConn) Deliver(d engine.Delivery) {
 }
 
 func (bc *bridgeConn) close() {
+	registryOf(bc.b.e).forget(bc)
 	bc.lmu.Lock()
 	defer bc.lmu.Unlock()
 	for _, d := range bc.demands {
@@ -301,7 +302,7 @@ func (bc *bridgeConn) addStatic(d message.Destination) error {
 	if bc.demands[key] != nil {
 		return nil
 	}
-	sub, err := bc.subscribe(d, "", 0, []string{bc.remoteID}, "")
+	sub, err := bc.subscribe(d, "", 0, []string{bc.remoteID}, "", nil)
 	if err != nil {
 		return fmt.Errorf("statically included %s: %w", d, err)
 	}
@@ -310,25 +311,18 @@ func (bc *bridgeConn) addStatic(d message.Destination) error {
 	return nil
 }
 
-// subscribe makes a local network subscription (lmu held).
-func (bc *bridgeConn) subscribe(d message.Destination, selector string, priority int8, path []string, durableName string) (*engine.Subscription, error) {
+// subscribe makes a local network subscription (lmu held); consumers are
+// the original consumers it serves (its advisory's networkConsumerPath).
+func (bc *bridgeConn) subscribe(d message.Destination, selector string, priority int8, path []string, durableName string, consumers []string) (*engine.Subscription, error) {
 	nc := bc.b.nc
-	if nc.DecreaseNetworkConsumerPriority {
-		// DemandForwardingBridgeSupport: the base, lowered further by
-		// the hops of demand that came from further away.
-		priority = networkConsumerPriority
-		if len(path) > 1 {
-			priority -= int8(len(path) + 1)
-		}
-	}
 	return bc.lc.Subscribe(engine.SubSpec{
 		Destination: d,
 		Selector:    selector,
 		Prefetch:    nc.PrefetchSize,
 		AckMode:     engine.AckIndividual,
-		Priority:    priority,
+		Priority:    bc.demandPriority(priority, path),
 		DurableName: durableName,
-		Network:     &engine.NetworkSpec{BrokerPath: path, RemoteBrokerID: bc.remoteID, MessageTTL: nc.MessageTTL},
+		Network:     &engine.NetworkSpec{BrokerPath: path, RemoteBrokerID: bc.remoteID, MessageTTL: nc.MessageTTL, ConsumerPath: consumers},
 	}, bc)
 }
 
@@ -391,6 +385,24 @@ func (bc *bridgeConn) addDemand(ci *wire.ConsumerInfo) error {
 		return nil
 	}
 	path = append(path, bc.remoteID)
+	durable := d.Type.IsTopic() && ci.SubscriptionName != ""
+	var cl *claim
+	if bc.suppresses(d) && !durable {
+		// suppress.go. Durable demand is never suppressed here (ActiveMQ
+		// keeps a duplicate of an inactive durable subscription).
+		reg := registryOf(bc.b.e)
+		reg.mu.Lock()
+		defer reg.mu.Unlock()
+		cl = &claim{bc: bc, consumer: id, dest: d.String(), origins: origins(ci), priority: bc.demandPriority(ci.Priority, path)}
+		if !reg.checkDuplicate(bc, cl) {
+			return nil
+		}
+		defer func() {
+			if _, served := bc.byConsumer[id]; served {
+				reg.claim(cl)
+			}
+		}()
+	}
 	bc.lmu.Lock()
 	defer bc.lmu.Unlock()
 	if _, dup := bc.byConsumer[id]; dup {
@@ -403,7 +415,6 @@ func (bc *bridgeConn) addDemand(ci *wire.ConsumerInfo) error {
 		// cannot apply one's selector (seed 001).
 		key, selector = d.String(), ""
 	}
-	durable := d.Type.IsTopic() && ci.SubscriptionName != ""
 	if durable {
 		// DurableConduitBridge: one durable subscription per topic,
 		// without selector, whatever conduitSubscriptions says.
@@ -445,7 +456,7 @@ func (bc *bridgeConn) addDemand(ci *wire.ConsumerInfo) error {
 		if durable {
 			durableName = bc.durableName(d)
 		}
-		sub, err := bc.subscribe(d, selector, ci.Priority, path, durableName)
+		sub, err := bc.subscribe(d, selector, ci.Priority, path, durableName, origins(ci))
 		if err != nil {
 			// A destination the local broker refuses is the peer's
 			// consumer's problem, not the bridge's.
@@ -468,6 +479,16 @@ func (bc *bridgeConn) addDemand(ci *wire.ConsumerInfo) error {
 }
 
 func (bc *bridgeConn) removeDemand(id string) {
+	reg := registryOf(bc.b.e)
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	reg.unclaim(bc, id)
+	bc.removeDemandLocked(id)
+}
+
+// removeDemandLocked drops remote consumer id's demand (the registry's mu
+// held, not lmu).
+func (bc *bridgeConn) removeDemandLocked(id string) {
 	bc.lmu.Lock()
 	defer bc.lmu.Unlock()
 	key, ok := bc.byConsumer[id]

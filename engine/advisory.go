@@ -178,6 +178,9 @@ func consumerInfo(sub *Subscription) *message.Advisory {
 		a.Fields = append(a.Fields,
 			message.Property{Name: "NetworkSubscription", Value: message.BoolValue(true)},
 			str("BrokerPath", strings.Join(n.BrokerPath, ",")))
+		if len(n.ConsumerPath) > 0 {
+			a.Fields = append(a.Fields, str("NetworkConsumerPath", strings.Join(n.ConsumerPath, ",")))
+		}
 	}
 	return a
 }
