@@ -124,6 +124,18 @@ func (b *bridge) connect(ctx context.Context) (connected bool, err error) {
 		BrokerId:          &wire.BrokerId{Value: localID},
 		BrokerName:        localName,
 		NetworkConnection: true,
+		NetworkProperties: networkProperties(nc, localName),
+	}
+	// The peer's BrokerSubscriptionInfo may come before Dial returns
+	// (durablesync.go).
+	bsiCh := make(chan *wire.BrokerSubscriptionInfo, 1)
+	o.OnCommand = func(ds wire.DataStructure) {
+		if x, ok := ds.(*wire.BrokerSubscriptionInfo); ok {
+			select {
+			case bsiCh <- x:
+			default:
+			}
+		}
 	}
 	o.Logger = b.log
 	o.OnError = func(err error) { b.log.Warn("network bridge: remote broker reported an error", "err", err) }
@@ -172,6 +184,7 @@ func (b *bridge) connect(ctx context.Context) (connected bool, err error) {
 			return false, err
 		}
 	}
+	bc.restoreDurables()
 	before := b.forwarded.Load()
 	bc.log.Info("network bridge started", "remote_id", remoteID, "remote_addr", peer, "local_broker", localName, "duplex", nc.Duplex)
 	b.bridgeAdvisory(bi, peer, true)
@@ -184,8 +197,9 @@ func (b *bridge) connect(ctx context.Context) (connected bool, err error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 3)
+	errc := make(chan error, 4)
 	go func() { errc <- bc.forwardLoop(ctx) }()
+	go func() { errc <- bc.syncLoop(ctx, bsiCh) }()
 	if adv != nil {
 		go func() { errc <- bc.demandLoop(ctx, adv) }()
 	}

@@ -274,6 +274,7 @@ func (s *session) handle(ds wire.DataStructure) {
 				"remote_broker", c.BrokerName)
 		} else if c.NetworkConnection {
 			s.log.Info("network bridge connected", "remote_broker", c.BrokerName)
+			s.syncDurableSubs(c) // netsync.go
 		}
 		s.respond(c, nil)
 	case wire.Command:

@@ -640,6 +640,10 @@ func (c *Conn) handle(ds wire.DataStructure) {
 		// Producers here declare no window; a repeated WireFormatInfo
 		// cannot renegotiate an established connection.
 	default:
+		if c.opts.OnCommand != nil {
+			c.opts.OnCommand(ds)
+			return
+		}
 		c.log.Debug("unexpected frame", "type", wire.TypeName(ds.DataStructureType()))
 	}
 }
