@@ -225,6 +225,9 @@ func advisoryFilter(nc config.NetworkConnector) string {
 	var names []string
 	if len(nc.DynamicallyIncluded) == 0 {
 		names = append(names, engine.AdvisoryPrefix+"Consumer.>")
+		if nc.UseVirtualDestSubs {
+			names = append(names, engine.VirtualDestConsumerAdvisoryPrefix+">")
+		}
 	}
 	for _, d := range nc.DynamicallyIncluded {
 		kind := "Queue."
@@ -232,6 +235,10 @@ func advisoryFilter(nc config.NetworkConnector) string {
 			kind = "Topic."
 		}
 		names = append(names, engine.AdvisoryPrefix+"Consumer."+kind+d.Name)
+		if nc.UseVirtualDestSubs {
+			// NetworkBridgeConfiguration.getDestinationFilter.
+			names = append(names, engine.VirtualDestConsumerAdvisoryPrefix+kind+d.Name)
+		}
 	}
 	if nc.BridgeTempDestinations {
 		// temp.go. The consumers on them are under Consumer.>; with
@@ -347,13 +354,20 @@ func (bc *bridgeConn) demandLoop(ctx context.Context, adv *client.Consumer) erro
 		if err != nil {
 			return fmt.Errorf("consumer advisories: %w", err)
 		}
+		virtual := m.Destination != nil && strings.HasPrefix(m.Destination.PhysicalName, engine.VirtualDestConsumerAdvisoryPrefix)
 		switch ds := m.DataStructure.(type) {
 		case *wire.ConsumerInfo:
+			if virtual {
+				ds = virtualDemand(ds)
+			}
 			if err := bc.addDemand(ds); err != nil {
 				return err
 			}
 		case *wire.RemoveInfo:
 			if id, ok := ds.ObjectId.(*wire.ConsumerId); ok {
+				if virtual {
+					id = virtualConsumerID(id)
+				}
 				bc.removeDemand(id.String())
 			}
 		case *wire.DestinationInfo:

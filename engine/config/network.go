@@ -77,6 +77,11 @@ type NetworkConnector struct {
 	// peer has none are destroyed. Needs conduitSubscriptions and not
 	// dynamicOnly, as in ActiveMQ.
 	SyncDurableSubs bool
+	// UseVirtualDestSubs: the bridge also reads the peer's
+	// ActiveMQ.Advisory.VirtualDestination.Consumer advisories (the peer's
+	// useVirtualDestSubs), so a consumer on a queue a virtual destination
+	// of the peer forwards to is demand for that virtual destination here.
+	UseVirtualDestSubs bool
 	// DurableDestinations are topics whose NC-DS_ network durable
 	// subscription, when one exists here from an earlier run, is
 	// re-attached at bridge start, before any demand
@@ -206,7 +211,8 @@ func (p *xmlParser) networkConnectors(e *xmlElem) {
 			"suppressDuplicateTopicSubscriptions": f("suppress_duplicate_topic_subscriptions", func(v val) {
 				l.setBool(&nc.SuppressDuplicateTopicSubscriptions, v)
 			}),
-			"syncDurableSubs": f("sync_durable_subs", func(v val) { l.setBool(&nc.SyncDurableSubs, v) }),
+			"syncDurableSubs":    f("sync_durable_subs", func(v val) { l.setBool(&nc.SyncDurableSubs, v) }),
+			"useVirtualDestSubs": f("use_virtual_dest_subs", func(v val) { l.setBool(&nc.UseVirtualDestSubs, v) }),
 		})
 		l.applyNetworkTTL(nc, &ttl)
 		nc.Duplex = duplex
@@ -312,6 +318,7 @@ func (p *yamlParser) networkConnectors(n *yaml.Node, path string) {
 			"suppress_duplicate_queue_subscriptions": p.boolean(&nc.SuppressDuplicateQueueSubscriptions),
 			"suppress_duplicate_topic_subscriptions": p.boolean(&nc.SuppressDuplicateTopicSubscriptions),
 			"sync_durable_subs":                      p.boolean(&nc.SyncDurableSubs),
+			"use_virtual_dest_subs":                  p.boolean(&nc.UseVirtualDestSubs),
 		})
 		l.applyNetworkTTL(&nc, &ttl)
 		nc.Duplex = duplex

@@ -169,7 +169,7 @@ func TestConfigNetworkRefused(t *testing.T) {
 		{"masterslave without a list", `<networkConnector uri="masterslave:tcp://h1:61616"/>`, "want masterslave:(tcp://master:port,tcp://slave:port)"},
 		{"masterslave option", `<networkConnector uri="masterslave:(tcp://h1:1,tcp://h2:2)?frob=1"/>`, "discovery option frob is not supported by Wharf yet"},
 		{"destinationFilter", `<networkConnector uri="static:(tcp://h:1)" destinationFilter="NO_DESTINATION"/>`, "attribute destinationFilter is not supported by Wharf yet"},
-		{"useVirtualDestSubs", `<networkConnector uri="static:(tcp://h:1)" useVirtualDestSubs="true"/>`, "attribute useVirtualDestSubs is not supported by Wharf yet"},
+		{"useVirtualDestSubs not a boolean", `<networkConnector uri="static:(tcp://h:1)" useVirtualDestSubs="maybe"/>`, `useVirtualDestSubs="maybe">: not a boolean`},
 		{"suppressDuplicateQueueSubscriptions not a boolean", `<networkConnector uri="static:(tcp://h:1)" suppressDuplicateQueueSubscriptions="yes please"/>`, `suppressDuplicateQueueSubscriptions="yes please">: not a boolean`},
 		{"durable queue", `<networkConnector uri="static:(tcp://h:1)"><durableDestinations><queue physicalName="Q"/></durableDestinations></networkConnector>`, "durableDestinations lists topics"},
 		{"http transport", `<networkConnector uri="static:(http://h:1)"/>`, `transport "http" is not supported for network connectors by Wharf yet`},
@@ -199,8 +199,8 @@ func TestConfigNetworkRefused(t *testing.T) {
 	wantProblem(t, err, 2, 0, "option timeToLive is not supported by Wharf yet")
 	_, err = ParseYAML(strings.NewReader("network_connectors:\n  - uri: multicast://default?loopBackMode=true\n"), "wharf.yaml", nil)
 	wantProblem(t, err, 2, 0, "discovery option loopBackMode is not supported by Wharf yet")
-	_, err = ParseYAML(strings.NewReader("network_connectors:\n  - uri: static:(tcp://h:1)\n    use_virtual_dest_subs: true\n"), "wharf.yaml", nil)
-	wantProblem(t, err, 3, 0, `unknown key "use_virtual_dest_subs"`)
+	_, err = ParseYAML(strings.NewReader("network_connectors:\n  - uri: static:(tcp://h:1)\n    destination_filter: x\n"), "wharf.yaml", nil)
+	wantProblem(t, err, 3, 0, `unknown key "destination_filter"`)
 }
 
 // seed 001's conditionalNetworkBridgeFilterFactory, in both forms, and
@@ -245,7 +245,7 @@ func TestConfigNetworkDuplicatesAndDurableSync(t *testing.T) {
 		t.Fatalf("defaults: queue %v topic %v sync %v, want false true false", d.SuppressDuplicateQueueSubscriptions, d.SuppressDuplicateTopicSubscriptions, d.SyncDurableSubs)
 	}
 	doc := netBroker(`<networkConnectors>
-      <networkConnector uri="static:(tcp://h:1)" suppressDuplicateQueueSubscriptions="true" suppressDuplicateTopicSubscriptions="false" syncDurableSubs="true">
+      <networkConnector uri="static:(tcp://h:1)" suppressDuplicateQueueSubscriptions="true" suppressDuplicateTopicSubscriptions="false" syncDurableSubs="true" useVirtualDestSubs="true">
         <durableDestinations><topic physicalName="T.DUR"/></durableDestinations>
         <dynamicallyIncludedDestinations><topic physicalName="T.>"/></dynamicallyIncludedDestinations>
       </networkConnector>
@@ -259,6 +259,7 @@ func TestConfigNetworkDuplicatesAndDurableSync(t *testing.T) {
     suppress_duplicate_queue_subscriptions: true
     suppress_duplicate_topic_subscriptions: false
     sync_durable_subs: true
+    use_virtual_dest_subs: true
     durable_destinations: [{topic: T.DUR}]
     dynamically_included_destinations: [{topic: T.>}]
 `), "wharf.yaml", nil)
@@ -267,7 +268,7 @@ func TestConfigNetworkDuplicatesAndDurableSync(t *testing.T) {
 	}
 	for form, c := range map[string]*Config{"XML": x, "YAML": y} {
 		nc := c.NetworkConnectors[0]
-		if !nc.SuppressDuplicateQueueSubscriptions || nc.SuppressDuplicateTopicSubscriptions || !nc.SyncDurableSubs ||
+		if !nc.SuppressDuplicateQueueSubscriptions || nc.SuppressDuplicateTopicSubscriptions || !nc.SyncDurableSubs || !nc.UseVirtualDestSubs ||
 			!reflect.DeepEqual(nc.DurableDestinations, []message.Destination{message.TopicDest("T.DUR")}) {
 			t.Errorf("%s: queue %v topic %v sync %v durable %v", form, nc.SuppressDuplicateQueueSubscriptions, nc.SuppressDuplicateTopicSubscriptions, nc.SyncDurableSubs, nc.DurableDestinations)
 		}
