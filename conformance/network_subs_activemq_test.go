@@ -148,7 +148,8 @@ func nonPersistentSend(t *testing.T, addr, dest, prefix string, n int) {
 // Consumer.A.VirtualTopic.Orders only; A's connector (useVirtualDestSubs,
 // VirtualTopic.> dynamically included) makes it demand for the topic
 // VirtualTopic.Orders, so the 10 messages published there on A reach
-// B's consumer, in every pairing as in the all-ActiveMQ one.
+// B's consumer, in every pairing as in the all-ActiveMQ one; when that
+// consumer goes, A's demand goes too.
 func TestConformanceNetworkVirtualDestSubsMixed(t *testing.T) {
 	skipWithoutActiveMQ(t)
 	for _, pair := range [][2]string{{"activemq", "activemq"}, {"wharf", "activemq"}, {"activemq", "wharf"}} {
@@ -176,6 +177,36 @@ func TestConformanceNetworkVirtualDestSubsMixed(t *testing.T) {
 			waitNetworkConsumers(t, aAddr, "topic://VirtualTopic.Orders", 1)
 			netSendP(t, aAddr, "topic://VirtualTopic.Orders", "v", 10)
 			netReceiveP(t, k, "v", 10)
+			// The consumer goes: so does A's network consumer for the
+			// topic (the peer's RemoveInfo on the virtual destination
+			// advisory topic).
+			adv := netConsumer(t, aAddr, "topic://ActiveMQ.Advisory.Consumer.Topic.VirtualTopic.Orders")
+			live := map[string]bool{}
+			closed := false
+			for !closed || len(live) > 0 {
+				if !closed && len(live) == 1 {
+					if err := k.Close(); err != nil {
+						t.Fatal(err)
+					}
+					closed = true
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				m, err := adv.Receive(ctx)
+				cancel()
+				if err != nil {
+					t.Fatalf("A's network consumers on VirtualTopic.Orders %v (consumer closed: %v): %v", live, closed, err)
+				}
+				switch x := m.DataStructure.(type) {
+				case *wire.ConsumerInfo:
+					if x.NetworkSubscription {
+						live[x.ConsumerId.String()] = true
+					}
+				case *wire.RemoveInfo:
+					if id, ok := x.ObjectId.(*wire.ConsumerId); ok {
+						delete(live, id.String())
+					}
+				}
+			}
 		})
 	}
 }
