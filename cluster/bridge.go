@@ -126,6 +126,12 @@ func (b *bridge) connect(ctx context.Context) (connected bool, err error) {
 		NetworkConnection: true,
 		NetworkProperties: networkProperties(nc, localName),
 	}
+	if nc.SyncDurableSubs {
+		// This broker's durable subscriptions, after the BrokerInfo, as
+		// ActiveMQ's bridge sends them (the peer uses them only when it
+		// runs a duplex bridge back, which Wharf's peers do not ask for).
+		o.BrokerSubscriptionInfo = b.localSubscriptionInfo()
+	}
 	// The peer's BrokerSubscriptionInfo may come before Dial returns
 	// (durablesync.go).
 	bsiCh := make(chan *wire.BrokerSubscriptionInfo, 1)

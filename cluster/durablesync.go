@@ -198,3 +198,14 @@ func (bc *bridgeConn) isDirectBridgeConsumer(ci *wire.ConsumerInfo) bool {
 	return strings.HasPrefix(ci.SubscriptionName, durableSubPrefix) &&
 		(ci.ClientId == "" || strings.HasPrefix(ci.ClientId, bc.b.nc.Name))
 }
+
+// localSubscriptionInfo is this broker's BrokerSubscriptionInfo for the
+// connector: its durable subscriptions on the dynamically included
+// topics (NetworkBridgeUtils.getBrokerSubscriptionInfo).
+func (b *bridge) localSubscriptionInfo() *wire.BrokerSubscriptionInfo {
+	var subs []marshal.DurableSub
+	for _, d := range b.e.AllDurableSubs() {
+		subs = append(subs, marshal.DurableSub{ClientID: d.Key.ClientID, Name: d.Key.Name, Selector: d.Selector, Destination: d.Destination, NoLocal: d.NoLocal})
+	}
+	return marshal.BrokerSubscriptionInfo(b.e.BrokerID(), b.e.BrokerName(), subs, b.nc.DynamicallyIncluded)
+}

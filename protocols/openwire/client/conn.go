@@ -217,6 +217,12 @@ func (c *Conn) open(ctx context.Context, addr string) error {
 		if err := c.oneway(&bi); err != nil {
 			return ctxErr(ctx, err)
 		}
+		if o.BrokerSubscriptionInfo != nil && f.Version >= 12 {
+			bsi := *o.BrokerSubscriptionInfo
+			if err := c.oneway(&bsi); err != nil {
+				return ctxErr(ctx, err)
+			}
+		}
 	}
 	info := &wire.ConnectionInfo{
 		ConnectionId: c.id,

@@ -21,6 +21,11 @@ type Options struct {
 	// a network bridge introduces its broker to the remote one
 	// (DemandForwardingBridgeSupport: BrokerInfo with networkConnection).
 	BrokerInfo *wire.BrokerInfo
+	// BrokerSubscriptionInfo, when set with BrokerInfo, is sent (one-way)
+	// right after it, as a bridge with syncDurableSubs does
+	// (DemandForwardingBridgeSupport.startRemoteBridge); only on
+	// OpenWire 12 or later.
+	BrokerSubscriptionInfo *wire.BrokerSubscriptionInfo
 
 	// Version is the highest OpenWire version advertised; 0 means 12.
 	Version int
