@@ -432,7 +432,11 @@ func (bc *bridgeConn) addDemand(ci *wire.ConsumerInfo) error {
 			return nil
 		}
 		defer func() {
-			if _, served := bc.byConsumer[id]; served {
+			// Runs after lmu's release (defers run last first).
+			bc.lmu.Lock()
+			_, served := bc.byConsumer[id]
+			bc.lmu.Unlock()
+			if served {
 				reg.claim(cl)
 			}
 		}()

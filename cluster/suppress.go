@@ -111,7 +111,13 @@ func (r *dupRegistry) checkDuplicate(bc *bridgeConn, c *claim) bool {
 	return true
 }
 
+// claim records c (r.mu held); a replayed consumer's claim is kept once.
 func (r *dupRegistry) claim(c *claim) {
+	for _, ex := range r.claims[c.dest] {
+		if ex.bc == c.bc && ex.consumer == c.consumer {
+			return
+		}
+	}
 	r.claims[c.dest] = append(r.claims[c.dest], c)
 }
 
