@@ -124,6 +124,24 @@ func (b *bridge) connect(ctx context.Context) (connected bool, err error) {
 		BrokerId:          &wire.BrokerId{Value: localID},
 		BrokerName:        localName,
 		NetworkConnection: true,
+		NetworkProperties: networkProperties(nc, localName),
+	}
+	if nc.SyncDurableSubs {
+		// This broker's durable subscriptions, after the BrokerInfo, as
+		// ActiveMQ's bridge sends them (the peer uses them only when it
+		// runs a duplex bridge back, which Wharf's peers do not ask for).
+		o.BrokerSubscriptionInfo = b.localSubscriptionInfo()
+	}
+	// The peer's BrokerSubscriptionInfo may come before Dial returns
+	// (durablesync.go).
+	bsiCh := make(chan *wire.BrokerSubscriptionInfo, 1)
+	o.OnCommand = func(ds wire.DataStructure) {
+		if x, ok := ds.(*wire.BrokerSubscriptionInfo); ok {
+			select {
+			case bsiCh <- x:
+			default:
+			}
+		}
 	}
 	o.Logger = b.log
 	o.OnError = func(err error) { b.log.Warn("network bridge: remote broker reported an error", "err", err) }
@@ -172,6 +190,7 @@ func (b *bridge) connect(ctx context.Context) (connected bool, err error) {
 			return false, err
 		}
 	}
+	bc.restoreDurables()
 	before := b.forwarded.Load()
 	bc.log.Info("network bridge started", "remote_id", remoteID, "remote_addr", peer, "local_broker", localName, "duplex", nc.Duplex)
 	b.bridgeAdvisory(bi, peer, true)
@@ -184,8 +203,9 @@ func (b *bridge) connect(ctx context.Context) (connected bool, err error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 3)
+	errc := make(chan error, 4)
 	go func() { errc <- bc.forwardLoop(ctx) }()
+	go func() { errc <- bc.syncLoop(ctx, bsiCh) }()
 	if adv != nil {
 		go func() { errc <- bc.demandLoop(ctx, adv) }()
 	}
@@ -211,6 +231,9 @@ func advisoryFilter(nc config.NetworkConnector) string {
 	var names []string
 	if len(nc.DynamicallyIncluded) == 0 {
 		names = append(names, engine.AdvisoryPrefix+"Consumer.>")
+		if nc.UseVirtualDestSubs {
+			names = append(names, engine.VirtualDestConsumerAdvisoryPrefix+">")
+		}
 	}
 	for _, d := range nc.DynamicallyIncluded {
 		kind := "Queue."
@@ -218,6 +241,10 @@ func advisoryFilter(nc config.NetworkConnector) string {
 			kind = "Topic."
 		}
 		names = append(names, engine.AdvisoryPrefix+"Consumer."+kind+d.Name)
+		if nc.UseVirtualDestSubs {
+			// NetworkBridgeConfiguration.getDestinationFilter.
+			names = append(names, engine.VirtualDestConsumerAdvisoryPrefix+kind+d.Name)
+		}
 	}
 	if nc.BridgeTempDestinations {
 		// temp.go. The consumers on them are under Consumer.>; with
@@ -284,6 +311,7 @@ func (bc *bridgeConn) Deliver(d engine.Delivery) {
 }
 
 func (bc *bridgeConn) close() {
+	registryOf(bc.b.e).forget(bc)
 	bc.lmu.Lock()
 	defer bc.lmu.Unlock()
 	for _, d := range bc.demands {
@@ -301,7 +329,7 @@ func (bc *bridgeConn) addStatic(d message.Destination) error {
 	if bc.demands[key] != nil {
 		return nil
 	}
-	sub, err := bc.subscribe(d, "", 0, []string{bc.remoteID}, "")
+	sub, err := bc.subscribe(d, "", 0, []string{bc.remoteID}, "", nil)
 	if err != nil {
 		return fmt.Errorf("statically included %s: %w", d, err)
 	}
@@ -310,25 +338,18 @@ func (bc *bridgeConn) addStatic(d message.Destination) error {
 	return nil
 }
 
-// subscribe makes a local network subscription (lmu held).
-func (bc *bridgeConn) subscribe(d message.Destination, selector string, priority int8, path []string, durableName string) (*engine.Subscription, error) {
+// subscribe makes a local network subscription (lmu held); consumers are
+// the original consumers it serves (its advisory's networkConsumerPath).
+func (bc *bridgeConn) subscribe(d message.Destination, selector string, priority int8, path []string, durableName string, consumers []string) (*engine.Subscription, error) {
 	nc := bc.b.nc
-	if nc.DecreaseNetworkConsumerPriority {
-		// DemandForwardingBridgeSupport: the base, lowered further by
-		// the hops of demand that came from further away.
-		priority = networkConsumerPriority
-		if len(path) > 1 {
-			priority -= int8(len(path) + 1)
-		}
-	}
 	return bc.lc.Subscribe(engine.SubSpec{
 		Destination: d,
 		Selector:    selector,
 		Prefetch:    nc.PrefetchSize,
 		AckMode:     engine.AckIndividual,
-		Priority:    priority,
+		Priority:    bc.demandPriority(priority, path),
 		DurableName: durableName,
-		Network:     &engine.NetworkSpec{BrokerPath: path, RemoteBrokerID: bc.remoteID, MessageTTL: nc.MessageTTL},
+		Network:     &engine.NetworkSpec{BrokerPath: path, RemoteBrokerID: bc.remoteID, MessageTTL: nc.MessageTTL, ConsumerPath: consumers},
 	}, bc)
 }
 
@@ -339,13 +360,20 @@ func (bc *bridgeConn) demandLoop(ctx context.Context, adv *client.Consumer) erro
 		if err != nil {
 			return fmt.Errorf("consumer advisories: %w", err)
 		}
+		virtual := m.Destination != nil && strings.HasPrefix(m.Destination.PhysicalName, engine.VirtualDestConsumerAdvisoryPrefix)
 		switch ds := m.DataStructure.(type) {
 		case *wire.ConsumerInfo:
+			if virtual {
+				ds = virtualDemand(ds)
+			}
 			if err := bc.addDemand(ds); err != nil {
 				return err
 			}
 		case *wire.RemoveInfo:
 			if id, ok := ds.ObjectId.(*wire.ConsumerId); ok {
+				if virtual {
+					id = virtualConsumerID(id)
+				}
 				bc.removeDemand(id.String())
 			}
 		case *wire.DestinationInfo:
@@ -391,6 +419,28 @@ func (bc *bridgeConn) addDemand(ci *wire.ConsumerInfo) error {
 		return nil
 	}
 	path = append(path, bc.remoteID)
+	durable := d.Type.IsTopic() && ci.SubscriptionName != ""
+	var cl *claim
+	if bc.suppresses(d) && !durable {
+		// suppress.go. Durable demand is never suppressed here (ActiveMQ
+		// keeps a duplicate of an inactive durable subscription).
+		reg := registryOf(bc.b.e)
+		reg.mu.Lock()
+		defer reg.mu.Unlock()
+		cl = &claim{bc: bc, consumer: id, dest: d.String(), origins: origins(ci), priority: bc.demandPriority(ci.Priority, path)}
+		if !reg.checkDuplicate(bc, cl) {
+			return nil
+		}
+		defer func() {
+			// Runs after lmu's release (defers run last first).
+			bc.lmu.Lock()
+			_, served := bc.byConsumer[id]
+			bc.lmu.Unlock()
+			if served {
+				reg.claim(cl)
+			}
+		}()
+	}
 	bc.lmu.Lock()
 	defer bc.lmu.Unlock()
 	if _, dup := bc.byConsumer[id]; dup {
@@ -403,7 +453,6 @@ func (bc *bridgeConn) addDemand(ci *wire.ConsumerInfo) error {
 		// cannot apply one's selector (seed 001).
 		key, selector = d.String(), ""
 	}
-	durable := d.Type.IsTopic() && ci.SubscriptionName != ""
 	if durable {
 		// DurableConduitBridge: one durable subscription per topic,
 		// without selector, whatever conduitSubscriptions says.
@@ -445,7 +494,7 @@ func (bc *bridgeConn) addDemand(ci *wire.ConsumerInfo) error {
 		if durable {
 			durableName = bc.durableName(d)
 		}
-		sub, err := bc.subscribe(d, selector, ci.Priority, path, durableName)
+		sub, err := bc.subscribe(d, selector, ci.Priority, path, durableName, origins(ci))
 		if err != nil {
 			// A destination the local broker refuses is the peer's
 			// consumer's problem, not the bridge's.
@@ -468,6 +517,16 @@ func (bc *bridgeConn) addDemand(ci *wire.ConsumerInfo) error {
 }
 
 func (bc *bridgeConn) removeDemand(id string) {
+	reg := registryOf(bc.b.e)
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	reg.unclaim(bc, id)
+	bc.removeDemandLocked(id)
+}
+
+// removeDemandLocked drops remote consumer id's demand (the registry's mu
+// held, not lmu).
+func (bc *bridgeConn) removeDemandLocked(id string) {
 	bc.lmu.Lock()
 	defer bc.lmu.Unlock()
 	key, ok := bc.byConsumer[id]

@@ -40,7 +40,16 @@
 //   - When the remote consumer goes (its RemoveInfo advisory), the demand
 //     is dropped; the last one of a conduit closes the local subscription.
 //   - A remote durable subscriber is served by a local durable
-//     subscription that outlives its subscriber's connection (durable.go).
+//     subscription that outlives its subscriber's connection (durable.go);
+//     with syncDurableSubs the peer's offline ones are learnt on
+//     connection, and durableDestinations are re-attached at start
+//     (durablesync.go).
+//   - A remote consumer this broker already serves through another bridge
+//     (the same original consumer) is not served twice
+//     (suppressDuplicate*Subscriptions, suppress.go).
+//   - With useVirtualDestSubs a consumer on a peer's virtual topic
+//     consumer queue or composite forwardTo is demand for the virtual
+//     destination (virtual.go).
 //   - The peer's temporary destinations are made here too, so a reply to
 //     a JMSReplyTo on the peer crosses back (temp.go).
 //   - statically included destinations are subscribed at once, whatever

@@ -178,6 +178,9 @@ func consumerInfo(sub *Subscription) *message.Advisory {
 		a.Fields = append(a.Fields,
 			message.Property{Name: "NetworkSubscription", Value: message.BoolValue(true)},
 			str("BrokerPath", strings.Join(n.BrokerPath, ",")))
+		if len(n.ConsumerPath) > 0 {
+			a.Fields = append(a.Fields, str("NetworkConsumerPath", strings.Join(n.ConsumerPath, ",")))
+		}
 	}
 	return a
 }
@@ -195,6 +198,7 @@ func (e *Engine) consumerAdded(sub *Subscription) {
 	e.mu.Unlock()
 	e.fire(e.newAdvisory(consumerAdvisoryTopic(sub.spec.Destination), consumerInfo(sub),
 		message.Property{Name: "consumerCount", Value: message.IntValue(int32(n))}), nil)
+	e.virtualConsumerAdvisories(sub, false, nil) // virtualsubs.go
 }
 
 func (e *Engine) consumerRemoved(sub *Subscription) {
@@ -211,6 +215,7 @@ func (e *Engine) consumerRemoved(sub *Subscription) {
 	e.mu.Unlock()
 	e.fire(e.newAdvisory(consumerAdvisoryTopic(sub.spec.Destination), removeInfo(sub.consumerID()),
 		message.Property{Name: "consumerCount", Value: message.IntValue(int32(n))}), nil)
+	e.virtualConsumerAdvisories(sub, true, nil) // virtualsubs.go
 }
 
 func (e *Engine) countConsumersLocked(d message.Destination) int {
@@ -396,6 +401,9 @@ func (e *Engine) replayAdvisories(sub *Subscription) {
 		if t := consumerAdvisoryTopic(s.spec.Destination); wants(t) && s != sub {
 			e.fire(e.newAdvisory(t, consumerInfo(s),
 				message.Property{Name: "consumerCount", Value: message.IntValue(int32(subCount[s]))}), sub)
+		}
+		if s != sub {
+			e.virtualConsumerAdvisories(s, false, sub)
 		}
 	}
 }

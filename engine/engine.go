@@ -56,6 +56,13 @@ type Options struct {
 	// CompositeFor returns the configured composite queue or topic that
 	// intercepts sends to a destination, or nil; nil means none configured.
 	CompositeFor func(message.Destination) *Composite
+	// UseVirtualDestSubs (<broker useVirtualDestSubs>) advertises a
+	// consumer on a queue a virtual destination forwards to as a consumer
+	// of the virtual destination too (virtualsubs.go);
+	// CompositesForwardingTo lists the composites that forward to a
+	// destination (nil: none configured).
+	UseVirtualDestSubs     bool
+	CompositesForwardingTo func(message.Destination) []message.Destination
 	// DisableAdvisories turns advisory messages off (<broker
 	// advisorySupport="false">).
 	DisableAdvisories bool

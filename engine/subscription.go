@@ -96,6 +96,12 @@ type NetworkSpec struct {
 	// MessageTTL: a message that crossed this many brokers is not
 	// dispatched to the subscription.
 	MessageTTL int
+	// ConsumerPath are the ids of the original remote consumers the
+	// demand serves (ActiveMQ's ConsumerInfo networkConsumerPath): its
+	// Consumer advisory carries them, so that a broker reached by the
+	// same demand along two paths can serve it once
+	// (suppressDuplicate*Subscriptions).
+	ConsumerPath []string
 }
 
 // admits is NetworkBridgeFilter.matchesForwardingFilter: not back to a

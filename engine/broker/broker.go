@@ -198,6 +198,8 @@ func (b *Broker) start(ctx context.Context, o Options) (err error) {
 		SchedulerSupport:                     cfg.SchedulerSupport,
 		DisableStatistics:                    !cfg.EnableStatistics,
 		CompositeFor:                         composites,
+		UseVirtualDestSubs:                   cfg.UseVirtualDestSubs,
+		CompositesForwardingTo:               compositesForwardingTo(cfg),
 	}
 	if err := b.startSecurity(o.Factories.Security, &eo); err != nil {
 		return err
@@ -703,4 +705,26 @@ func publishable(scheme string, a net.Addr) string {
 		}
 	}
 	return scheme + "://" + net.JoinHostPort(host, port)
+}
+
+// compositesForwardingTo lists, for a destination, the composites that
+// forward to it (DestinationFilterVirtualDestinationMatcher), for the
+// virtual destination consumer advisories of useVirtualDestSubs; nil
+// without composites.
+func compositesForwardingTo(cfg *config.Config) func(message.Destination) []message.Destination {
+	if len(cfg.Composites) == 0 {
+		return nil
+	}
+	return func(d message.Destination) []message.Destination {
+		var out []message.Destination
+		for i := range cfg.Composites {
+			for _, f := range cfg.Composites[i].ForwardTo {
+				if f.Destination.Matches(d) {
+					out = append(out, cfg.Composites[i].Destination)
+					break
+				}
+			}
+		}
+		return out
+	}
 }

@@ -55,6 +55,13 @@ type Config struct {
 	// the flag also decides whether consumer queues of virtual topics are
 	// recreated at start (BrokerService.startVirtualConsumerDestinations).
 	UseVirtualTopics bool
+	// UseVirtualDestSubs is <broker useVirtualDestSubs>: a consumer on a
+	// queue a virtual destination forwards to (a virtual topic's consumer
+	// queue, a composite's forwardTo) is also advertised as a consumer of
+	// the virtual destination on ActiveMQ.Advisory.VirtualDestination.
+	// Consumer.*, so a network bridge with useVirtualDestSubs makes demand
+	// for it.
+	UseVirtualDestSubs bool
 	// OfflineDurableSubscriberTimeout is <broker offlineDurableSubscriberTimeout>
 	// (ms in XML): durable subscriptions offline longer than this are
 	// destroyed. 0 means never (ActiveMQ writes -1).

@@ -840,6 +840,8 @@ func TestConfigBrokerAndUsageAttributes(t *testing.T) {
 			func(c *Config) bool { return c.TmpDataDirectory == "/spill" }},
 		{"anonymousProducerAdvisorySupport", `anonymousProducerAdvisorySupport="true"`, "", "anonymous_producer_advisory_support: true\n",
 			func(c *Config) bool { return c.AnonymousProducerAdvisorySupport }},
+		{"useVirtualDestSubs", `useVirtualDestSubs="true"`, "", "use_virtual_dest_subs: true\n",
+			func(c *Config) bool { return c.UseVirtualDestSubs }},
 		{"useVirtualTopics", `useVirtualTopics="false"`, "", "use_virtual_topics: false\n",
 			func(c *Config) bool {
 				return !c.UseVirtualTopics && len(c.VirtualTopics) == 0 && !c.InterceptorsConfigured

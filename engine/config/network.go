@@ -57,12 +57,36 @@ type NetworkConnector struct {
 	// DecreaseNetworkConsumerPriority gives bridge consumers priority
 	// -5 minus the hops of the demand, so local consumers are preferred.
 	DecreaseNetworkConsumerPriority bool
-	// DynamicOnly is ActiveMQ's flag that network durable subscriptions
-	// are activated only by demand, never restored at start. Wharf's
-	// bridges never restore any at start (<durableDestinations> is
-	// refused): a remote durable subscriber's demand re-attaches its
-	// NC-DS_ subscription, so both values behave as true does.
+	// DynamicOnly: network durable subscriptions are activated only by
+	// demand; DurableDestinations are not restored at start and the
+	// peer's BrokerSubscriptionInfo is ignored (ActiveMQ's
+	// DurableConduitBridge and DemandForwardingBridgeSupport).
 	DynamicOnly bool
+	// SuppressDuplicateQueueSubscriptions (false) and
+	// SuppressDuplicateTopicSubscriptions (true): a remote consumer
+	// whose demand this broker already serves through another bridge
+	// (the same original consumer, by its networkConsumerPath) is not
+	// served twice; the higher priority demand wins, the first on a tie
+	// (DemandForwardingBridgeSupport.duplicateSuppressionIsRequired).
+	SuppressDuplicateQueueSubscriptions bool
+	SuppressDuplicateTopicSubscriptions bool
+	// SyncDurableSubs: the bridge asks the peer (networkProperties in
+	// its BrokerInfo) for its durable subscriptions on connection, and
+	// serves those on DynamicallyIncluded topics as demand even while
+	// their subscribers are offline; NC-DS_ subscriptions for which the
+	// peer has none are destroyed. Needs conduitSubscriptions and not
+	// dynamicOnly, as in ActiveMQ.
+	SyncDurableSubs bool
+	// UseVirtualDestSubs: the bridge also reads the peer's
+	// ActiveMQ.Advisory.VirtualDestination.Consumer advisories (the peer's
+	// useVirtualDestSubs), so a consumer on a queue a virtual destination
+	// of the peer forwards to is demand for that virtual destination here.
+	UseVirtualDestSubs bool
+	// DurableDestinations are topics whose NC-DS_ network durable
+	// subscription, when one exists here from an earlier run, is
+	// re-attached at bridge start, before any demand
+	// (DurableConduitBridge.setupStaticDestinations).
+	DurableDestinations []message.Destination
 	// StaticBridge: no advisory subscription at all; only the statically
 	// included destinations are forwarded.
 	StaticBridge bool
@@ -112,6 +136,8 @@ func DefaultNetworkConnector() NetworkConnector {
 		ConsumerTTL:            1,
 		PrefetchSize:           1000,
 		BridgeTempDestinations: true, // NetworkBridgeConfiguration.bridgeTempDestinations
+		// NetworkBridgeConfiguration's defaults.
+		SuppressDuplicateTopicSubscriptions: true,
 	}
 }
 
@@ -179,6 +205,14 @@ func (p *xmlParser) networkConnectors(e *xmlElem) {
 			"bridgeTempDestinations":          f("bridge_temp_destinations", func(v val) { l.setBool(&nc.BridgeTempDestinations, v) }),
 			"userName":                        f("user_name", func(v val) { l.setString(&nc.UserName, v) }),
 			"password":                        f("password", func(v val) { l.setString(&nc.Password, v) }),
+			"suppressDuplicateQueueSubscriptions": f("suppress_duplicate_queue_subscriptions", func(v val) {
+				l.setBool(&nc.SuppressDuplicateQueueSubscriptions, v)
+			}),
+			"suppressDuplicateTopicSubscriptions": f("suppress_duplicate_topic_subscriptions", func(v val) {
+				l.setBool(&nc.SuppressDuplicateTopicSubscriptions, v)
+			}),
+			"syncDurableSubs":    f("sync_durable_subs", func(v val) { l.setBool(&nc.SyncDurableSubs, v) }),
+			"useVirtualDestSubs": f("use_virtual_dest_subs", func(v val) { l.setBool(&nc.UseVirtualDestSubs, v) }),
 		})
 		l.applyNetworkTTL(nc, &ttl)
 		nc.Duplex = duplex
@@ -193,6 +227,8 @@ func (p *xmlParser) networkConnectors(e *xmlElem) {
 				dst, key = &nc.Excluded, "excluded_destinations"
 			case "staticallyIncludedDestinations":
 				dst, key = &nc.StaticallyIncluded, "statically_included_destinations"
+			case "durableDestinations":
+				dst, key = &nc.DurableDestinations, "durable_destinations"
 			default:
 				p.unsupported(kk, path, "")
 				continue
@@ -267,17 +303,22 @@ func (p *yamlParser) networkConnectors(n *yaml.Node, path string) {
 				ttl.cSet = true
 				p.integer(&nc.ConsumerTTL)(n, path)
 			},
-			"decrease_network_consumer_priority": p.boolean(&nc.DecreaseNetworkConsumerPriority),
-			"dynamic_only":                       p.boolean(&nc.DynamicOnly),
-			"static_bridge":                      p.boolean(&nc.StaticBridge),
-			"prefetch_size":                      p.integer(&nc.PrefetchSize),
-			"always_sync_send":                   p.boolean(&nc.AlwaysSyncSend),
-			"bridge_temp_destinations":           p.boolean(&nc.BridgeTempDestinations),
-			"user_name":                          p.str(&nc.UserName),
-			"password":                           p.str(&nc.Password),
-			"dynamically_included_destinations":  dests(&nc.DynamicallyIncluded),
-			"excluded_destinations":              dests(&nc.Excluded),
-			"statically_included_destinations":   dests(&nc.StaticallyIncluded),
+			"decrease_network_consumer_priority":     p.boolean(&nc.DecreaseNetworkConsumerPriority),
+			"dynamic_only":                           p.boolean(&nc.DynamicOnly),
+			"static_bridge":                          p.boolean(&nc.StaticBridge),
+			"prefetch_size":                          p.integer(&nc.PrefetchSize),
+			"always_sync_send":                       p.boolean(&nc.AlwaysSyncSend),
+			"bridge_temp_destinations":               p.boolean(&nc.BridgeTempDestinations),
+			"user_name":                              p.str(&nc.UserName),
+			"password":                               p.str(&nc.Password),
+			"dynamically_included_destinations":      dests(&nc.DynamicallyIncluded),
+			"excluded_destinations":                  dests(&nc.Excluded),
+			"statically_included_destinations":       dests(&nc.StaticallyIncluded),
+			"durable_destinations":                   dests(&nc.DurableDestinations),
+			"suppress_duplicate_queue_subscriptions": p.boolean(&nc.SuppressDuplicateQueueSubscriptions),
+			"suppress_duplicate_topic_subscriptions": p.boolean(&nc.SuppressDuplicateTopicSubscriptions),
+			"sync_durable_subs":                      p.boolean(&nc.SyncDurableSubs),
+			"use_virtual_dest_subs":                  p.boolean(&nc.UseVirtualDestSubs),
 		})
 		l.applyNetworkTTL(&nc, &ttl)
 		nc.Duplex = duplex
@@ -535,11 +576,15 @@ func (l *loader) validateNetwork() {
 		for _, list := range []struct {
 			key   string
 			dests []message.Destination
-		}{{"dynamically_included_destinations", nc.DynamicallyIncluded}, {"excluded_destinations", nc.Excluded}, {"statically_included_destinations", nc.StaticallyIncluded}} {
+		}{{"dynamically_included_destinations", nc.DynamicallyIncluded}, {"excluded_destinations", nc.Excluded}, {"statically_included_destinations", nc.StaticallyIncluded}, {"durable_destinations", nc.DurableDestinations}} {
 			for j, d := range list.dests {
 				dp := fmt.Sprintf("%s.%s[%d]", path, list.key, j)
 				if d.Name == "" {
 					l.fail(dp, "physicalName is required")
+				} else if list.key == "durable_destinations" && !d.Type.IsTopic() {
+					// Durable subscriptions are on topics (ActiveMQ's
+					// NetworkConnector keeps only the topics of the list).
+					l.fail(dp, "%s: durableDestinations lists topics (network durable subscriptions are on topics)", d)
 				} else if list.key == "statically_included_destinations" && d.IsWildcard() {
 					// The seed: wildcards only in excluded and dynamically
 					// included destinations.

@@ -48,7 +48,8 @@ func TestConfigNetworkSeedExample(t *testing.T) {
 		UseExponentialBackOff: false, BackOffMultiplier: 3, MaxReconnectAttempts: 4,
 		Duplex: true, ConduitSubscriptions: false, MessageTTL: 3, ConsumerTTL: 2,
 		DecreaseNetworkConsumerPriority: true, DynamicOnly: true, PrefetchSize: 10, AlwaysSyncSend: true,
-		UserName: "u", Password: "p",
+		SuppressDuplicateTopicSubscriptions: true,
+		UserName:                            "u", Password: "p",
 		DynamicallyIncluded: []message.Destination{message.QueueDest("include.test.foo"), message.TopicDest("include.test.bar")},
 		Excluded:            []message.Destination{message.QueueDest("exclude.test.foo"), message.TopicDest(">")},
 		StaticallyIncluded:  []message.Destination{message.QueueDest("always.include.queue"), message.TopicDest("always.include.topic")},
@@ -168,9 +169,9 @@ func TestConfigNetworkRefused(t *testing.T) {
 		{"masterslave without a list", `<networkConnector uri="masterslave:tcp://h1:61616"/>`, "want masterslave:(tcp://master:port,tcp://slave:port)"},
 		{"masterslave option", `<networkConnector uri="masterslave:(tcp://h1:1,tcp://h2:2)?frob=1"/>`, "discovery option frob is not supported by Wharf yet"},
 		{"destinationFilter", `<networkConnector uri="static:(tcp://h:1)" destinationFilter="NO_DESTINATION"/>`, "attribute destinationFilter is not supported by Wharf yet"},
-		{"useVirtualDestSubs", `<networkConnector uri="static:(tcp://h:1)" useVirtualDestSubs="true"/>`, "attribute useVirtualDestSubs is not supported by Wharf yet"},
-		{"suppressDuplicateQueueSubscriptions", `<networkConnector uri="static:(tcp://h:1)" suppressDuplicateQueueSubscriptions="true"/>`, "attribute suppressDuplicateQueueSubscriptions is not supported by Wharf yet"},
-		{"suppressDuplicateTopicSubscriptions", `<networkConnector uri="static:(tcp://h:1)" suppressDuplicateTopicSubscriptions="true"/>`, "attribute suppressDuplicateTopicSubscriptions is not supported by Wharf yet"},
+		{"useVirtualDestSubs not a boolean", `<networkConnector uri="static:(tcp://h:1)" useVirtualDestSubs="maybe"/>`, `useVirtualDestSubs="maybe">: not a boolean`},
+		{"suppressDuplicateQueueSubscriptions not a boolean", `<networkConnector uri="static:(tcp://h:1)" suppressDuplicateQueueSubscriptions="yes please"/>`, `suppressDuplicateQueueSubscriptions="yes please">: not a boolean`},
+		{"durable queue", `<networkConnector uri="static:(tcp://h:1)"><durableDestinations><queue physicalName="Q"/></durableDestinations></networkConnector>`, "durableDestinations lists topics"},
 		{"http transport", `<networkConnector uri="static:(http://h:1)"/>`, `transport "http" is not supported for network connectors by Wharf yet`},
 		{"unknown option", `<networkConnector uri="static:(tcp://h:1)?frob=1"/>`, "discovery option frob is not supported by Wharf yet"},
 		{"bad multiplier", `<networkConnector uri="static:(tcp://h:1)?backOffMultiplier=1.5"/>`, `discovery option backOffMultiplier: "1.5" is not a whole number`},
@@ -181,7 +182,7 @@ func TestConfigNetworkRefused(t *testing.T) {
 		{"static wildcard", `<networkConnector uri="static:(tcp://h:1)"><staticallyIncludedDestinations><queue physicalName="a.>"/></staticallyIncludedDestinations></networkConnector>`, "wildcards are allowed only in excludedDestinations and dynamicallyIncludedDestinations"},
 		{"same name", `<networkConnector uri="static:(tcp://h:1)"/><networkConnector uri="static:(tcp://h:2)"/>`, `"NC" is also the name of network connector 0`},
 		{"static bridge without destinations", `<networkConnector uri="static:(tcp://h:1)" staticBridge="true"/>`, "a static bridge forwards only its staticallyIncludedDestinations, and there are none"},
-		{"unknown child", `<networkConnector uri="static:(tcp://h:1)"><durableDestinations/></networkConnector>`, "<durableDestinations> is not supported by Wharf yet"},
+		{"unknown child", `<networkConnector uri="static:(tcp://h:1)"><frobDestinations/></networkConnector>`, "<frobDestinations> is not supported by Wharf yet"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -198,8 +199,8 @@ func TestConfigNetworkRefused(t *testing.T) {
 	wantProblem(t, err, 2, 0, "option timeToLive is not supported by Wharf yet")
 	_, err = ParseYAML(strings.NewReader("network_connectors:\n  - uri: multicast://default?loopBackMode=true\n"), "wharf.yaml", nil)
 	wantProblem(t, err, 2, 0, "discovery option loopBackMode is not supported by Wharf yet")
-	_, err = ParseYAML(strings.NewReader("network_connectors:\n  - uri: static:(tcp://h:1)\n    use_virtual_dest_subs: true\n"), "wharf.yaml", nil)
-	wantProblem(t, err, 3, 0, `unknown key "use_virtual_dest_subs"`)
+	_, err = ParseYAML(strings.NewReader("network_connectors:\n  - uri: static:(tcp://h:1)\n    destination_filter: x\n"), "wharf.yaml", nil)
+	wantProblem(t, err, 3, 0, `unknown key "destination_filter"`)
 }
 
 // seed 001's conditionalNetworkBridgeFilterFactory, in both forms, and
@@ -232,6 +233,44 @@ func TestConfigReplayWhenNoConsumers(t *testing.T) {
 		_, err := ParseXML(strings.NewReader(policy(tc.entry)), "activemq.xml", nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error containing %q", tc.entry, err, tc.want)
+		}
+	}
+}
+
+// suppressDuplicate*, syncDurableSubs and <durableDestinations>, in both
+// forms, with ActiveMQ's defaults (topics suppressed, queues not).
+func TestConfigNetworkDuplicatesAndDurableSync(t *testing.T) {
+	d := DefaultNetworkConnector()
+	if d.SuppressDuplicateQueueSubscriptions || !d.SuppressDuplicateTopicSubscriptions || d.SyncDurableSubs {
+		t.Fatalf("defaults: queue %v topic %v sync %v, want false true false", d.SuppressDuplicateQueueSubscriptions, d.SuppressDuplicateTopicSubscriptions, d.SyncDurableSubs)
+	}
+	doc := netBroker(`<networkConnectors>
+      <networkConnector uri="static:(tcp://h:1)" suppressDuplicateQueueSubscriptions="true" suppressDuplicateTopicSubscriptions="false" syncDurableSubs="true" useVirtualDestSubs="true">
+        <durableDestinations><topic physicalName="T.DUR"/></durableDestinations>
+        <dynamicallyIncludedDestinations><topic physicalName="T.>"/></dynamicallyIncludedDestinations>
+      </networkConnector>
+    </networkConnectors>`)
+	x, err := ParseXML(strings.NewReader(doc), "activemq.xml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := ParseYAML(strings.NewReader(`network_connectors:
+  - uri: "static:(tcp://h:1)"
+    suppress_duplicate_queue_subscriptions: true
+    suppress_duplicate_topic_subscriptions: false
+    sync_durable_subs: true
+    use_virtual_dest_subs: true
+    durable_destinations: [{topic: T.DUR}]
+    dynamically_included_destinations: [{topic: T.>}]
+`), "wharf.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for form, c := range map[string]*Config{"XML": x, "YAML": y} {
+		nc := c.NetworkConnectors[0]
+		if !nc.SuppressDuplicateQueueSubscriptions || nc.SuppressDuplicateTopicSubscriptions || !nc.SyncDurableSubs || !nc.UseVirtualDestSubs ||
+			!reflect.DeepEqual(nc.DurableDestinations, []message.Destination{message.TopicDest("T.DUR")}) {
+			t.Errorf("%s: queue %v topic %v sync %v durable %v", form, nc.SuppressDuplicateQueueSubscriptions, nc.SuppressDuplicateTopicSubscriptions, nc.SyncDurableSubs, nc.DurableDestinations)
 		}
 	}
 }

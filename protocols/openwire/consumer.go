@@ -345,6 +345,9 @@ func networkSpec(c *wire.ConsumerInfo) *engine.NetworkSpec {
 			ns.BrokerPath = append(ns.BrokerPath, id.Value)
 		}
 	}
+	// The original consumers, kept for the Consumer advisory
+	// (duplicate suppression on other brokers).
+	ns.ConsumerPath = marshal.ConsumerPathToEngine(c.NetworkConsumerPath)
 	if f, ok := c.AdditionalPredicate.(*wire.NetworkBridgeFilter); ok {
 		if f.NetworkBrokerId != nil {
 			ns.RemoteBrokerID = f.NetworkBrokerId.Value

@@ -296,6 +296,7 @@ func (s *session) handle(ds wire.DataStructure) {
 			s.startDuplex(c)
 		} else if c.NetworkConnection {
 			s.log.Info("network bridge connected", "remote_broker", c.BrokerName)
+			s.syncDurableSubs(c) // netsync.go
 		}
 		// TransportConnection.processBrokerInfo: any BrokerInfo makes the
 		// connection a network connection.

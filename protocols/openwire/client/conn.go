@@ -226,6 +226,12 @@ func (c *Conn) open(ctx context.Context, addr string) error {
 		if err := c.oneway(&bi); err != nil {
 			return ctxErr(ctx, err)
 		}
+		if o.BrokerSubscriptionInfo != nil && f.Version >= 12 {
+			bsi := *o.BrokerSubscriptionInfo
+			if err := c.oneway(&bsi); err != nil {
+				return ctxErr(ctx, err)
+			}
+		}
 	}
 	info := &wire.ConnectionInfo{
 		ConnectionId: c.id,
@@ -673,6 +679,10 @@ func (c *Conn) handle(ds wire.DataStructure) {
 		// Producers here declare no window; a repeated WireFormatInfo
 		// cannot renegotiate an established connection.
 	default:
+		if c.opts.OnCommand != nil {
+			c.opts.OnCommand(ds)
+			return
+		}
 		c.log.Debug("unexpected frame", "type", wire.TypeName(ds.DataStructureType()))
 	}
 }

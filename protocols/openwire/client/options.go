@@ -30,6 +30,11 @@ type Options struct {
 	// one: a failover client keeps its connection id (and so its
 	// session and producer ids) across reconnects.
 	ConnectionID string
+	// BrokerSubscriptionInfo, when set with BrokerInfo, is sent (one-way)
+	// right after it, as a bridge with syncDurableSubs does
+	// (DemandForwardingBridgeSupport.startRemoteBridge); only on
+	// OpenWire 12 or later.
+	BrokerSubscriptionInfo *wire.BrokerSubscriptionInfo
 
 	// Version is the highest OpenWire version advertised; 0 means 12.
 	Version int
@@ -76,6 +81,10 @@ type Options struct {
 	// errors the broker reports asynchronously (ConnectionError, a
 	// *BrokerError). It must not block. Nil logs them at Warn.
 	OnError func(error)
+	// OnCommand, if set, is called from the reader goroutine with each
+	// command the client itself has no use for (a BrokerSubscriptionInfo
+	// sent to a network bridge, say). It must not block; it may keep ds.
+	OnCommand func(ds wire.DataStructure)
 	// Trace, if set, sees every frame after the WireFormatInfo exchange:
 	// outbound ones (out=true) from the goroutine writing them, inbound ones
 	// from the reader goroutine. It must not block, modify or retain ds.

@@ -825,6 +825,7 @@ func convAdvisoryFromEngine(m *message.Message, depth int) (wire.DataStructure, 
 			Priority:                   int8(num("Priority")),
 			NetworkSubscription:        flag("NetworkSubscription"),
 			BrokerPath:                 BrokerPathFromEngine(splitPath(str("BrokerPath"))),
+			NetworkConsumerPath:        consumerPathFromEngine(splitPath(str("NetworkConsumerPath"))),
 		}, nil
 	case "ProducerInfo":
 		return &wire.ProducerInfo{
@@ -915,6 +916,9 @@ func convAdvisoryToEngine(ds wire.DataStructure, depth int) (*message.Advisory, 
 			a.Fields = append(a.Fields, p("NetworkSubscription", b(x.NetworkSubscription)),
 				p("BrokerPath", s(strings.Join(brokerPathToEngine(x.BrokerPath), ","))))
 		}
+		if cp := ConsumerPathToEngine(x.NetworkConsumerPath); len(cp) > 0 {
+			a.Fields = append(a.Fields, p("NetworkConsumerPath", s(strings.Join(cp, ","))))
+		}
 		return a, nil
 	case *wire.BrokerInfo:
 		id := ""
@@ -996,4 +1000,28 @@ func splitPath(s string) []string {
 		return nil
 	}
 	return strings.Split(s, ",")
+}
+
+// ConsumerPathToEngine is a ConsumerInfo's networkConsumerPath as consumer
+// id strings (engine.NetworkSpec.ConsumerPath).
+func ConsumerPathToEngine(ids []*wire.ConsumerId) []string {
+	var out []string
+	for _, id := range ids {
+		if id != nil {
+			out = append(out, id.String())
+		}
+	}
+	return out
+}
+
+// consumerPathFromEngine is the inverse of ConsumerPathToEngine; nil for
+// none.
+func consumerPathFromEngine(ids []string) []*wire.ConsumerId {
+	var out []*wire.ConsumerId
+	for _, id := range ids {
+		if c := convConsumerID(id); c != nil {
+			out = append(out, c)
+		}
+	}
+	return out
 }
