@@ -42,6 +42,7 @@ type bridge struct {
 	// forwarded counts the messages sent to the peer, over every
 	// connection.
 	forwarded atomic.Int64
+	status    bridgeStatus // for the views (registry.go)
 }
 
 func newBridge(e *engine.Engine, nc config.NetworkConnector, addrs []string, log *slog.Logger) *bridge {
@@ -74,6 +75,7 @@ func (b *bridge) run(ctx context.Context) {
 	failures := 0
 	for {
 		connected, err := b.connect(ctx)
+		b.failed(err)
 		if ctx.Err() != nil {
 			return
 		}
@@ -174,6 +176,7 @@ func (b *bridge) connect(ctx context.Context) (connected bool, err error) {
 	}
 	before := b.forwarded.Load()
 	bc.log.Info("network bridge started", "remote_id", remoteID, "remote_addr", peer, "local_broker", localName, "duplex", nc.Duplex)
+	defer b.up(bc, peer, bi)()
 	b.bridgeAdvisory(bi, peer, true)
 	defer b.bridgeAdvisory(bi, peer, false)
 	var rev *reverse
@@ -253,6 +256,8 @@ type bridgeConn struct {
 	qmu   sync.Mutex
 	queue []engine.Delivery
 	wake  chan struct{}
+
+	counts bridgeCounts // registry.go
 }
 
 // demand is one local network subscription and the remote consumers it
@@ -526,6 +531,7 @@ func (bc *bridgeConn) forward(ctx context.Context, d engine.Delivery) error {
 	if d.Msg == nil {
 		return nil
 	}
+	bc.counts.enqueued.Add(1)
 	bc.lmu.Lock()
 	defer bc.lmu.Unlock()
 	if bc.closedSub(d.Sub) {
@@ -563,6 +569,7 @@ func (bc *bridgeConn) forward(ctx context.Context, d engine.Delivery) error {
 		return fmt.Errorf("forward %s to %s: %w", d.Msg.ID, bc.remoteName, err)
 	}
 	bc.b.forwarded.Add(1)
+	bc.counts.dequeued.Add(1)
 	return bc.lc.Ack(d.Sub, d.ID, "")
 }
 

@@ -12,9 +12,11 @@ import (
 
 // Network is a broker's running network connectors.
 type Network struct {
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	mu     sync.Mutex // guards bridges, which multicast discovery adds to
+	e          *engine.Engine
+	connectors []config.NetworkConnector // for the views (registry.go)
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+	mu         sync.Mutex // guards bridges, which multicast discovery adds to
 	// bridges are every bridge started, stopped ones included (their
 	// forwarded counts stay in Forwarded).
 	bridges []*bridge
@@ -38,7 +40,8 @@ func Start(e *engine.Engine, cfg *config.Config, log *slog.Logger, adverts ...Ad
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	n := &Network{cancel: cancel}
+	n := &Network{e: e, connectors: cfg.NetworkConnectors, cancel: cancel}
+	e.SetNetworkView(n)
 	for _, a := range adverts {
 		n.wg.Add(1)
 		go func() {
@@ -82,6 +85,7 @@ func Start(e *engine.Engine, cfg *config.Config, log *slog.Logger, adverts ...Ad
 func (n *Network) Close() error {
 	n.cancel()
 	n.wg.Wait()
+	n.e.SetNetworkView(nil)
 	return nil
 }
 
