@@ -12,14 +12,15 @@ import (
 
 // Network is a broker's running network connectors.
 type Network struct {
-	e          *engine.Engine
-	connectors []config.NetworkConnector // for the views (registry.go)
-	cancel     context.CancelFunc
-	wg         sync.WaitGroup
-	mu         sync.Mutex // guards bridges, which multicast discovery adds to
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex // guards bridges, which multicast discovery adds to
 	// bridges are every bridge started, stopped ones included (their
 	// forwarded counts stay in Forwarded).
 	bridges []*bridge
+
+	e          *engine.Engine
+	connectors []config.NetworkConnector // for the views (registry.go)
 }
 
 func (n *Network) add(b *bridge) {

@@ -117,7 +117,8 @@ type Engine struct {
 	vtMu     sync.Mutex
 	vtQueues map[string]map[message.Destination]struct{}
 
-	shares  shares       // shared subscriptions' copies (shared.go)
+	shares shares // shared subscriptions' copies (shared.go)
+
 	network networkState // the network connectors' view and peer brokers (network.go)
 
 	// mu guards the connection and durable-subscription registries. They are
