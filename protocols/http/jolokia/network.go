@@ -1,0 +1,107 @@
+package jolokia
+
+import (
+	"wharf/engine"
+)
+
+// The network connectors' beans, as ActiveMQ's ManagedNetworkConnector
+// and MBeanNetworkListener register them: one NetworkConnectorViewMBean
+// per <networkConnector> (connector=networkConnectors,
+// networkConnectorName=N) and, under it, one NetworkBridgeViewMBean per
+// bridge while it is up (networkBridge=<remote address>). The Broker
+// bean of 5.17 has no attribute listing them (BrokerViewMBean has only
+// the addNetworkConnector and removeNetworkConnector operations, which
+// Wharf does not serve): a search for connector=networkConnectors,* is
+// how a client finds them, in ActiveMQ as here. Not built: the beans'
+// operations (Service's start and stop, the bridge's resetStats) and the
+// per-destination beans under a bridge (direction=outbound|inbound).
+
+// passwordMask is what NetworkConnectorView answers for the passwords.
+const passwordMask = "********"
+
+// networkConnectors is the engine's network view, nil without one.
+func (s *snapshot) networkConnectors() []engine.NetworkConnectorInfo {
+	if !s.read.network {
+		s.read.network = true
+		if v := s.h.e.Network(); v != nil {
+			s.network = v.NetworkConnectors()
+		}
+	}
+	return s.network
+}
+
+func (h *Handler) networkConnectorName(nc engine.NetworkConnectorInfo) objectName {
+	return h.under("connector", "networkConnectors", "networkConnectorName", encodePart(nc.Name))
+}
+
+// networkBridgeName is BrokerMBeanSupport.createNetworkBridgeObjectName:
+// the connector's name and networkBridge=<remote address>.
+func (h *Handler) networkBridgeName(nc engine.NetworkConnectorInfo, b engine.NetworkBridgeInfo) objectName {
+	on := h.networkConnectorName(nc)
+	on.props = append(on.props, prop{"networkBridge", encodePart(b.RemoteAddress)})
+	return on
+}
+
+// annotated is the description JMX gives an attribute or operation that
+// has no @MBeanInfo (most of the network beans').
+const annotated = "Attribute exposed for management"
+
+// networkConnectorBean is a network connector (NetworkConnectorViewMBean).
+func (s *snapshot) networkConnectorBean(nc engine.NetworkConnectorInfo) *mbean {
+	v := func(x any) func() any { return func() any { return x } }
+	return &mbean{
+		name: s.h.networkConnectorName(nc), class: "org.apache.activemq.broker.jmx.NetworkConnectorView", desc: "Information on the management interface of the MBean",
+		attrs: []attribute{
+			{"Name", "java.lang.String", annotated, v(nc.Name)},
+			{"MessageTTL", "int", annotated, v(nc.MessageTTL)},
+			{"ConsumerTTL", "int", annotated, v(nc.ConsumerTTL)},
+			{"PrefetchSize", "int", annotated, v(nc.PrefetchSize)},
+			{"AdvisoryPrefetchSize", "int", "The prefetch setting for the advisory message consumer.  If set to <= 0 then this setting is disabled and the prefetchSize attribute is used instead for configuring the advisory consumer.", v(nc.AdvisoryPrefetchSize)},
+			{"UserName", "java.lang.String", annotated, v(nullable(nc.UserName))},
+			{"BridgeTempDestinations", "boolean", annotated, v(nc.BridgeTempDestinations)},
+			{"ConduitSubscriptions", "boolean", annotated, v(nc.ConduitSubscriptions)},
+			{"DecreaseNetworkConsumerPriority", "boolean", annotated, v(nc.DecreaseNetworkConsumerPriority)},
+			{"DispatchAsync", "boolean", annotated, v(nc.DispatchAsync)},
+			{"DynamicOnly", "boolean", annotated, v(nc.DynamicOnly)},
+			{"Duplex", "boolean", annotated, v(nc.Duplex)},
+			{"SuppressDuplicateQueueSubscriptions", "boolean", annotated, v(nc.SuppressDuplicateQueueSubscriptions)},
+			{"SuppressDuplicateTopicSubscriptions", "boolean", annotated, v(nc.SuppressDuplicateTopicSubscriptions)},
+			{"Password", "java.lang.String", annotated, v(passwordMask)},
+			{"RemoteUserName", "java.lang.String", annotated, v(nil)},
+			{"RemotePassword", "java.lang.String", annotated, v(passwordMask)},
+		},
+	}
+}
+
+// networkBridgeBean is a bridge that is up (NetworkBridgeViewMBean).
+func (s *snapshot) networkBridgeBean(nc engine.NetworkConnectorInfo, b engine.NetworkBridgeInfo) *mbean {
+	v := func(x any) func() any { return func() any { return x } }
+	return &mbean{
+		name: s.h.networkBridgeName(nc, b), class: "org.apache.activemq.broker.jmx.NetworkBridgeView", desc: "Information on the management interface of the MBean",
+		attrs: []attribute{
+			{"LocalAddress", "java.lang.String", annotated, v(nullable(b.LocalAddress))},
+			{"RemoteAddress", "java.lang.String", annotated, v(nullable(b.RemoteAddress))},
+			{"RemoteBrokerName", "java.lang.String", annotated, v(nullable(b.RemoteBrokerName))},
+			{"RemoteBrokerId", "java.lang.String", annotated, v(nullable(b.RemoteBrokerID))},
+			{"LocalBrokerName", "java.lang.String", annotated, v(nullable(b.LocalBrokerName))},
+			{"EnqueueCounter", "long", annotated, v(b.Enqueued)},
+			{"DequeueCounter", "long", annotated, v(b.Dequeued)},
+			{"ReceivedCounter", "long", annotated, v(b.Received)},
+			{"CreatedByDuplex", "boolean", annotated, v(b.CreatedByDuplex)},
+		},
+	}
+}
+
+// networkCandidates are the network beans.
+func (s *snapshot) networkCandidates() []candidate {
+	var out []candidate
+	for _, nc := range s.networkConnectors() {
+		out = append(out, candidate{s.h.networkConnectorName(nc), func() *mbean { return s.networkConnectorBean(nc) }})
+		for _, b := range nc.Bridges {
+			if b.Up && b.RemoteAddress != "" {
+				out = append(out, candidate{s.h.networkBridgeName(nc, b), func() *mbean { return s.networkBridgeBean(nc, b) }})
+			}
+		}
+	}
+	return out
+}
