@@ -569,7 +569,7 @@ func (bc *bridgeConn) forward(ctx context.Context, d engine.Delivery) error {
 		return fmt.Errorf("forward %s to %s: %w", d.Msg.ID, bc.remoteName, err)
 	}
 	bc.b.forwarded.Add(1)
-	bc.counts.dequeued.Add(1)
+	bc.counts.sent(d.Msg.Destination) // registry.go
 	return bc.lc.Ack(d.Sub, d.ID, "")
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"wharf/engine"
+	"wharf/engine/message"
 	"wharf/protocols/openwire/wire"
 )
 
@@ -38,9 +39,58 @@ type bridgeStatus struct {
 
 // bridgeCounts are one connection's counters (ActiveMQ's
 // NetworkBridgeStatistics): deliveries the local broker handed the
-// bridge, and those forwarded to the peer and acknowledged.
+// bridge, and those forwarded to the peer and acknowledged, also by
+// destination (MBeanBridgeDestination's outbound views).
 type bridgeCounts struct {
 	enqueued, dequeued atomic.Int64
+
+	mu    sync.Mutex
+	dests map[message.Destination]*destCount
+}
+
+// destCount is one destination's forwarded messages, with the time
+// between them for the rate (NetworkDestinationView's TimeStatistic).
+type destCount struct {
+	count      int64
+	totalMs    int64
+	last       time.Time
+	firstIndex int // order of first use
+}
+
+// sent counts a message forwarded to the peer.
+func (c *bridgeCounts) sent(d message.Destination) {
+	c.dequeued.Add(1)
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dests == nil {
+		c.dests = map[message.Destination]*destCount{}
+	}
+	dc := c.dests[d]
+	if dc == nil {
+		dc = &destCount{last: now, firstIndex: len(c.dests)}
+		c.dests[d] = dc
+	}
+	dc.totalMs += now.Sub(dc.last).Milliseconds()
+	dc.last = now
+	dc.count++
+}
+
+// outbound is the destinations forwarded to, in order of first use.
+func (c *bridgeCounts) outbound() []engine.NetworkDestinationCount {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]engine.NetworkDestinationCount, len(c.dests))
+	for d, dc := range c.dests {
+		rate := 0.0
+		if dc.totalMs > 0 {
+			// TimeStatisticImpl.getAveragePerSecond: 1000 over the mean
+			// time between messages in milliseconds.
+			rate = 1000 / (float64(dc.totalMs) / float64(dc.count))
+		}
+		out[dc.firstIndex] = engine.NetworkDestinationCount{Destination: d, Count: dc.count, Rate: rate}
+	}
+	return out
 }
 
 // up records that bc serves the peer at addr, which sent bi, and tells
@@ -102,6 +152,7 @@ func (b *bridge) info() engine.NetworkBridgeInfo {
 	bi.LocalAddress = "vm://" + b.e.BrokerName()
 	bi.RemoteBrokerName, bi.RemoteBrokerID = bc.remoteName, bc.remoteID
 	bi.Enqueued, bi.Dequeued = bc.counts.enqueued.Load(), bc.counts.dequeued.Load()
+	bi.Outbound = bc.counts.outbound()
 	// b.forwarded counts both ways over every connection: what is not
 	// this connection's outbound is what it received (duplex).
 	if r := bi.Forwarded - base - bi.Dequeued; r > 0 {
@@ -137,8 +188,8 @@ func (n *Network) NetworkConnectors() []engine.NetworkConnectorInfo {
 			DynamicOnly: nc.DynamicOnly, DecreaseNetworkConsumerPriority: nc.DecreaseNetworkConsumerPriority,
 			BridgeTempDestinations: nc.BridgeTempDestinations,
 			// ActiveMQ's defaults for what Wharf has no setting for.
-			DispatchAsync: true,
-			MessageTTL:    nc.MessageTTL, ConsumerTTL: nc.ConsumerTTL, PrefetchSize: nc.PrefetchSize,
+			DispatchAsync: true, SuppressDuplicateTopicSubscriptions: true,
+			MessageTTL: nc.MessageTTL, ConsumerTTL: nc.ConsumerTTL, PrefetchSize: nc.PrefetchSize,
 			UserName: nc.UserName,
 		}
 		for _, b := range bridges {

@@ -79,9 +79,22 @@ type NetworkBridgeInfo struct {
 	Enqueued, Dequeued, Received int64
 	Forwarded                    int64
 	Connections                  int // how many times it has come up
+	// Outbound is the current connection's messages forwarded to the
+	// peer by destination, in the order the destinations were first
+	// forwarded to.
+	Outbound []NetworkDestinationCount
 	// Demand is the local network subscriptions serving the peer's
 	// consumers, while up.
 	Demand []NetworkDemand
+}
+
+// NetworkDestinationCount is what a bridge forwarded to one destination:
+// the count, and the rate (messages per second, from the mean time
+// between them; 0 until two have gone).
+type NetworkDestinationCount struct {
+	Destination message.Destination
+	Count       int64
+	Rate        float64
 }
 
 // NetworkDemand is one local subscription of a bridge.

@@ -12,12 +12,16 @@ import (
 // bean of 5.17 has no attribute listing them (BrokerViewMBean has only
 // the addNetworkConnector and removeNetworkConnector operations, which
 // Wharf does not serve): a search for connector=networkConnectors,* is
-// how a client finds them, in ActiveMQ as here. Not built: the beans'
-// operations (Service's start and stop, the bridge's resetStats) and the
-// per-destination beans under a bridge (direction=outbound|inbound).
+// how a client finds them, in ActiveMQ as here. Under a bridge, each
+// destination it has forwarded to has a NetworkDestinationViewMBean
+// (direction=outbound,destinationType=T,destinationName=D), as
+// MBeanBridgeDestination registers on the first message. Not built: the
+// beans' operations (Service's start and stop, resetStats), the inbound
+// destination beans of a duplex bridge, and the removal of destination
+// beans idle for gcSweepTime (gcDestinationViews).
 
 // passwordMask is what NetworkConnectorView answers for the passwords.
-const passwordMask = "********"
+const passwordMask = "****"
 
 // networkConnectors is the engine's network view, nil without one.
 func (s *snapshot) networkConnectors() []engine.NetworkConnectorInfo {
@@ -92,6 +96,28 @@ func (s *snapshot) networkBridgeBean(nc engine.NetworkConnectorInfo, b engine.Ne
 	}
 }
 
+// networkDestinationName is createNetworkOutBoundDestinationObjectName.
+func (h *Handler) networkDestinationName(nc engine.NetworkConnectorInfo, b engine.NetworkBridgeInfo, d engine.NetworkDestinationCount) objectName {
+	on := h.networkBridgeName(nc, b)
+	on.props = append(on.props, prop{"direction", "outbound"}, prop{"destinationType", d.Destination.Type.String()},
+		prop{"destinationName", encodePart(d.Destination.Name)})
+	return on
+}
+
+// networkDestinationBean is a destination a bridge forwarded to
+// (NetworkDestinationViewMBean).
+func (s *snapshot) networkDestinationBean(nc engine.NetworkConnectorInfo, b engine.NetworkBridgeInfo, d engine.NetworkDestinationCount) *mbean {
+	v := func(x any) func() any { return func() any { return x } }
+	return &mbean{
+		name: s.h.networkDestinationName(nc, b, d), class: "org.apache.activemq.broker.jmx.NetworkDestinationView", desc: "Information on the management interface of the MBean",
+		attrs: []attribute{
+			{"Name", "java.lang.String", annotated, v(d.Destination.Name)},
+			{"Count", "long", annotated, v(d.Count)},
+			{"Rate", "double", annotated, v(d.Rate)},
+		},
+	}
+}
+
 // networkCandidates are the network beans.
 func (s *snapshot) networkCandidates() []candidate {
 	var out []candidate
@@ -100,6 +126,9 @@ func (s *snapshot) networkCandidates() []candidate {
 		for _, b := range nc.Bridges {
 			if b.Up && b.RemoteAddress != "" {
 				out = append(out, candidate{s.h.networkBridgeName(nc, b), func() *mbean { return s.networkBridgeBean(nc, b) }})
+				for _, d := range b.Outbound {
+					out = append(out, candidate{s.h.networkDestinationName(nc, b, d), func() *mbean { return s.networkDestinationBean(nc, b, d) }})
+				}
 			}
 		}
 	}
