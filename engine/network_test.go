@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"slices"
 	"testing"
 
 	"wharf/engine"
@@ -40,7 +41,7 @@ func TestPeerBrokers(t *testing.T) {
 	}
 	stop()
 	e.AddPeerBroker(b)
-	if want := []string{"+b", "+b", "-b", "-b"}; len(told) != len(want) || told[0] != want[0] || told[2] != want[2] || told[3] != want[3] {
+	if want := []string{"+b", "+b", "-b", "-b"}; !slices.Equal(told, want) {
 		t.Fatalf("watcher told %v, want %v", told, want)
 	}
 	v := fakeNetwork{{Name: "nc"}}
