@@ -165,7 +165,7 @@ func TestNetworkViews(t *testing.T) {
 	}
 	page := getPage(t, web+"/admin/network.jsp")
 	for _, s := range []string{"Network connector <span class=\"mono\">tob</span>", `<span class="tag bridge-up">up</span>`,
-		`<td class="remote-broker">nv-b</td>`, `<td class="demand-dest">queue://nv.orders</td>`, `<td class="num dequeued">5</td>`} {
+		`<td class="remote-broker" title="` + b.brokerID() + `">nv-b</td>`, `<td class="demand-dest">queue://nv.orders</td>`, `<td class="num dequeued">5</td>`} {
 		if !strings.Contains(page, s) {
 			t.Errorf("network.jsp has no %q:\n%s", s, page)
 		}
