@@ -163,6 +163,16 @@ func TestNetworkViews(t *testing.T) {
 			t.Errorf("bridge %s = %#v, want %#v", attr, bv[attr], v)
 		}
 	}
+	metrics := getPage(t, web+"/metrics")
+	for _, s := range []string{
+		fmt.Sprintf(`wharf_network_bridge_up{connector="tob",peer="127.0.0.1:%d"} 1`, b.port),
+		fmt.Sprintf(`wharf_network_bridge_forwarded_messages_total{connector="tob",peer="127.0.0.1:%d"} 5`, b.port),
+		fmt.Sprintf(`wharf_network_bridge_connections_total{connector="tob",peer="127.0.0.1:%d"} 1`, b.port),
+	} {
+		if !strings.Contains(metrics, s) {
+			t.Errorf("/metrics has no %s", s)
+		}
+	}
 	page := getPage(t, web+"/admin/network.jsp")
 	for _, s := range []string{"Network connector <span class=\"mono\">tob</span>", `<span class="tag bridge-up">up</span>`,
 		`<td class="remote-broker" title="` + b.brokerID() + `">nv-b</td>`, `<td class="demand-dest">queue://nv.orders</td>`, `<td class="num dequeued">5</td>`} {
@@ -179,6 +189,9 @@ func TestNetworkViews(t *testing.T) {
 		v := jolokia(t, web, map[string]any{"type": "search", "mbean": "org.apache.activemq:type=Broker,brokerName=nv-a,connector=networkConnectors,*"}).([]any)
 		return len(v) == 1
 	})
+	if m := getPage(t, web+"/metrics"); !strings.Contains(m, fmt.Sprintf(`wharf_network_bridge_up{connector="tob",peer="127.0.0.1:%d"} 0`, b.port)) {
+		t.Errorf("/metrics does not say the bridge is down")
+	}
 	page = getPage(t, web+"/admin/network.jsp")
 	if !strings.Contains(page, `<span class="tag bridge-down">down</span>`) || !regexp.MustCompile(`bridge-error">[^<]+<`).MatchString(page) {
 		t.Errorf("network.jsp after B stopped shows no bridge down with its error:\n%s", page)
