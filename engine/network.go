@@ -59,7 +59,7 @@ type NetworkBridgeInfo struct {
 	LastError string
 	// What the current (or last) connection reported; empty before the
 	// first one.
-	RemoteAddress    string // "tcp://127.0.0.1:61617": the address connected to
+	RemoteAddress    string // "tcp://127.0.0.1:61617": the address connected to, as configured (a host name is not resolved)
 	LocalAddress     string
 	RemoteBrokerName string
 	RemoteBrokerID   string
