@@ -197,3 +197,39 @@ func TestNetworkViews(t *testing.T) {
 		t.Errorf("network.jsp after B stopped shows no bridge down with its error:\n%s", page)
 	}
 }
+
+// TestNetworkViewsDuplex: over A's duplex bridge to B, what B's producer
+// sends to A's consumer is the bridge's ReceivedCounter, what A sends to
+// B's consumer its Enqueue and DequeueCounter; the connector says
+// Duplex.
+func TestNetworkViewsDuplex(t *testing.T) {
+	b := startNode(t, "nvd-b", 0, "")
+	a, web := startWebNode(t, "nvd-a", network(static(b), "name: dup", "duplex: true"))
+	a.waitLog(`"msg":"network bridge started".*"duplex":true`)
+	ka := a.consumer("queue://nvd.in", client.ConsumerOptions{})
+	a.waitLog(`"msg":"duplex demand added".*"dest":"queue://nvd.in"`)
+	kb := b.consumer("queue://nvd.out", client.ConsumerOptions{})
+	a.waitDemand("queue://nvd.out", 1)
+	b.send("queue://nvd.in", "in", 3, true)
+	receive(t, ka, 3)
+	a.send("queue://nvd.out", "out", 2, true)
+	receive(t, kb, 2)
+
+	bridge := fmt.Sprintf("org.apache.activemq:type=Broker,brokerName=nvd-a,connector=networkConnectors,networkConnectorName=dup,networkBridge=tcp_//127.0.0.1_%d", b.port)
+	var bv map[string]any
+	eventually(t, "the bridge counts 3 received and 2 dequeued", func() bool {
+		bv = jolokia(t, web, map[string]any{"type": "read", "mbean": bridge}).(map[string]any)
+		return bv["ReceivedCounter"] == float64(3) && bv["DequeueCounter"] == float64(2)
+	})
+	if bv["EnqueueCounter"] != float64(2) || bv["CreatedByDuplex"] != false {
+		t.Errorf("bridge %v: want EnqueueCounter 2, CreatedByDuplex false", bv)
+	}
+	cv := jolokia(t, web, map[string]any{"type": "read", "mbean": "org.apache.activemq:type=Broker,brokerName=nvd-a,connector=networkConnectors,networkConnectorName=dup", "attribute": "Duplex"})
+	if cv != true {
+		t.Errorf("connector Duplex = %v", cv)
+	}
+	out := jolokia(t, web, map[string]any{"type": "read", "mbean": bridge + ",direction=outbound,destinationType=Queue,destinationName=nvd.out", "attribute": "Count"})
+	if out != float64(2) {
+		t.Errorf("outbound nvd.out Count = %v, want 2", out)
+	}
+}
