@@ -71,9 +71,22 @@ func (c *bridgeCounts) sent(d message.Destination) {
 		dc = &destCount{last: now, firstIndex: len(c.dests)}
 		c.dests[d] = dc
 	}
-	dc.totalMs += now.Sub(dc.last).Milliseconds()
+	if dc.count > 0 {
+		dc.totalMs += now.Sub(dc.last).Milliseconds()
+	}
 	dc.last = now
 	dc.count++
+}
+
+// reset zeroes the counters; the destinations stay, counted afresh.
+func (c *bridgeCounts) reset() {
+	c.enqueued.Store(0)
+	c.dequeued.Store(0)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, dc := range c.dests {
+		dc.count, dc.totalMs = 0, 0
+	}
 }
 
 // outbound is the destinations forwarded to, in order of first use.
@@ -173,6 +186,31 @@ func (b *bridge) info() engine.NetworkBridgeInfo {
 		}
 	}
 	return bi
+}
+
+// ResetBridgeStats zeroes the counters of the connector's bridge that is
+// up and connected to remoteAddress (engine.NetworkView).
+func (n *Network) ResetBridgeStats(connector, remoteAddress string) bool {
+	n.mu.Lock()
+	bridges := append([]*bridge(nil), n.bridges...)
+	n.mu.Unlock()
+	for _, b := range bridges {
+		if b.nc.Name != connector {
+			continue
+		}
+		st := &b.status
+		st.mu.Lock()
+		ok := st.up && st.cur != nil && st.remoteAddr == remoteAddress
+		if ok {
+			st.cur.counts.reset()
+			st.base = b.forwarded.Load()
+		}
+		st.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	return false
 }
 
 // NetworkConnectors is every network connector of the broker with its

@@ -163,6 +163,13 @@ func TestNetworkViews(t *testing.T) {
 			t.Errorf("bridge %s = %#v, want %#v", attr, bv[attr], v)
 		}
 	}
+	// resetStats zeroes the bridge's counters and its destination's.
+	jolokia(t, web, map[string]any{"type": "exec", "mbean": bridge, "operation": "resetStats"})
+	bv = jolokia(t, web, map[string]any{"type": "read", "mbean": bridge}).(map[string]any)
+	dv := jolokia(t, web, map[string]any{"type": "read", "mbean": bridge + ",direction=outbound,destinationType=Queue,destinationName=nv.orders"}).(map[string]any)
+	if bv["EnqueueCounter"] != float64(0) || bv["DequeueCounter"] != float64(0) || bv["ReceivedCounter"] != float64(0) || dv["Count"] != float64(0) {
+		t.Errorf("after resetStats: bridge %v, destination %v; want the counters 0", bv, dv)
+	}
 	metrics := getPage(t, web+"/metrics")
 	for _, s := range []string{
 		fmt.Sprintf(`wharf_network_bridge_up{connector="tob",peer="127.0.0.1:%d"} 1`, b.port),
@@ -175,7 +182,7 @@ func TestNetworkViews(t *testing.T) {
 	}
 	page := getPage(t, web+"/admin/network.jsp")
 	for _, s := range []string{"Network connector <span class=\"mono\">tob</span>", `<span class="tag bridge-up">up</span>`,
-		`<td class="remote-broker" title="` + b.brokerID() + `">nv-b</td>`, `<td class="demand-dest">queue://nv.orders</td>`, `<td class="num dequeued">5</td>`} {
+		`<td class="remote-broker" title="` + b.brokerID() + `">nv-b</td>`, `<td class="demand-dest">queue://nv.orders</td>`, `<td class="num dequeued">0</td>`, `<td class="num forwarded">5</td>`} {
 		if !strings.Contains(page, s) {
 			t.Errorf("network.jsp has no %q:\n%s", s, page)
 		}

@@ -20,6 +20,11 @@ import (
 // views. Its methods are safe from any goroutine.
 type NetworkView interface {
 	NetworkConnectors() []NetworkConnectorInfo
+	// ResetBridgeStats zeroes the counters of the connector's bridge
+	// that is up and connected to remoteAddress
+	// (NetworkBridgeInfo.RemoteAddress), as NetworkBridgeView.resetStats
+	// does; false when there is none.
+	ResetBridgeStats(connector, remoteAddress string) bool
 }
 
 // NetworkConnectorInfo is one <networkConnector> and its bridges.

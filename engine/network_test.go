@@ -10,6 +10,7 @@ import (
 type fakeNetwork []engine.NetworkConnectorInfo
 
 func (f fakeNetwork) NetworkConnectors() []engine.NetworkConnectorInfo { return f }
+func (f fakeNetwork) ResetBridgeStats(string, string) bool             { return false }
 
 // TestPeerBrokers: a peer broker is listed while any bridge to it is up
 // (one AddPeerBroker per bridge, one RemovePeerBroker each); watchers are

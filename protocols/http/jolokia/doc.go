@@ -152,15 +152,17 @@
 // UserName, BridgeTempDestinations, ConduitSubscriptions,
 // DecreaseNetworkConsumerPriority, DispatchAsync, DynamicOnly, Duplex,
 // SuppressDuplicateQueueSubscriptions, SuppressDuplicateTopicSubscriptions,
-// Password and RemotePassword ("********", as ActiveMQ masks them),
+// Password and RemotePassword ("****", as ActiveMQ masks them),
 // RemoteUserName; and under it, while the bridge is up,
 // ...,networkBridge=<remote address> — each bridge (network.go):
 // LocalAddress, RemoteAddress, RemoteBrokerName, RemoteBrokerId,
 // LocalBrokerName, EnqueueCounter, DequeueCounter, ReceivedCounter,
-// CreatedByDuplex.
+// CreatedByDuplex; operation resetStats (admin). Under a bridge,
+// ...,direction=outbound,destinationType=T,destinationName=D — each
+// destination it forwarded to: Name, Count, Rate.
 //
-// Not built: the job scheduler bean, the network beans' operations (start,
-// stop, resetStats) and their per-destination beans, ConnectorView's resetStatistics,
+// Not built: the job scheduler bean, the network beans' start and stop,
+// the destinations' resetStats and inbound beans, ConnectorView's resetStatistics,
 // enableStatistics, disableStatistics, start, stop, the PersistenceAdapter's
 // Statistics, DestinationView's resetStatistics and the setters other than
 // those above (UseCache, PrioritizedMessages, ...: read-only here).

@@ -1,6 +1,8 @@
 package jolokia
 
 import (
+	"fmt"
+
 	"wharf/engine"
 )
 
@@ -15,8 +17,9 @@ import (
 // how a client finds them, in ActiveMQ as here. Under a bridge, each
 // destination it has forwarded to has a NetworkDestinationViewMBean
 // (direction=outbound,destinationType=T,destinationName=D), as
-// MBeanBridgeDestination registers on the first message. Not built: the
-// beans' operations (Service's start and stop, resetStats), the inbound
+// MBeanBridgeDestination registers on the first message. The bridge's
+// resetStats zeroes its counters and its destinations'. Not built:
+// Service's start and stop operations, the destinations' resetStats, the inbound
 // destination beans of a duplex bridge, and the removal of destination
 // beans idle for gcSweepTime (gcDestinationViews).
 
@@ -92,6 +95,15 @@ func (s *snapshot) networkBridgeBean(nc engine.NetworkConnectorInfo, b engine.Ne
 			{"DequeueCounter", "long", annotated, v(b.Dequeued)},
 			{"ReceivedCounter", "long", annotated, v(b.Received)},
 			{"CreatedByDuplex", "boolean", annotated, v(b.CreatedByDuplex)},
+		},
+		ops: func() []operation {
+			return []operation{{name: "resetStats", desc: "Operation exposed for management", ret: "void", changes: true,
+				run: func([]any) (any, error) {
+					if v := s.h.e.Network(); v == nil || !v.ResetBridgeStats(nc.Name, b.RemoteAddress) {
+						return nil, operationFailed(fmt.Errorf("network bridge to %s of %s is no longer up", b.RemoteAddress, nc.Name))
+					}
+					return nil, nil
+				}}}
 		},
 	}
 }
