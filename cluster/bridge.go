@@ -42,6 +42,7 @@ type bridge struct {
 	// forwarded counts the messages sent to the peer, over every
 	// connection.
 	forwarded atomic.Int64
+	status    bridgeStatus // for the views (registry.go)
 }
 
 func newBridge(e *engine.Engine, nc config.NetworkConnector, addrs []string, log *slog.Logger) *bridge {
@@ -74,6 +75,7 @@ func (b *bridge) run(ctx context.Context) {
 	failures := 0
 	for {
 		connected, err := b.connect(ctx)
+		b.failed(err)
 		if ctx.Err() != nil {
 			return
 		}
@@ -193,6 +195,7 @@ func (b *bridge) connect(ctx context.Context) (connected bool, err error) {
 	bc.restoreDurables()
 	before := b.forwarded.Load()
 	bc.log.Info("network bridge started", "remote_id", remoteID, "remote_addr", peer, "local_broker", localName, "duplex", nc.Duplex)
+	defer b.up(bc, peer, bi)()
 	b.bridgeAdvisory(bi, peer, true)
 	defer b.bridgeAdvisory(bi, peer, false)
 	var rev *reverse
@@ -280,6 +283,8 @@ type bridgeConn struct {
 	qmu   sync.Mutex
 	queue []engine.Delivery
 	wake  chan struct{}
+
+	counts bridgeCounts // registry.go
 }
 
 // demand is one local network subscription and the remote consumers it
@@ -636,6 +641,7 @@ func (bc *bridgeConn) forward(d engine.Delivery) (*client.Pending, error) {
 	if d.Msg == nil {
 		return nil, nil
 	}
+	bc.counts.enqueued.Add(1)
 	if bc.closedSub(d.Sub) {
 		return nil, nil // the demand went; the engine has taken the delivery back
 	}
@@ -662,6 +668,7 @@ func (bc *bridgeConn) forward(d engine.Delivery) (*client.Pending, error) {
 		return nil, fmt.Errorf("forward %s to %s: %w", d.Msg.ID, bc.remoteName, err)
 	}
 	bc.b.forwarded.Add(1)
+	bc.counts.sent(d.Msg.Destination) // registry.go
 	return nil, bc.lc.Ack(d.Sub, d.ID, "")
 }
 
@@ -684,6 +691,7 @@ func (bc *bridgeConn) settle(ctx context.Context, flight []inFlight) error {
 		err := f.p.Wait(wctx)
 		if err == nil {
 			bc.b.forwarded.Add(1)
+			bc.counts.sent(d.Msg.Destination) // registry.go
 			if err := bc.lc.Ack(d.Sub, d.ID, ""); err != nil && first == nil {
 				first = err
 			}

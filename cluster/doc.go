@@ -69,6 +69,11 @@
 //     bridge, its remote the OpenWire server's connection (client.Attach).
 //   - Each start and stop is announced on ActiveMQ.Advisory.NetworkBridge
 //     (the peer's BrokerInfo, started true or false), as ActiveMQ does.
+//   - Each start and stop is recorded for the views (registry.go): the
+//     bridge's status, its connection's counters and, through the engine
+//     (engine.NetworkView, Engine.AddPeerBroker), the management API, the
+//     console and the OpenWire connectors' cluster-client lists
+//     (updateClusterClients) see them.
 //
 // # Ownership
 //

@@ -18,6 +18,9 @@ type Network struct {
 	// bridges are every bridge started, stopped ones included (their
 	// forwarded counts stay in Forwarded).
 	bridges []*bridge
+
+	e          *engine.Engine
+	connectors []config.NetworkConnector // for the views (registry.go)
 }
 
 func (n *Network) add(b *bridge) {
@@ -38,7 +41,8 @@ func Start(e *engine.Engine, cfg *config.Config, log *slog.Logger, adverts ...Ad
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	n := &Network{cancel: cancel}
+	n := &Network{e: e, connectors: cfg.NetworkConnectors, cancel: cancel}
+	e.SetNetworkView(n)
 	for _, a := range adverts {
 		n.wg.Add(1)
 		go func() {
@@ -82,6 +86,7 @@ func Start(e *engine.Engine, cfg *config.Config, log *slog.Logger, adverts ...Ad
 func (n *Network) Close() error {
 	n.cancel()
 	n.wg.Wait()
+	n.e.SetNetworkView(nil)
 	return nil
 }
 

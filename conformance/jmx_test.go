@@ -276,6 +276,17 @@ func jmxPoison(t *testing.T, addr string) {
 // come from a list request.
 func wharfReads(t *testing.T, url string) map[string]jmxRead {
 	t.Helper()
+	f, err := os.ReadFile("activemq/jmx/reads.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wharfReadsOf(t, url, string(f))
+}
+
+// wharfReadsOf makes the reads of reads (reads.txt's format) through
+// Wharf's Jolokia API at url.
+func wharfReadsOf(t *testing.T, url, reads string) map[string]jmxRead {
+	t.Helper()
 	post := func(req any) map[string]any {
 		body, _ := json.Marshal(req)
 		resp, err := http.Post(url, "application/json", bytes.NewReader(body))
@@ -299,12 +310,8 @@ func wharfReads(t *testing.T, url string) map[string]jmxRead {
 			}
 		}
 	}
-	f, err := os.ReadFile("activemq/jmx/reads.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]jmxRead{}
-	for _, line := range strings.Split(string(f), "\n") {
+	for _, line := range strings.Split(reads, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue

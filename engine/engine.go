@@ -126,6 +126,8 @@ type Engine struct {
 
 	shares shares // shared subscriptions' copies (shared.go)
 
+	network networkState // the network connectors' view and peer brokers (network.go)
+
 	// mu guards the connection and durable-subscription registries. They are
 	// broker-wide bookkeeping read at connect and subscribe time, never on
 	// the message path, and not destination state, which only shards touch.

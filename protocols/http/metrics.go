@@ -23,6 +23,7 @@ func (s *Server) metricsHandler() (http.Handler, error) {
 	reg := prometheus.NewRegistry()
 	cs := []prometheus.Collector{
 		newBrokerCollector(s),
+		newNetworkCollector(s), // metrics_network.go
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	}

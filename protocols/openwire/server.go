@@ -29,8 +29,16 @@ type Options struct {
 	// ConnectedBrokers is the connectedBrokers of the ConnectionControl
 	// every JMS connection gets (the connector's updateClusterClients):
 	// a comma-separated list of broker URIs a failover client adds to its
-	// own. "" names none.
+	// own. "" names none. When set, it is this broker's URI, and the
+	// brokerURL of each broker a network bridge of the engine connects
+	// to is added after it (engine.WatchPeerBrokers; clusterclients.go).
 	ConnectedBrokers string
+	// ClusterFilter is updateClusterFilter: whether a peer broker of
+	// that name is added to ConnectedBrokers; nil adds every one.
+	ClusterFilter func(brokerName string) bool
+	// UpdateClusterClientsOnRemove takes a peer's URI out again when its
+	// bridge stops.
+	UpdateClusterClientsOnRemove bool
 	// RebalanceClients is the connector's rebalanceClusterClients: the
 	// ConnectionControl asks the client to reconnect to the first broker
 	// of its list, unless the connection is one it made to fail over.
@@ -128,6 +136,9 @@ type Server struct {
 	// refusedSend likewise for "async send refused" (a producer sending
 	// in a loop where it may not).
 	refusedSend logthrottle.Burst
+	// cluster is the updateClusterClients list, nil without it
+	// (clusterclients.go).
+	cluster *clusterClients
 }
 
 // NewServer returns an OpenWire server for e.
@@ -144,8 +155,15 @@ func NewServer(e *engine.Engine, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{e: e, opts: o, log: o.Logger, info: info, refused: logthrottle.Burst{Every: 10 * time.Second, Max: 20},
-		refusedSend: logthrottle.Burst{Every: 10 * time.Second, Max: 20}}, nil
+	s := &Server{e: e, opts: o, log: o.Logger, info: info, refused: logthrottle.Burst{Every: 10 * time.Second, Max: 20},
+		refusedSend: logthrottle.Burst{Every: 10 * time.Second, Max: 20}}
+	if o.ConnectedBrokers != "" {
+		// For the engine's lifetime: a connector is not stopped before
+		// its broker.
+		s.cluster = newClusterClients(o)
+		e.WatchPeerBrokers(s.cluster.peer)
+	}
+	return s, nil
 }
 
 // Handler is the transport.HandlerFactory of the server.

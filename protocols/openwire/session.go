@@ -200,6 +200,9 @@ func (s *session) closeConnection() {
 	if s.conn == nil {
 		return
 	}
+	if s.srv.cluster != nil {
+		s.srv.cluster.leave(s)
+	}
 	if err := s.conn.Close(); err != nil {
 		s.log.Warn("connection cleanup failed", "err", err)
 	}
@@ -413,10 +416,16 @@ func (s *session) onConnection(c *wire.ConnectionInfo) error {
 		// brokers and asks for nothing; a failover client then keeps its
 		// own URI list. A reconnection of a failover client is never
 		// asked to rebalance (TransportConnection.processAddConnection).
-		s.send(&wire.ConnectionControl{
-			ConnectedBrokers:    s.srv.opts.ConnectedBrokers,
-			RebalanceConnection: s.srv.opts.RebalanceClients && !c.FailoverReconnect,
-		})
+		cc := &wire.ConnectionControl{RebalanceConnection: s.srv.opts.RebalanceClients}
+		if s.srv.cluster != nil {
+			cc = s.srv.cluster.control()
+		}
+		cc.RebalanceConnection = cc.RebalanceConnection && !c.FailoverReconnect
+		s.send(cc)
+	}
+	if s.srv.cluster != nil && c.FaultTolerant && s.format.Version >= 6 {
+		// Told again each time the network changes (clusterclients.go).
+		s.srv.cluster.join(s)
 	}
 	return nil
 }

@@ -213,7 +213,10 @@ func httpWebSocket(proto string, log *slog.Logger) func(*engine.Engine) (httpser
 func JolokiaServices(cfg *config.Config) ([]jolokia.Connector, *jolokia.PersistenceAdapter) {
 	var cs []jolokia.Connector
 	for _, t := range cfg.Transports {
-		cs = append(cs, jolokia.Connector{Name: t.Name, Protocol: connectorProtocol(t.Scheme)})
+		cc := t.ClusterClients
+		cs = append(cs, jolokia.Connector{Name: t.Name, Protocol: connectorProtocol(t.Scheme),
+			UpdateClusterClients: cc.Update, RebalanceClusterClients: cc.Rebalance,
+			UpdateClusterClientsOnRemove: cc.UpdateOnRemove, UpdateClusterFilter: cc.Filter})
 	}
 	var pa *jolokia.PersistenceAdapter
 	if cfg.Persistent && cfg.Persistence.Kind == config.KindKahaDB {

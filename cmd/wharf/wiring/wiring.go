@@ -166,9 +166,11 @@ var (
 		o.Logger = log
 		o.BrokerURL = t.Scheme + "://" + addr
 		if t.ClusterClients.Update {
-			// This broker only: no network connector adds its peers
-			// (ClusterClients.Matches) to the list yet.
+			// This broker's URI, then those of the brokers its network
+			// bridges connect to that updateClusterFilter matches.
 			o.ConnectedBrokers = t.ClusterClients.URI
+			o.ClusterFilter = t.ClusterClients.Matches
+			o.UpdateClusterClientsOnRemove = t.ClusterClients.UpdateOnRemove
 		}
 		o.RebalanceClients = t.ClusterClients.Rebalance
 		// A remote broker's duplex network connector: this broker runs

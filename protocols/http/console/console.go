@@ -114,6 +114,7 @@ func New(o Options) (*Handler, error) {
 	get("/connections.jsp", h.connections, false)
 	get("/subscribers.jsp", h.subscribers, false)
 	get("/scheduled.jsp", h.scheduled, false)
+	get("/network.jsp", h.network, false)
 	for name, f := range map[string]actionFunc{
 		"createDestination": h.createDestination,
 		"deleteDestination": h.deleteDestination,

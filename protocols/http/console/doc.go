@@ -5,8 +5,10 @@
 //
 // The pages keep ActiveMQ's paths (index.jsp, queues.jsp, topics.jsp,
 // browse.jsp?JMSDestination=, message.jsp, send.jsp, connections.jsp,
-// subscribers.jsp, scheduled.jsp) so that bookmarks carry over; the
-// XML feeds under /admin/xml/ are the web server's, not the console's.
+// subscribers.jsp, scheduled.jsp, network.jsp: the network connectors,
+// their bridges up and down, their counters and demand) so that
+// bookmarks carry over; the XML feeds under /admin/xml/ are the web
+// server's, not the console's.
 // The lists are paginated, sortable and filtered on the server, so that a
 // broker with 10,000 queues renders a page as fast as one with ten.
 //

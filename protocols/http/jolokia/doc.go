@@ -133,8 +133,9 @@
 //
 // ...,connector=clientConnectors,connectorName=N — each transport
 // connector (Options.Connectors): StatisticsEnabled,
-// AllowLinkStealingEnabled, UpdateClusterClients, RebalanceClusterClients,
-// UpdateClusterClientsOnRemove (false), UpdateClusterFilter (null);
+// AllowLinkStealingEnabled (false), UpdateClusterClients,
+// RebalanceClusterClients, UpdateClusterClientsOnRemove,
+// UpdateClusterFilter (the connector's settings);
 // operation connectionCount (the connections of its protocol: two
 // connectors of one protocol count the same connections).
 //
@@ -145,7 +146,23 @@
 // journal file numbers, "[1, 2]"), Transactions (prepared XA
 // transactions, "[]" when none).
 //
-// Not built: the job scheduler bean, ConnectorView's resetStatistics,
+// ...,connector=networkConnectors,networkConnectorName=N — each network
+// connector (engine.Engine.Network, which package cluster registers):
+// Name, MessageTTL, ConsumerTTL, PrefetchSize, AdvisoryPrefetchSize,
+// UserName, BridgeTempDestinations, ConduitSubscriptions,
+// DecreaseNetworkConsumerPriority, DispatchAsync, DynamicOnly, Duplex,
+// SuppressDuplicateQueueSubscriptions, SuppressDuplicateTopicSubscriptions,
+// Password and RemotePassword ("****", as ActiveMQ masks them),
+// RemoteUserName; and under it, while the bridge is up,
+// ...,networkBridge=<remote address> — each bridge (network.go):
+// LocalAddress, RemoteAddress, RemoteBrokerName, RemoteBrokerId,
+// LocalBrokerName, EnqueueCounter, DequeueCounter, ReceivedCounter,
+// CreatedByDuplex; operation resetStats (admin). Under a bridge,
+// ...,direction=outbound,destinationType=T,destinationName=D — each
+// destination it forwarded to: Name, Count, Rate.
+//
+// Not built: the job scheduler bean, the network beans' start and stop,
+// the destinations' resetStats and inbound beans, ConnectorView's resetStatistics,
 // enableStatistics, disableStatistics, start, stop, the PersistenceAdapter's
 // Statistics, DestinationView's resetStatistics and the setters other than
 // those above (UseCache, PrioritizedMessages, ...: read-only here).

@@ -101,7 +101,8 @@ type snapshot struct {
 	conns    []engine.ConnectionInfo
 	cons     []engine.ConsumerInfo // non-durable ones
 	prods    []engine.ProducerInfo
-	read     struct{ durables, conns, cons, prods bool }
+	read     struct{ durables, conns, cons, prods, network bool }
+	network  []engine.NetworkConnectorInfo
 	// durableCounts: each durable subscription's sizes and counters, read
 	// on first use (durableCounters).
 	durableCounts map[engine.SubKey]engine.SubCounters
@@ -231,6 +232,7 @@ func (s *snapshot) candidates() []candidate {
 	for _, c := range h.opts.Connectors {
 		out = append(out, candidate{h.connectorName(c), func() *mbean { return s.connectorBean(c) }})
 	}
+	out = append(out, s.networkCandidates()...)
 	for _, d := range s.destinations() {
 		out = append(out, candidate{h.destinationName(d), func() *mbean { return s.destinationBean(d) }})
 	}

@@ -17,6 +17,10 @@ type Connector struct {
 	// (engine.ConnectionInfo.Protocol: "openwire", "stomp", "mqtt",
 	// "amqp"), by which they are counted.
 	Protocol string
+	// The connector's updateClusterClients, rebalanceClusterClients,
+	// updateClusterClientsOnRemove and updateClusterFilter ("" is null).
+	UpdateClusterClients, RebalanceClusterClients, UpdateClusterClientsOnRemove bool
+	UpdateClusterFilter                                                         string
 }
 
 // PersistenceAdapter is the broker's KahaDB store, for
@@ -33,8 +37,7 @@ func (h *Handler) connectorName(c Connector) objectName {
 }
 
 // connectorBean is a transport connector (ConnectorViewMBean). Wharf has
-// no cluster client updates or link stealing: those read false, as
-// ActiveMQ's defaults. (ActiveMQ's isStarted is not an attribute: JMX
+// no link stealing: it reads false, as ActiveMQ's default. (ActiveMQ's isStarted is not an attribute: JMX
 // reads of Started fail there, and here.)
 func (s *snapshot) connectorBean(c Connector) *mbean {
 	e := s.h.e
@@ -53,10 +56,10 @@ func (s *snapshot) connectorBean(c Connector) *mbean {
 		attrs: []attribute{
 			{"StatisticsEnabled", "boolean", "Statistics gathering enabled", func() any { return e.StatisticsEnabled() }},
 			{"AllowLinkStealingEnabled", "boolean", "Link Stealing enabled", v(false)},
-			{"UpdateClusterClients", "boolean", "Update client URL's when brokers leave/join a custer enabled", v(false)},
-			{"RebalanceClusterClients", "boolean", "Rebalance clients across the broker cluster enabled", v(false)},
-			{"UpdateClusterClientsOnRemove", "boolean", "Update clients when a broker is removed from a network enabled.", v(false)},
-			{"UpdateClusterFilter", "java.lang.String", "Comma separated list of regex patterns to match broker names for cluster client updates.", v(nil)},
+			{"UpdateClusterClients", "boolean", "Update client URL's when brokers leave/join a custer enabled", v(c.UpdateClusterClients)},
+			{"RebalanceClusterClients", "boolean", "Rebalance clients across the broker cluster enabled", v(c.RebalanceClusterClients)},
+			{"UpdateClusterClientsOnRemove", "boolean", "Update clients when a broker is removed from a network enabled.", v(c.UpdateClusterClientsOnRemove)},
+			{"UpdateClusterFilter", "java.lang.String", "Comma separated list of regex patterns to match broker names for cluster client updates.", v(nullable(c.UpdateClusterFilter))},
 		},
 		ops: func() []operation {
 			return []operation{{name: "connectionCount", desc: "Connection count", ret: "int",
