@@ -92,7 +92,8 @@ type NetworkConnector struct {
 	StaticBridge bool
 	// PrefetchSize is the bridge consumers' window (1000).
 	PrefetchSize int
-	// AlwaysSyncSend sends non-persistent messages synchronously too.
+	// AlwaysSyncSend sends non-persistent messages synchronously too
+	// (ActiveMQ 5.17's default: true). Either way the bridge pipelines.
 	AlwaysSyncSend bool
 	// BridgeTempDestinations (true) makes the peer's temporary
 	// destinations exist here too, from its advisories, and serves its
@@ -136,6 +137,7 @@ func DefaultNetworkConnector() NetworkConnector {
 		ConsumerTTL:            1,
 		PrefetchSize:           1000,
 		BridgeTempDestinations: true, // NetworkBridgeConfiguration.bridgeTempDestinations
+		AlwaysSyncSend:         true, // NetworkBridgeConfiguration.alwaysSyncSend (5.17)
 		// NetworkBridgeConfiguration's defaults.
 		SuppressDuplicateTopicSubscriptions: true,
 	}
