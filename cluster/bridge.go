@@ -232,13 +232,26 @@ func (b *bridge) connect(ctx context.Context) (connected bool, err error) {
 // (ActiveMQ 5.6+).
 func advisoryFilter(nc config.NetworkConnector) string {
 	var names []string
-	if len(nc.DynamicallyIncluded) == 0 {
+	if f := nc.DestinationFilter; f != "" {
+		// Written by the user: NetworkBridgeConfiguration.getDestinationFilter
+		// puts the consumer advisory prefix in front of the whole value
+		// unless it starts with it, and adds nothing for virtual
+		// destinations. Seed 001's "NO_DESTINATION" names an advisory
+		// topic nothing is published on: no demand at all.
+		if !strings.HasPrefix(f, engine.AdvisoryPrefix+"Consumer.") {
+			f = engine.AdvisoryPrefix + "Consumer." + f
+		}
+		names = append(names, f)
+	} else if len(nc.DynamicallyIncluded) == 0 {
 		names = append(names, engine.AdvisoryPrefix+"Consumer.>")
 		if nc.UseVirtualDestSubs {
 			names = append(names, engine.VirtualDestConsumerAdvisoryPrefix+">")
 		}
 	}
 	for _, d := range nc.DynamicallyIncluded {
+		if nc.DestinationFilter != "" {
+			break
+		}
 		kind := "Queue."
 		if d.Type.IsTopic() {
 			kind = "Topic."

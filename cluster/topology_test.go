@@ -377,3 +377,52 @@ func TestClusterDuplex(t *testing.T) {
 		}
 	}
 }
+
+// destinationFilter, as seed 001 writes it: the advisory topics the
+// bridge reads are the attribute's, the consumer advisory prefix put in
+// front. "Queue.df.>" makes demand for df.> queues only, and A never
+// hears of other consumers; "NO_DESTINATION" makes no demand at all, so
+// only the statically included queue is forwarded and a dynamic queue's
+// messages stay on A.
+func TestClusterDestinationFilterAttribute(t *testing.T) {
+	t.Run("filter", func(t *testing.T) {
+		b := startNode(t, "B", 0, "")
+		a := startNode(t, "A", 0, network(static(b), `destination_filter: "Queue.df.>"`))
+		a.waitLog(`"msg":"network bridge started"`)
+		b.consumer("queue://other.q", client.ConsumerOptions{})
+		yes := b.consumer("queue://df.yes", client.ConsumerOptions{})
+		// B (one shard) publishes the advisories in order: by the time
+		// df.yes's demand is made, other.q's advisory would have come.
+		a.waitDemand("queue://df.yes", 1)
+		if n := a.countLog(`"dest":"queue://other.q"`); n != 0 {
+			t.Errorf("A logged %d lines about other.q: it read advisories outside its destinationFilter", n)
+		}
+		a.send("queue://df.yes", "y", 5, true)
+		if got := receive(t, yes, 5); got[0] != "y0" || got[4] != "y4" {
+			t.Fatalf("B's df.yes: %v", got)
+		}
+	})
+	t.Run("NO_DESTINATION", func(t *testing.T) {
+		b := startNode(t, "B", 0, "")
+		a := startNode(t, "A", 0, network(static(b), `destination_filter: NO_DESTINATION`,
+			`statically_included_destinations: [{queue: always}]`))
+		a.waitLog(`"msg":"network bridge started"`)
+		dyn := b.consumer("queue://dyn", client.ConsumerOptions{})
+		always := b.consumer("queue://always", client.ConsumerOptions{})
+		a.send("queue://always", "s", 3, true)
+		if got := receive(t, always, 3); got[2] != "s2" {
+			t.Fatalf("B's always queue: %v", got)
+		}
+		// B's dyn consumer made no demand on A: what is sent there stays.
+		a.send("queue://dyn", "d", 3, true)
+		if got := receive(t, a.consumer("queue://dyn", client.ConsumerOptions{}), 3); got[0] != "d0" || got[2] != "d2" {
+			t.Fatalf("A's dyn queue: %v", got)
+		}
+		if got := drain(dyn, 0); len(got) != 0 {
+			t.Fatalf("B's dyn consumer got %v through a bridge with no demand", got)
+		}
+		if n := a.countLog(`"msg":"network demand added"`); n != 0 {
+			t.Fatalf("A made %d demands", n)
+		}
+	})
+}

@@ -77,6 +77,13 @@ type NetworkConnector struct {
 	// peer has none are destroyed. Needs conduitSubscriptions and not
 	// dynamicOnly, as in ActiveMQ.
 	SyncDurableSubs bool
+	// DestinationFilter is the connector's destinationFilter: when set,
+	// the consumer advisory topics the bridge subscribes to on the peer,
+	// as written (comma-separated, wildcards allowed), with
+	// "ActiveMQ.Advisory.Consumer." put in front unless the value starts
+	// with it (NetworkBridgeConfiguration.getDestinationFilter), instead
+	// of those made from DynamicallyIncluded. "" makes them.
+	DestinationFilter string
 	// UseVirtualDestSubs: the bridge also reads the peer's
 	// ActiveMQ.Advisory.VirtualDestination.Consumer advisories (the peer's
 	// useVirtualDestSubs), so a consumer on a queue a virtual destination
@@ -214,6 +221,7 @@ func (p *xmlParser) networkConnectors(e *xmlElem) {
 				l.setBool(&nc.SuppressDuplicateTopicSubscriptions, v)
 			}),
 			"syncDurableSubs":    f("sync_durable_subs", func(v val) { l.setBool(&nc.SyncDurableSubs, v) }),
+			"destinationFilter":  f("destination_filter", func(v val) { l.setString(&nc.DestinationFilter, v) }),
 			"useVirtualDestSubs": f("use_virtual_dest_subs", func(v val) { l.setBool(&nc.UseVirtualDestSubs, v) }),
 		})
 		l.applyNetworkTTL(nc, &ttl)
@@ -320,6 +328,7 @@ func (p *yamlParser) networkConnectors(n *yaml.Node, path string) {
 			"suppress_duplicate_queue_subscriptions": p.boolean(&nc.SuppressDuplicateQueueSubscriptions),
 			"suppress_duplicate_topic_subscriptions": p.boolean(&nc.SuppressDuplicateTopicSubscriptions),
 			"sync_durable_subs":                      p.boolean(&nc.SyncDurableSubs),
+			"destination_filter":                     p.str(&nc.DestinationFilter),
 			"use_virtual_dest_subs":                  p.boolean(&nc.UseVirtualDestSubs),
 		})
 		l.applyNetworkTTL(&nc, &ttl)

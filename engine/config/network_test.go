@@ -105,7 +105,8 @@ func TestConfigNetworkDefaults(t *testing.T) {
 	// ActiveMQ's defaults (NetworkBridgeConfiguration, SimpleDiscoveryAgent).
 	if nc.Name != "NC" || !nc.ConduitSubscriptions || nc.MessageTTL != 1 || nc.ConsumerTTL != 1 || nc.PrefetchSize != 1000 ||
 		nc.InitialReconnectDelay != time.Second || nc.MaxReconnectDelay != 30*time.Second || !nc.UseExponentialBackOff ||
-		nc.BackOffMultiplier != 2 || nc.MaxReconnectAttempts != 0 || !nc.BridgeTempDestinations {
+		nc.BackOffMultiplier != 2 || nc.MaxReconnectAttempts != 0 || !nc.BridgeTempDestinations || !nc.AlwaysSyncSend ||
+		nc.DestinationFilter != "" {
 		t.Errorf("defaults %+v", nc)
 	}
 }
@@ -168,7 +169,6 @@ func TestConfigNetworkRefused(t *testing.T) {
 		{"multicast empty group", `<networkConnector uri="multicast://default?group="/>`, "the group must not be empty"},
 		{"masterslave without a list", `<networkConnector uri="masterslave:tcp://h1:61616"/>`, "want masterslave:(tcp://master:port,tcp://slave:port)"},
 		{"masterslave option", `<networkConnector uri="masterslave:(tcp://h1:1,tcp://h2:2)?frob=1"/>`, "discovery option frob is not supported by Wharf yet"},
-		{"destinationFilter", `<networkConnector uri="static:(tcp://h:1)" destinationFilter="NO_DESTINATION"/>`, "attribute destinationFilter is not supported by Wharf yet"},
 		{"useVirtualDestSubs not a boolean", `<networkConnector uri="static:(tcp://h:1)" useVirtualDestSubs="maybe"/>`, `useVirtualDestSubs="maybe">: not a boolean`},
 		{"suppressDuplicateQueueSubscriptions not a boolean", `<networkConnector uri="static:(tcp://h:1)" suppressDuplicateQueueSubscriptions="yes please"/>`, `suppressDuplicateQueueSubscriptions="yes please">: not a boolean`},
 		{"durable queue", `<networkConnector uri="static:(tcp://h:1)"><durableDestinations><queue physicalName="Q"/></durableDestinations></networkConnector>`, "durableDestinations lists topics"},
@@ -199,8 +199,8 @@ func TestConfigNetworkRefused(t *testing.T) {
 	wantProblem(t, err, 2, 0, "option timeToLive is not supported by Wharf yet")
 	_, err = ParseYAML(strings.NewReader("network_connectors:\n  - uri: multicast://default?loopBackMode=true\n"), "wharf.yaml", nil)
 	wantProblem(t, err, 2, 0, "discovery option loopBackMode is not supported by Wharf yet")
-	_, err = ParseYAML(strings.NewReader("network_connectors:\n  - uri: static:(tcp://h:1)\n    destination_filter: x\n"), "wharf.yaml", nil)
-	wantProblem(t, err, 3, 0, `unknown key "destination_filter"`)
+	_, err = ParseYAML(strings.NewReader("network_connectors:\n  - uri: static:(tcp://h:1)\n    destination_filtr: x\n"), "wharf.yaml", nil)
+	wantProblem(t, err, 3, 0, `unknown key "destination_filtr"`)
 }
 
 // seed 001's conditionalNetworkBridgeFilterFactory, in both forms, and
@@ -272,5 +272,23 @@ func TestConfigNetworkDuplicatesAndDurableSync(t *testing.T) {
 			!reflect.DeepEqual(nc.DurableDestinations, []message.Destination{message.TopicDest("T.DUR")}) {
 			t.Errorf("%s: queue %v topic %v sync %v durable %v", form, nc.SuppressDuplicateQueueSubscriptions, nc.SuppressDuplicateTopicSubscriptions, nc.SyncDurableSubs, nc.DurableDestinations)
 		}
+	}
+}
+
+// destinationFilter (seed 001) is read as written, in XML and YAML.
+func TestConfigNetworkDestinationFilter(t *testing.T) {
+	c, err := ParseXML(strings.NewReader(netBroker(`<networkConnectors><networkConnector uri="static:(tcp://h:1)" destinationFilter="Queue.include.test.foo,ActiveMQ.Advisory.Consumer.Topic.include.test.bar"/></networkConnectors>`)), "activemq.xml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.NetworkConnectors[0].DestinationFilter; got != "Queue.include.test.foo,ActiveMQ.Advisory.Consumer.Topic.include.test.bar" {
+		t.Fatalf("XML destinationFilter %q", got)
+	}
+	y, err := ParseYAML(strings.NewReader("network_connectors:\n  - uri: \"static:(tcp://h:1)\"\n    destination_filter: NO_DESTINATION\n"), "wharf.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := y.NetworkConnectors[0].DestinationFilter; got != "NO_DESTINATION" {
+		t.Fatalf("YAML destination_filter %q", got)
 	}
 }
