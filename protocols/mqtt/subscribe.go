@@ -34,6 +34,11 @@ type subscription struct {
 	subID   uint32              // MQTT 5 subscription identifier, 0 none
 	// skipDollar: a filter starting with a wildcard matches no topic
 	// starting with '$' [MQTT-4.7.2-1].
+	//
+	// DEVIATION: ActiveMQ 5.17 maps + and # to JMS's * and > and so hands
+	// such a subscriber $SYS/... messages too (seen with raw frames; the
+	// conform case mqtt/topics/dollar-published pins it). Wharf keeps the
+	// MQTT rule, which MQTT clients rely on.
 	skipDollar bool
 	es         atomic.Pointer[engine.Subscription]
 	closed     atomic.Bool
