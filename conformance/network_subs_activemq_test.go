@@ -210,3 +210,44 @@ func TestConformanceNetworkVirtualDestSubsMixed(t *testing.T) {
 		})
 	}
 }
+
+// useVirtualDestSubsOnCreation on B (with useVirtualDestSubs): B's
+// consumer queue Consumer.A.VirtualTopic.Orders exists with no consumer
+// (a message sent to it made it) and is demand for VirtualTopic.Orders on
+// A from the start, so the 10 messages published there on A wait in B's
+// queue for a consumer that comes later, in every pairing as in the
+// all-ActiveMQ one.
+func TestConformanceNetworkVirtualDestSubsOnCreationMixed(t *testing.T) {
+	skipWithoutActiveMQ(t)
+	const queue = "queue://Consumer.A.VirtualTopic.Orders"
+	for _, pair := range [][2]string{{"activemq", "activemq"}, {"activemq", "wharf"}, {"wharf", "activemq"}} {
+		t.Run(pair[0]+"->"+pair[1], func(t *testing.T) {
+			var bAddr string
+			if pair[1] == "wharf" {
+				bAddr = startWharfNetwork(t, "B", "use_virtual_dest_subs: true\nuse_virtual_dest_subs_on_creation: true\n").openwire
+			} else {
+				xml := bytes.Replace(amqNetworkXML("B", ""), []byte(`brokerName="B"`),
+					[]byte(`brokerName="B" useVirtualDestSubs="true" useVirtualDestSubsOnCreation="true"`), 1)
+				bAddr = startActiveMQXML(t, xml).openwire
+			}
+			netSendP(t, bAddr, queue, "pre", 1)
+			var aAddr string
+			if pair[0] == "wharf" {
+				w := startWharfNetwork(t, "A", fmt.Sprintf("network_connectors:\n  - uri: \"static:(tcp://%s)\"\n    use_virtual_dest_subs: true\n    dynamically_included_destinations: [{topic: \"VirtualTopic.>\"}]\n", bAddr))
+				w.waitLine(regexp.MustCompile(`"msg":"network bridge started"`), procStartTimeout)
+				aAddr = w.openwire
+			} else {
+				a := startActiveMQXML(t, amqNetworkXML("A", fmt.Sprintf(`<networkConnectors><networkConnector uri="static:(tcp://%s)" useVirtualDestSubs="true">
+  <dynamicallyIncludedDestinations><topic physicalName="VirtualTopic.>"/></dynamicallyIncludedDestinations>
+</networkConnector></networkConnectors>`, bAddr)))
+				a.waitLine(regexp.MustCompile(`Network connection between .* has been established`), procStartTimeout)
+				aAddr = a.openwire
+			}
+			waitNetworkConsumers(t, aAddr, "topic://VirtualTopic.Orders", 1)
+			netSendP(t, aAddr, "topic://VirtualTopic.Orders", "v", 10)
+			k := netConsumer(t, bAddr, queue)
+			netReceiveP(t, k, "pre", 1)
+			netReceiveP(t, k, "v", 10)
+		})
+	}
+}

@@ -406,4 +406,5 @@ func (e *Engine) replayAdvisories(sub *Subscription) {
 			e.virtualConsumerAdvisories(s, false, sub)
 		}
 	}
+	e.replayQueueDemand(sub) // virtualsubs.go
 }

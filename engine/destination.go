@@ -116,6 +116,7 @@ func (s *shard) dest(d message.Destination, create bool) *destination {
 		}
 	}
 	s.e.registerVirtualQueue(d, true)
+	s.queueDemand(d, true) // virtualsubs.go
 	s.destinationAdvisory(d, true)
 	return x
 }
@@ -211,6 +212,7 @@ func (s *shard) removeDest(d *destination) {
 	}
 	delete(s.dests, d.d)
 	s.e.registerVirtualQueue(d.d, false)
+	s.queueDemand(d.d, false)
 	s.destinationAdvisory(d.d, false)
 }
 

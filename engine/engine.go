@@ -63,6 +63,11 @@ type Options struct {
 	// destination (nil: none configured).
 	UseVirtualDestSubs     bool
 	CompositesForwardingTo func(message.Destination) []message.Destination
+	// UseVirtualDestSubsOnCreation (<broker useVirtualDestSubsOnCreation>),
+	// with UseVirtualDestSubs, advertises each queue a virtual destination
+	// forwards to as a consumer of it from the queue's creation to its
+	// removal, whether the queue has consumers or not (virtualsubs.go).
+	UseVirtualDestSubsOnCreation bool
 	// DisableAdvisories turns advisory messages off (<broker
 	// advisorySupport="false">).
 	DisableAdvisories bool
@@ -119,6 +124,13 @@ type Engine struct {
 	// their handshake did not finish within the connect timeout
 	// (CountHandshakeTimeout).
 	handshakeTimeouts sync.Map // string → *atomic.Int64
+
+	// vdQueues holds the virtual destination demand of
+	// UseVirtualDestSubsOnCreation: the consumer id advertised for each
+	// (virtual destination, queue) pair (virtualsubs.go).
+	vdMu     sync.Mutex
+	vdQueues map[vdPair]string
+	vdSeq    atomic.Uint64
 
 	// vtQueues maps a virtual topic to its existing consumer queues.
 	vtMu     sync.Mutex

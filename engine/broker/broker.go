@@ -199,6 +199,7 @@ func (b *Broker) start(ctx context.Context, o Options) (err error) {
 		DisableStatistics:                    !cfg.EnableStatistics,
 		CompositeFor:                         composites,
 		UseVirtualDestSubs:                   cfg.UseVirtualDestSubs,
+		UseVirtualDestSubsOnCreation:         cfg.UseVirtualDestSubsOnCreation,
 		CompositesForwardingTo:               compositesForwardingTo(cfg),
 	}
 	if err := b.startSecurity(o.Factories.Security, &eo); err != nil {

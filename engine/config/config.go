@@ -62,6 +62,14 @@ type Config struct {
 	// Consumer.*, so a network bridge with useVirtualDestSubs makes demand
 	// for it.
 	UseVirtualDestSubs bool
+	// UseVirtualDestSubsOnCreation is <broker useVirtualDestSubsOnCreation>:
+	// with UseVirtualDestSubs, a queue a virtual destination forwards to is
+	// advertised as a consumer of the virtual destination from its
+	// creation, consumer or not (AdvisoryBroker.addDestination), so a
+	// network bridge forwards what is published there while the queue has
+	// no consumer. Without UseVirtualDestSubs it does nothing, as in
+	// ActiveMQ, whose virtual destinations are only registered with it.
+	UseVirtualDestSubsOnCreation bool
 	// OfflineDurableSubscriberTimeout is <broker offlineDurableSubscriberTimeout>
 	// (ms in XML): durable subscriptions offline longer than this are
 	// destroyed. 0 means never (ActiveMQ writes -1).

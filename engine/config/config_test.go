@@ -189,6 +189,13 @@ func TestConfigSeedSnippets(t *testing.T) {
 				t.Errorf("CompositeFor(topic include.bar) = %v", got)
 			}
 		}},
+		// Seed 001's remote broker: demand from include.bar.forward's
+		// creation.
+		{file: "seed001-remote-oncreation.xml", check: func(t *testing.T, c *Config) {
+			if c.BrokerName != "remoteBroker" || !c.UseVirtualDestSubs || !c.UseVirtualDestSubsOnCreation || len(c.Composites) != 1 {
+				t.Errorf("Config = %+v", c)
+			}
+		}},
 		{file: "seed002-vmcursor.xml", check: func(t *testing.T, c *Config) {
 			p := c.PolicyFor(message.QueueDest("any"))
 			if p.PendingQueuePolicy != "vm" || p.MemoryLimit != 1<<20 || !p.ProducerFlowControl {
@@ -842,6 +849,9 @@ func TestConfigBrokerAndUsageAttributes(t *testing.T) {
 			func(c *Config) bool { return c.AnonymousProducerAdvisorySupport }},
 		{"useVirtualDestSubs", `useVirtualDestSubs="true"`, "", "use_virtual_dest_subs: true\n",
 			func(c *Config) bool { return c.UseVirtualDestSubs }},
+		{"useVirtualDestSubsOnCreation", `useVirtualDestSubs="true" useVirtualDestSubsOnCreation="true"`, "",
+			"use_virtual_dest_subs: true\nuse_virtual_dest_subs_on_creation: true\n",
+			func(c *Config) bool { return c.UseVirtualDestSubs && c.UseVirtualDestSubsOnCreation }},
 		{"useVirtualTopics", `useVirtualTopics="false"`, "", "use_virtual_topics: false\n",
 			func(c *Config) bool {
 				return !c.UseVirtualTopics && len(c.VirtualTopics) == 0 && !c.InterceptorsConfigured

@@ -425,8 +425,11 @@ func (p *xmlParser) broker(e *xmlElem) {
 		"networkConnectorStartAsync": at("network_connector_start_async", func(v val) {
 			l.setBool(&c.NetworkConnectorStartAsync, v)
 		}),
-		"useVirtualTopics":                     at("use_virtual_topics", func(v val) { l.setBool(&c.UseVirtualTopics, v) }),
-		"useVirtualDestSubs":                   at("use_virtual_dest_subs", func(v val) { l.setBool(&c.UseVirtualDestSubs, v) }),
+		"useVirtualTopics":   at("use_virtual_topics", func(v val) { l.setBool(&c.UseVirtualTopics, v) }),
+		"useVirtualDestSubs": at("use_virtual_dest_subs", func(v val) { l.setBool(&c.UseVirtualDestSubs, v) }),
+		"useVirtualDestSubsOnCreation": at("use_virtual_dest_subs_on_creation", func(v val) {
+			l.setBool(&c.UseVirtualDestSubsOnCreation, v)
+		}),
 		"offlineDurableSubscriberTimeout":      at("offline_durable_subscriber_timeout", func(v val) { l.setDuration(&c.OfflineDurableSubscriberTimeout, v) }),
 		"offlineDurableSubscriberTaskSchedule": at("offline_durable_subscriber_task_schedule", func(v val) { l.setDuration(&c.OfflineDurableSubscriberTaskSchedule, v) }),
 		// Wharf always stops cleanly on SIGINT/SIGTERM; the JVM hook

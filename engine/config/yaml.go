@@ -199,6 +199,7 @@ func (p *yamlParser) top(n *yaml.Node) {
 		"anonymous_producer_advisory_support":      p.boolean(&c.AnonymousProducerAdvisorySupport),
 		"use_virtual_topics":                       p.boolean(&c.UseVirtualTopics),
 		"use_virtual_dest_subs":                    p.boolean(&c.UseVirtualDestSubs),
+		"use_virtual_dest_subs_on_creation":        p.boolean(&c.UseVirtualDestSubsOnCreation),
 		"destination_interceptors":                 p.interceptors,
 		"offline_durable_subscriber_timeout":       p.duration(&c.OfflineDurableSubscriberTimeout),
 		"offline_durable_subscriber_task_schedule": p.duration(&c.OfflineDurableSubscriberTaskSchedule),
