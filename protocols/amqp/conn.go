@@ -534,6 +534,10 @@ var stateAccepted = &wire.Accepted{}
 // over their range (§2.7.6 first/last) when it has, or before any other
 // frame written meanwhile: a burst of N completions costs the client one
 // frame instead of N. Called from a shard goroutine, without outMu.
+//
+// DEVIATION: ActiveMQ (Proton-J) writes one disposition per transfer;
+// Wharf's ranges carry the same outcomes, and every AMQP 1.0 client reads
+// them (go-amqp, Qpid JMS and Proton settle each id of the range).
 func (c *conn) accept(s *session, id uint32) {
 	c.outMu.Lock()
 	if s.ended {
