@@ -34,6 +34,8 @@ type conn struct {
 	tc  transport.Conn
 	log *slog.Logger
 	dec *wire.Decoder
+	// msgDec decodes the messages clients send (transport goroutine, mu).
+	msgDec wire.MessageDecoder
 
 	// mu is held while frames are handled (transport goroutine), by
 	// OnClose and by the timers. Deliveries (shard goroutines) do not take
@@ -48,11 +50,21 @@ type conn struct {
 	txSeq    uint64
 	txs      map[string]bool // open transactions, by id
 
-	outMu      sync.Mutex
-	out        []byte
-	msgBuf     []byte        // the message being delivered, encoded (Deliver)
-	maxFrame   uint32        // the client's max-frame-size
-	remoteIdle time.Duration // the client's idle-time-out
+	outMu    sync.Mutex
+	out      []byte
+	msgBuf   []byte     // the message being delivered, encoded (Deliver)
+	outMsg   outMessage // the message being delivered, mapped (Deliver); zero between deliveries
+	maxFrame uint32     // the client's max-frame-size
+	// The Accepted outcomes of the client's transfers are batched into
+	// range dispositions (acceptLocked); accepted is the range held back,
+	// acceptArmed says a flush of the write queue will send it, and
+	// acceptFlushed (made once) is that flush's callback.
+	accepted      acceptRange
+	acceptArmed   bool
+	acceptFlushed func(error)
+	dispFrame     wire.Disposition // scratch for acceptance dispositions
+	xfer          xferScratch      // scratch for outgoing transfers (sendLocked)
+	remoteIdle    time.Duration    // the client's idle-time-out
 
 	live inactivity.Monitor // idle time-out, heart-beats and the connect timeout
 }
@@ -66,6 +78,7 @@ func newConn(srv *Server, tc transport.Conn) *conn {
 		sessions: map[uint16]*session{},
 		maxFrame: wire.MinMaxFrameSize,
 	}
+	c.acceptFlushed = c.onAcceptFlushed
 	c.live.After(srv.opts.ConnectTimeout, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -203,6 +216,7 @@ func (c *conn) writeFrame(channel uint16, p wire.Performative) {
 // belongs to the reader (mu), not to the writers here (a shard completing
 // a disposition while the connection closes read it unguarded).
 func (c *conn) writeFrameLocked(channel uint16, p wire.Performative) {
+	c.flushAcceptedLocked()
 	if isSASL(p) {
 		c.out = wire.AppendSASLFrame(c.out[:0], p)
 	} else {
@@ -498,4 +512,99 @@ func (c *conn) nextTxID() []byte {
 		b[i] = byte(c.txSeq >> (8 * (7 - i)))
 	}
 	return b[:]
+}
+
+// acceptRange is a run of consecutive delivery ids of one session whose
+// transfers were accepted and not yet told; n is 0 when there is none.
+type acceptRange struct {
+	s           *session
+	first, last uint32
+	n           int
+}
+
+// stateAccepted is the Accepted outcome (no fields), shared by every
+// acceptance disposition.
+var stateAccepted = &wire.Accepted{}
+
+// accept tells the client that its transfer id on s is accepted (stored;
+// AMQP 1.0 §3.4.2), settled. The first acceptance is written at once, so
+// that a client waiting for it (a synchronous send) waits no longer than
+// before; the ones the engine completes until the write queue carrying it
+// has been handed to the socket are held, and go out as one disposition
+// over their range (§2.7.6 first/last) when it has, or before any other
+// frame written meanwhile: a burst of N completions costs the client one
+// frame instead of N. Called from a shard goroutine, without outMu.
+//
+// DEVIATION: ActiveMQ (Proton-J) writes one disposition per transfer;
+// Wharf's ranges carry the same outcomes, and every AMQP 1.0 client reads
+// them (go-amqp, Qpid JMS and Proton settle each id of the range).
+func (c *conn) accept(s *session, id uint32) {
+	c.outMu.Lock()
+	if s.ended {
+		c.outMu.Unlock()
+		return
+	}
+	if c.acceptArmed {
+		a := &c.accepted
+		if a.n > 0 && a.s == s && a.last+1 == id {
+			a.last, a.n = id, a.n+1
+		} else {
+			c.flushAcceptedLocked()
+			c.accepted = acceptRange{s: s, first: id, last: id, n: 1}
+		}
+		c.outMu.Unlock()
+		return
+	}
+	c.writeAcceptedLocked(s, id, id)
+	c.acceptArmed = true
+	c.outMu.Unlock()
+	// The empty write rides on the flush that sends this disposition; its
+	// callback (once those bytes have left for the kernel) sends what was
+	// held meanwhile. Outside outMu: a transport may call it at once.
+	if err := c.tc.WriteNotify(nil, c.acceptFlushed); err != nil {
+		c.onAcceptFlushed(err)
+	}
+}
+
+// onAcceptFlushed sends the acceptances held since the last one written
+// (event loop goroutine). After a failed write the connection is closing
+// and nothing needs telling.
+func (c *conn) onAcceptFlushed(err error) {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	c.acceptArmed = false
+	if err != nil {
+		c.accepted = acceptRange{}
+		return
+	}
+	c.flushAcceptedLocked()
+}
+
+// flushAcceptedLocked writes the held acceptance range, if any: before
+// every other frame, so that frames keep the order in which they were
+// decided. Called with outMu held.
+func (c *conn) flushAcceptedLocked() {
+	a := c.accepted
+	if a.n == 0 {
+		return
+	}
+	c.accepted = acceptRange{}
+	if a.s.ended {
+		return
+	}
+	c.writeAcceptedLocked(a.s, a.first, a.last)
+}
+
+// writeAcceptedLocked writes a settled Accepted disposition for the
+// client's deliveries first..last on s. Called with outMu held.
+func (c *conn) writeAcceptedLocked(s *session, first, last uint32) {
+	d := &c.dispFrame
+	*d = wire.Disposition{Role: wire.RoleReceiver, First: first, Settled: true, State: stateAccepted}
+	if last != first {
+		l := last
+		d.Last = &l
+	}
+	c.out = wire.AppendFrame(c.out[:0], s.ch, d, nil)
+	c.writeRaw(c.out)
+	*d = wire.Disposition{}
 }

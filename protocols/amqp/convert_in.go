@@ -38,9 +38,16 @@ func ToMessage(am *wire.Message, target message.Destination, now int64) (*messag
 	}
 	in := inbound{am: am, target: target, now: now}
 	in.scanAnnotations()
-	m := &message.Message{Priority: message.DefaultPriority}
+	// The message and room for its usual few properties in one
+	// allocation; more grow the list as append does.
+	mp := &messageWithProps{m: message.Message{Priority: message.DefaultPriority}}
+	m := &mp.m
 	in.m = m
-	in.props.list = make(message.Properties, 0, propCount(am))
+	if n := propCount(am); n > len(mp.props) {
+		in.props.list = make(message.Properties, 0, n)
+	} else {
+		in.props.list = mp.props[:0]
+	}
 	if err := in.body(); err != nil {
 		if !errors.Is(err, errNative) {
 			return nil, err
@@ -67,6 +74,14 @@ func ToMessage(am *wire.Message, target message.Destination, now int64) (*messag
 		m.Props = in.props.list
 	}
 	return m, nil
+}
+
+// messageWithProps is an inbound message with the room its properties
+// usually take (JMS_AMQP_ORIGINAL_ENCODING, JMS_AMQP_HEADER,
+// JMS_AMQP_PROPERTIES and a few more): ToMessage allocates both at once.
+type messageWithProps struct {
+	m     message.Message
+	props [4]message.Property
 }
 
 // SetMessageFormat records the message-format of the transfer that

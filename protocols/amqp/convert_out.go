@@ -40,6 +40,25 @@ type outMessage struct {
 	apBuf [6]wire.MapEntry
 }
 
+// addrCache keeps the last destination formatted as an address, so that a
+// link whose deliveries all come from one destination (the usual case)
+// formats it once, not once per message.
+type addrCache struct {
+	d message.Destination
+	s string
+}
+
+// format returns FormatAddress(d), from the cache when d is the last one.
+func (a *addrCache) format(d message.Destination) string {
+	if d.IsZero() {
+		return ""
+	}
+	if a.s == "" || a.d != d {
+		a.d, a.s = d, FormatAddress(d)
+	}
+	return a.s
+}
+
 // FromMessage maps an engine message to the AMQP message sent to a
 // client's receiver link, as JMSMappingOutboundTransformer does
 // (mappings.md §3.4), at now (ms since the epoch, for the header ttl).
@@ -49,6 +68,14 @@ type outMessage struct {
 // (AMQPNativeOutboundTransformer). Send it with the message-format
 // MessageFormat(m). The result shares m's body and must not be changed.
 func FromMessage(m *message.Message, redeliveries int32, now int64) *wire.Message {
+	return fromMessage(&outMessage{}, nil, m, redeliveries, now)
+}
+
+// fromMessage is FromMessage into o, which must be zero (a delivery maps
+// into a reused one: link.Deliver), formatting properties.to through to
+// when it is not nil. The result points into o, or is a decoded native
+// message that does not.
+func fromMessage(o *outMessage, to *addrCache, m *message.Message, redeliveries int32, now int64) *wire.Message {
 	if m.BodyType == message.BytesBody {
 		if v, ok := m.Props.Get(propNative); ok && v.Bool() {
 			if am, err := wire.DecodeMessage(m.Body); err == nil {
@@ -63,7 +90,6 @@ func FromMessage(m *message.Message, redeliveries int32, now int64) *wire.Messag
 			// Not an AMQP message after all: map it as a BytesMessage.
 		}
 	}
-	o := &outMessage{}
 	am := &o.msg
 	h := &o.hdr
 	h.Priority = m.Priority
@@ -80,7 +106,11 @@ func FromMessage(m *message.Message, redeliveries int32, now int64) *wire.Messag
 	p := &o.props
 	am.Properties = p
 	p.Subject = m.Type
-	p.To = FormatAddress(m.Destination)
+	if to != nil {
+		p.To = to.format(m.Destination)
+	} else {
+		p.To = FormatAddress(m.Destination)
+	}
 	p.ReplyTo = FormatAddress(m.ReplyTo)
 	if m.CorrelationID != "" {
 		p.CorrelationID = idObject(m.CorrelationID)

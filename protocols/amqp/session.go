@@ -216,6 +216,16 @@ func (s *session) transferLocked(l *link, d *outDelivery, payload []byte) {
 	s.sendLocked(l, d, payload)
 }
 
+// xferScratch is a transfer performative being written and the values it
+// points to.
+type xferScratch struct {
+	t       wire.Transfer
+	id      uint32
+	format  uint32
+	settled bool
+	tag     [8]byte
+}
+
 // pendingTransfer is a delivery held back by the session window.
 type pendingTransfer struct {
 	l       *link
@@ -250,16 +260,18 @@ func (s *session) flushLocked() {
 // sendLocked writes the transfer frames of d. Called with c.outMu held.
 func (s *session) sendLocked(l *link, d *outDelivery, payload []byte) {
 	c := s.c
+	c.flushAcceptedLocked()
 	id := s.nextDeliveryID
 	s.nextDeliveryID++
 	d.deliveryID = id
-	var tag [8]byte
-	binary.BigEndian.PutUint64(tag[:], uint64(id))
-	format := d.format
-	settled := d.presettled
-	t := wire.Transfer{Handle: l.handle, DeliveryID: &id, DeliveryTag: tag[:], MessageFormat: &format, Settled: &settled}
+	// The performative and the fields it points to are the connection's
+	// scratch (outMu), so that a transfer allocates nothing.
+	x := &c.xfer
+	x.id, x.format, x.settled = id, d.format, d.presettled
+	binary.BigEndian.PutUint64(x.tag[:], uint64(id))
+	x.t = wire.Transfer{Handle: l.handle, DeliveryID: &x.id, DeliveryTag: x.tag[:], MessageFormat: &x.format, Settled: &x.settled}
 	start := len(c.out)
-	out, err := wire.AppendTransfer(c.out[:start], s.ch, &t, payload, c.maxFrame)
+	out, err := wire.AppendTransfer(c.out[:start], s.ch, &x.t, payload, c.maxFrame)
 	if err != nil {
 		c.log.Warn("delivery cannot be framed", "err", err)
 		return
@@ -294,7 +306,10 @@ func (s *session) onDisposition(d *wire.Disposition) {
 		s.c.closeWith(wire.ErrCondInvalidField, "disposition range too large")
 		return
 	}
-	var done []*outDelivery
+	// A disposition usually settles one delivery, or a few: room for them
+	// on the stack.
+	var doneBuf [8]*outDelivery
+	done := doneBuf[:0]
 	s.c.outMu.Lock()
 	for id := d.First; ; id++ {
 		if od := s.unsettled[id]; od != nil {

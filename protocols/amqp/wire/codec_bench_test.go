@@ -29,11 +29,10 @@ func benchTransfer() *Transfer {
 // 1 KiB message, fed as one read; "message" also decodes the payload.
 func BenchmarkAMQPWireDecodeTransfer(b *testing.B) {
 	raw := AppendFrame(nil, 1, benchTransfer(), AppendMessage(nil, benchMessage()))
-	for _, withMessage := range []bool{false, true} {
-		name := "frame"
-		if withMessage {
-			name = "frame+message"
-		}
+	for _, mode := range []string{"frame", "frame+message", "frame+message-reused"} {
+		withMessage := mode != "frame"
+		name := mode
+		var md MessageDecoder
 		b.Run(name, func(b *testing.B) {
 			d := NewDecoder(DefaultLimits())
 			out, err := d.Feed(hdrAMQP, nil)
@@ -48,7 +47,11 @@ func BenchmarkAMQPWireDecodeTransfer(b *testing.B) {
 					b.Fatal(err, len(out))
 				}
 				if withMessage {
-					m, err := DecodeMessage(out[0].Payload)
+					decode := DecodeMessage
+					if mode == "frame+message-reused" {
+						decode = md.Decode
+					}
+					m, err := decode(out[0].Payload)
 					if err != nil || len(m.Data) != 1 {
 						b.Fatal(err)
 					}
@@ -69,5 +72,21 @@ func BenchmarkAMQPWireEncodeTransfer(b *testing.B) {
 	for b.Loop() {
 		msg = AppendMessage(msg[:0], m)
 		buf = AppendFrame(buf[:0], 1, t, msg)
+	}
+}
+
+// BenchmarkAMQPWireAppendTransfer frames the encoded 1 KiB message as one
+// transfer, as a delivery is written (AppendTransfer, max-frame-size
+// 64 KiB).
+func BenchmarkAMQPWireAppendTransfer(b *testing.B) {
+	msg, t := AppendMessage(nil, benchMessage()), benchTransfer()
+	buf, err := AppendTransfer(nil, 1, t, msg, 65536)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(buf)))
+	for b.Loop() {
+		buf, _ = AppendTransfer(buf[:0], 1, t, msg, 65536)
 	}
 }

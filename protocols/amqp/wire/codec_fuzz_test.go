@@ -114,9 +114,29 @@ func fuzzValue(t *testing.T, raw []byte, l Limits) {
 
 func fuzzMessage(t *testing.T, raw []byte, l Limits) {
 	m, err := DecodeMessageWithLimits(raw, l)
+	// A reused MessageDecoder, holding a previous message (whole, or as
+	// far as l let it decode), decodes raw as DecodeMessageWithLimits
+	// does: nothing of the previous one stays.
+	md := NewMessageDecoder(l)
+	_, _ = md.Decode(AppendMessage(nil, benchMessage()))
+	rm, rerr := md.Decode(raw)
+	if (err == nil) != (rerr == nil) {
+		t.Fatalf("DecodeMessageWithLimits: %v; MessageDecoder.Decode: %v", err, rerr)
+	}
 	if err != nil {
 		checkError(t, err)
 		return
+	}
+	for s := SectionHeader; s < numSections; s++ {
+		if !bytes.Equal(rm.Raw(s), m.Raw(s)) {
+			t.Fatalf("section %d: reused decoder % x, fresh % x", s, rm.Raw(s), m.Raw(s))
+		}
+	}
+	a, b := *m, *rm
+	a.ResetEncoding()
+	b.ResetEncoding()
+	if ea, eb := AppendMessage(nil, &a), AppendMessage(nil, &b); !bytes.Equal(ea, eb) {
+		t.Fatalf("reused decoder's fields differ:\n fresh  % x\n reused % x", ea, eb)
 	}
 	checkSizes(t, reflect.ValueOf(m), 0, l)
 	if !bytes.Equal(m.Encoded(), raw) {

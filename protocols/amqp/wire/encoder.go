@@ -61,6 +61,25 @@ func AppendTransfer(dst []byte, channel uint16, t *Transfer, payload []byte, max
 		limit = math.MaxInt32
 	}
 	start := len(dst)
+	// The usual case, a delivery that fits one frame, encodes t itself:
+	// the copy the loop below changes would escape, an allocation per
+	// transfer. The margin keeps the result byte for byte that of the
+	// loop, whose test for one frame counts the performative with more
+	// set (a byte or two longer, never more than the margin).
+	if dst = AppendFrame(dst, channel, t, payload); len(dst)-start+transferMargin <= limit {
+		return dst, nil
+	}
+	return appendTransferSplit(dst[:start], channel, t, payload, limit)
+}
+
+// transferMargin is the slack AppendTransfer's one-frame path leaves below
+// max-frame-size.
+const transferMargin = 8
+
+// appendTransferSplit is AppendTransfer for a delivery that may need
+// several frames.
+func appendTransferSplit(dst []byte, channel uint16, t *Transfer, payload []byte, limit int) ([]byte, error) {
+	start := len(dst)
 	cur := *t
 	for {
 		at := len(dst)

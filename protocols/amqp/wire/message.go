@@ -117,6 +117,9 @@ type Message struct {
 	// Footer is nil when absent.
 	Footer *Map
 
+	// scratch, set by a MessageDecoder, holds the header and properties
+	// it decodes into, reused by its next Decode.
+	scratch *msgScratch
 	raw     []byte // what DecodeMessage decoded; nil for a built message
 	decoded bool
 	spans   [numSections][2]int // [start, end) of each section in raw
@@ -186,39 +189,93 @@ func DecodeMessage(b []byte) (*Message, error) {
 func DecodeMessageWithLimits(b []byte, l Limits) (*Message, error) {
 	l = l.withDefaults()
 	r := newReader(b, &l, true)
-	m := &Message{raw: b, decoded: true}
+	m := &Message{}
+	if err := m.decode(&r, b); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// MessageDecoder decodes messages as DecodeMessageWithLimits does, into a
+// Message and reader it reuses: the Message Decode returns is valid until
+// the next Decode. A connection decodes every message a client sends with
+// one, so that the common path allocates only what the message holds
+// (BenchmarkAMQPWireDecodeTransfer). The zero MessageDecoder uses the
+// DefaultLimits. Not safe for concurrent use.
+type MessageDecoder struct {
+	lim     Limits
+	limOK   bool
+	m       Message
+	r       reader
+	scratch msgScratch
+}
+
+// msgScratch is where a MessageDecoder decodes the header and properties.
+type msgScratch struct {
+	hdr   Header
+	props Properties
+}
+
+// NewMessageDecoder returns a MessageDecoder with limits l (zero fields
+// take the DefaultLimits values; MaxFrameSize is not used).
+func NewMessageDecoder(l Limits) *MessageDecoder {
+	return &MessageDecoder{lim: l.withDefaults(), limOK: true}
+}
+
+// Decode decodes the encoded message b. Binary values alias b, as with
+// DecodeMessage; the Message itself is reused by the next Decode.
+func (d *MessageDecoder) Decode(b []byte) (*Message, error) {
+	if !d.limOK {
+		d.lim, d.limOK = d.lim.withDefaults(), true
+	}
+	data := d.m.Data
+	clear(data)
+	d.m = Message{Data: data[:0], scratch: &d.scratch}
+	d.r = newReader(b, &d.lim, true)
+	err := d.m.decode(&d.r, b)
+	d.r.b = nil // do not pin the caller's input
+	if err != nil {
+		return nil, err
+	}
+	return &d.m, nil
+}
+
+// decode reads b's sections into m, which is zero but for a Data slice to
+// append to.
+func (m *Message) decode(r *reader, b []byte) error {
+	m.raw, m.decoded = b, true
 	last := Section(0)
 	seen := false
 	for r.i < len(b) {
 		start := r.i
 		c, err := r.byte1()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if c != codeDescribed {
-			return nil, newError(ErrCondDecodeError, ErrInvalidField,
+			return newError(ErrCondDecodeError, ErrInvalidField,
 				"message section at offset %d has constructor 0x%02x, not a described section", start, c)
 		}
 		if err := r.enter(); err != nil {
-			return nil, err
+			return err
 		}
 		code, err := r.descriptorCode()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s, kind, ok := sectionOf(code)
 		if !ok {
-			return nil, newError(ErrCondDecodeError, ErrInvalidField,
+			return newError(ErrCondDecodeError, ErrInvalidField,
 				"%s (descriptor 0x%x) at offset %d is not a message section", codeName(code), code, start)
 		}
 		// §3.2: sections come in a fixed order, each at most once, except
 		// that data and amqp-sequence sections repeat.
 		if seen && (s < last || s == last && (s != SectionBody || kind != m.BodyKind || kind == BodyValue)) {
-			return nil, newError(ErrCondDecodeError, ErrInvalidField,
+			return newError(ErrCondDecodeError, ErrInvalidField,
 				"%s section at offset %d is out of order or repeated", codeName(code), start)
 		}
-		if err := m.section(&r, code); err != nil {
-			return nil, err
+		if err := m.section(r, code); err != nil {
+			return err
 		}
 		r.leave()
 		if m.spans[s][1] == 0 {
@@ -227,7 +284,7 @@ func DecodeMessageWithLimits(b []byte, l Limits) (*Message, error) {
 		m.spans[s][1] = r.i
 		last, seen = s, true
 	}
-	return m, nil
+	return nil
 }
 
 func sectionOf(code uint64) (Section, BodyKind, bool) {
@@ -258,10 +315,18 @@ func sectionOf(code uint64) (Section, BodyKind, bool) {
 func (m *Message) section(r *reader, code uint64) error {
 	switch code {
 	case codeHeader:
+		if m.scratch != nil {
+			m.Header = &m.scratch.hdr
+			return decodeHeaderInto(r, m.Header)
+		}
 		h, err := decodeHeader(r)
 		m.Header = h
 		return err
 	case codeProperties:
+		if m.scratch != nil {
+			m.Properties = &m.scratch.props
+			return decodePropertiesInto(r, m.Properties)
+		}
 		p, err := decodeProperties(r)
 		m.Properties = p
 		return err
@@ -339,11 +404,20 @@ func (m *Message) section(r *reader, code uint64) error {
 }
 
 func decodeHeader(r *reader) (*Header, error) {
-	f, err := r.composite("header", 5)
-	if err != nil {
+	h := &Header{}
+	if err := decodeHeaderInto(r, h); err != nil {
 		return nil, err
 	}
-	h := &Header{Priority: 4}
+	return h, nil
+}
+
+// decodeHeaderInto decodes a header into h, which it overwrites.
+func decodeHeaderInto(r *reader, h *Header) error {
+	f, err := r.composite("header", 5)
+	if err != nil {
+		return err
+	}
+	*h = Header{Priority: 4}
 	h.Durable = f.bool("durable")
 	if v, ok := f.ubyte("priority"); ok {
 		h.Priority = v
@@ -351,15 +425,25 @@ func decodeHeader(r *reader) (*Header, error) {
 	h.TTL = f.millis("ttl")
 	h.FirstAcquirer = f.bool("first-acquirer")
 	h.DeliveryCount = f.uint("delivery-count", 0)
-	return h, f.finish()
+	return f.finish()
 }
 
 func decodeProperties(r *reader) (*Properties, error) {
-	f, err := r.composite("properties", 13)
-	if err != nil {
+	p := &Properties{}
+	if err := decodePropertiesInto(r, p); err != nil {
 		return nil, err
 	}
-	p := &Properties{}
+	return p, nil
+}
+
+// decodePropertiesInto decodes a properties section into p, which it
+// overwrites.
+func decodePropertiesInto(r *reader, p *Properties) error {
+	f, err := r.composite("properties", 13)
+	if err != nil {
+		return err
+	}
+	*p = Properties{}
 	p.MessageID = messageID(&f, "message-id")
 	p.UserID = f.binary("user-id")
 	p.To = addressNamed(&f, "to")
@@ -373,7 +457,7 @@ func decodeProperties(r *reader) (*Properties, error) {
 	p.GroupID = f.string("group-id")
 	p.GroupSequence = f.uint("group-sequence", 0)
 	p.ReplyToGroupID = f.string("reply-to-group-id")
-	return p, f.finish()
+	return f.finish()
 }
 
 // addressNamed reads an address-typed field; see addressField.
