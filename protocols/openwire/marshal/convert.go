@@ -26,22 +26,34 @@ import (
 // compressed bodies (§9.3) are inflated into the engine.
 //
 // Original form. A message that arrived over OpenWire keeps, in
-// m.Original, its own marshalled form so that an OpenWire consumer is sent
+// m.Original, its own OpenWire form so that an OpenWire consumer is sent
 // exactly what the producer sent (compressed body, property types the
-// engine cannot hold, BrokerPath, TransactionId, TextView...). wire.Message.Raw
-// cannot serve: it is in the producer connection's negotiated format, which
-// is usually tight and cached, so it cannot be decoded without that
-// connection's marshal cache. ToEngine therefore re-marshals the message
-// in wire.StoreFormat (v11, loose, uncached, size-prefixed: what KahaDB
-// writes), and Original decodes those bytes again.
+// engine cannot hold, BrokerPath, TransactionId, TextView...).
 //
-// Cost: one loose encode per message sent (the frame's bytes copied once
-// more and held as long as the message is), and a decode at its first
-// delivery (wire.UnmarshalShared: the ids and strings, the body aliasing
-// the kept bytes); a message delivered again (a fan-out, a redelivery) is
-// decoded once more and that form kept with it, so each later delivery
-// costs a shallow copy of the decoded message instead of re-encoding the
-// body and properties. The engine clears Original whenever it clones a message to
+// ToEngine keeps the message as the producer's connection decoded it
+// (message.NewKept), as ActiveMQ keeps its decoded message: each delivery
+// costs a shallow copy of it, and no codec pass is made for the engine.
+// What a queued message holds for it: the decoded wire.Message (448 B),
+// its ids and destinations (shared with the connection's marshal cache
+// when it has one) and the frame it arrived in (wire.Message.Raw, which
+// its Content and MarshalledProperties alias) instead of a StoreFormat
+// copy of that frame: about 600 B more per queued message than keeping
+// the StoreFormat bytes alone. Stores that need bytes make them: KahaDB writes
+// wire.StoreFormat (v11, loose, uncached, size-prefixed) through
+// FromEngine, which returns this same form, so the record is the bytes
+// that marshalling the producer's message gives (as ToEngine used to keep
+// them); the temp store a non-persistent message spills to gets them from
+// Encoded.Marshalled. wire.Message.Raw itself cannot serve as stored
+// bytes: it is in the producer connection's negotiated format, usually
+// tight and cached, which cannot be decoded without that connection's
+// marshal cache.
+//
+// A message read back from a store (ToEngineStored), spilled, or carrying
+// an advisory payload keeps the StoreFormat bytes instead: its first
+// delivery decodes them (wire.UnmarshalShared: the ids and strings, the
+// body aliasing the kept bytes), and a message delivered again (a
+// fan-out, a redelivery) is decoded once more and that form kept with
+// it, so each later delivery costs a shallow copy. The engine clears Original whenever it clones a message to
 // change it (but for the destination of composite and virtual copies,
 // which Original applies), and Original also refuses bytes whose message
 // id is not the message's, so a changed message is re-encoded from its
@@ -65,12 +77,31 @@ func ToEngine(w *wire.Message) (*message.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A marshal failure (an advisory payload of a v12-only type) only costs
-	// the original form: the message is then re-encoded from its fields.
-	if b, err := marshalStore(w); err == nil {
-		m.Original = message.NewEncoded(convProtocol, b)
+	if w.DataStructure != nil {
+		// An advisory payload: marshalled now, as its StoreFormat form may
+		// not exist (a v12-only type). A marshal failure only costs the
+		// original form: the message is then re-encoded from its fields.
+		if b, err := marshalStore(w); err == nil {
+			m.Original = message.NewEncoded(convProtocol, b)
+		}
+		return m, nil
 	}
+	m.Original = message.NewKept(convProtocol, &original{w: w, id: m.ID, dest: m.Destination, origDest: m.OriginalDestination}, encodeOriginal)
 	return m, nil
+}
+
+// encodeOriginal is the StoreFormat frame of an original kept decoded
+// (message.Encoded.Marshalled, for the temp store a message spills to).
+func encodeOriginal(v any) []byte {
+	o, _ := v.(*original)
+	if o == nil {
+		return nil
+	}
+	b, err := marshalStore(o.w)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // storeEncoders are StoreFormat encoders (no marshal cache, so any may
@@ -353,7 +384,7 @@ func convJavaString(sb *strings.Builder, v any) {
 func FromEngine(m *message.Message, redeliveries int32) (*wire.Message, error) {
 	if w, ok := Original(m); ok {
 		w.RedeliveryCounter = redeliveries
-		w.Raw = nil // the StoreFormat frame, now stale
+		w.Raw = nil // the frame it was decoded from, now stale
 		return w, nil
 	}
 	return convFromEngine(m, redeliveries, 0)
@@ -569,15 +600,17 @@ func convAppendValue(dst []byte, v message.Value) ([]byte, error) {
 // message) and their message id is still m's. The engine keeps Original
 // on the copies that composite and virtual destinations make, whose only
 // change is where they go, so Destination and OriginalDestination are
-// taken from m, as ActiveMQ's copies set them. The first call decodes the
-// bytes for itself; from the second on, they are decoded once more and
-// kept (message.Encoded.Decoded), and every call returns a shallow copy of
-// that decoded form. Either way the caller may set the result's fields,
-// but must not change what they point to (ids, destinations, byte slices:
-// the kept bytes, and every later delivery's). Its Raw is the StoreFormat
-// frame, not something to send on a connection.
+// taken from m, as ActiveMQ's copies set them. A message kept decoded
+// (ToEngine) is returned as a shallow copy of that form. For kept bytes,
+// the first call decodes them for itself; from the second on, they are
+// decoded once more and kept (message.Encoded.Decoded), and every call
+// returns a shallow copy of that decoded form. Either way the caller may
+// set the result's fields, but must not change what they point to (ids,
+// destinations, byte slices: the kept bytes, and every later delivery's).
+// Its Raw is the frame it was decoded from (the producer's, or the
+// StoreFormat one), not something to send on a connection.
 func Original(m *message.Message) (*wire.Message, bool) {
-	if m == nil || m.Original.Protocol != convProtocol || len(m.Original.Bytes) == 0 {
+	if m == nil || m.Original.Protocol != convProtocol || !m.Original.Kept() {
 		return nil, false
 	}
 	v, shared := m.Original.Decoded(decodeOriginal)
