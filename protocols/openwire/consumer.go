@@ -139,6 +139,9 @@ func (c *consumer) Deliver(d engine.Delivery) {
 		c.mu.Unlock()
 	}
 	s.send(&wire.MessageDispatch{ConsumerId: c.id, Destination: w.Destination, Message: w, RedeliveryCounter: d.Redeliveries})
+	// Encoded and written (the transport copies the bytes; the encoder's
+	// marshal cache keeps ids and destinations, never the message).
+	marshal.Release(w)
 }
 
 // onAck applies a MessageAck to the range of dispatched messages it names

@@ -620,8 +620,8 @@ func Original(m *message.Message) (*wire.Message, bool) {
 	}
 	w := o.w
 	if shared {
-		cp := *o.w
-		w = &cp
+		w = deliveries.Get().(*wire.Message)
+		*w = *o.w
 	}
 	if o.dest != m.Destination {
 		w.Destination = DestFromEngine(m.Destination)
@@ -630,6 +630,22 @@ func Original(m *message.Message) (*wire.Message, bool) {
 		w.OriginalDestination = DestFromEngine(m.OriginalDestination)
 	}
 	return w, true
+}
+
+// deliveries are the wire.Messages of deliveries handed back by Release.
+var deliveries = sync.Pool{New: func() any { return new(wire.Message) }}
+
+// Release hands back a message FromEngine returned, once the caller has
+// encoded it and holds nothing of it (the session's dispatch, whose
+// encoder copies what it keeps): the next delivery's copy of a kept form
+// reuses it instead of allocating one (448 B) per delivery. Callers that
+// keep the message simply do not call it.
+func Release(w *wire.Message) {
+	if w == nil {
+		return
+	}
+	*w = wire.Message{} // drop what it points to
+	deliveries.Put(w)
 }
 
 // original is the decoded form of an original frame, shared by every
