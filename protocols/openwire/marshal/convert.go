@@ -610,14 +610,30 @@ func convAppendValue(dst []byte, v message.Value) ([]byte, error) {
 // Its Raw is the frame it was decoded from (the producer's, or the
 // StoreFormat one), not something to send on a connection.
 func Original(m *message.Message) (*wire.Message, bool) {
+	o, shared := originalOf(m)
+	if o == nil {
+		return nil, false
+	}
+	return o.writable(m, shared), true
+}
+
+// originalOf is m's decoded original form, with shared true when other
+// deliveries share it (read-only); nil when m has none or was changed.
+func originalOf(m *message.Message) (o *original, shared bool) {
 	if m == nil || m.Original.Protocol != convProtocol || !m.Original.Kept() {
 		return nil, false
 	}
 	v, shared := m.Original.Decoded(decodeOriginal)
-	o, _ := v.(*original)
+	o, _ = v.(*original)
 	if o == nil || o.id != m.ID { // the id guards against code that changed a message without Clone
 		return nil, false
 	}
+	return o, shared
+}
+
+// writable is o's message for a delivery of m that may change it: o's own
+// when not shared, else a (pooled) shallow copy; with m's destinations.
+func (o *original) writable(m *message.Message, shared bool) *wire.Message {
 	w := o.w
 	if shared {
 		w = deliveries.Get().(*wire.Message)
@@ -629,7 +645,31 @@ func Original(m *message.Message) (*wire.Message, bool) {
 	if o.origDest != m.OriginalDestination {
 		w.OriginalDestination = DestFromEngine(m.OriginalDestination)
 	}
-	return w, true
+	return w
+}
+
+// FromEngineShared is FromEngine for a caller that only encodes the result
+// (the session's dispatch): when the message's kept form needs no change
+// for this delivery (the same destinations and redelivery counter), it is
+// returned itself, shared with every other delivery, with shared true —
+// no copy of it is made (for a fan-out, one 448-byte copy, with its write
+// barriers, per delivery). A shared result must not be changed nor
+// handed to Release; any other result is the caller's, as FromEngine's.
+func FromEngineShared(m *message.Message, redeliveries int32) (w *wire.Message, shared bool, err error) {
+	o, sh := originalOf(m)
+	if o == nil {
+		w, err = convFromEngine(m, redeliveries, 0)
+		return w, false, err
+	}
+	if sh && o.w.RedeliveryCounter == redeliveries && o.dest == m.Destination && o.origDest == m.OriginalDestination {
+		// Its Raw (the frame it was decoded from) is left: encoders
+		// never read it.
+		return o.w, true, nil
+	}
+	w = o.writable(m, sh)
+	w.RedeliveryCounter = redeliveries
+	w.Raw = nil
+	return w, false, nil
 }
 
 // deliveries are the wire.Messages of deliveries handed back by Release.

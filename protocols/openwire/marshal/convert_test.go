@@ -640,6 +640,62 @@ func TestOpenWireConvertKeptEqualsStored(t *testing.T) {
 	}
 }
 
+// TestOpenWireConvertFromEngineShared: a dispatch that changes nothing in
+// the kept form encodes that form itself (shared, no copy) into the same
+// frame FromEngine's copy gives; a redelivery, a moved copy or a message
+// without a kept form gets the caller's own message, as from FromEngine.
+func TestOpenWireConvertFromEngineShared(t *testing.T) {
+	w := convWireMessage(t)
+	w.SetText("x", false)
+	m, err := ToEngine(convTransmitMessage(t, w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := func(w *wire.Message) []byte {
+		t.Helper()
+		b, err := wire.Marshal(&wire.MessageDispatch{Message: w, Destination: w.Destination}, convWireFormat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	check := func(name string, m *message.Message, redeliveries int32, wantShared bool) {
+		t.Helper()
+		got, shared, err := FromEngineShared(m, redeliveries)
+		if err != nil || shared != wantShared {
+			t.Fatalf("%s: shared %v (%v), want %v", name, shared, err, wantShared)
+		}
+		want, err := FromEngine(m, redeliveries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := frame(got), frame(want); !bytes.Equal(g, w) {
+			t.Errorf("%s: frame\n%x\nwant FromEngine's\n%x", name, g, w)
+		}
+		if shared {
+			if o, _ := Original(m); got == o {
+				t.Errorf("%s: Original returned the shared form itself", name)
+			}
+			if again, _, _ := FromEngineShared(m, redeliveries); again != got {
+				t.Errorf("%s: a second delivery got another form", name)
+			}
+		}
+	}
+	check("first delivery", m, m.RedeliveryCounter, true)
+	check("redelivery", m, m.RedeliveryCounter+1, false)
+	moved := *m
+	moved.Destination = message.QueueDest("elsewhere")
+	moved.OriginalDestination = m.Destination
+	check("virtual copy", &moved, m.RedeliveryCounter, false)
+	stored, err := ToEngineStored(convTransmitMessage(t, w), m.Original.Marshalled())
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("stored, first delivery", stored, m.RedeliveryCounter, false) // its own decode
+	check("stored, later", stored, m.RedeliveryCounter, true)
+	check("no kept form", m.Clone(), m.RedeliveryCounter, false)
+}
+
 func TestOpenWireConvertDestinations(t *testing.T) {
 	for _, d := range []message.Destination{
 		message.QueueDest("q.a"), message.TopicDest("t.>"),
@@ -912,6 +968,17 @@ func BenchmarkOpenWireConvertFromEngine(b *testing.B) {
 				b.Fatal(err)
 			}
 			Release(w)
+		}
+	})
+	// The session's dispatch of a delivery that changes nothing encodes
+	// the kept form itself (FromEngineShared).
+	b.Run("path=original-shared", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(m.Body)))
+		for b.Loop() {
+			if _, shared, err := FromEngineShared(orig, 0); err != nil || !shared {
+				b.Fatal(err, shared)
+			}
 		}
 	})
 	// A message read back from a store keeps its StoreFormat bytes: its
