@@ -31,8 +31,11 @@ import (
 // engine cannot hold, BrokerPath, TransactionId, TextView...).
 //
 // ToEngine keeps the message as the producer's connection decoded it
-// (message.NewKept), as ActiveMQ keeps its decoded message: each delivery
-// costs a shallow copy of it, and no codec pass is made for the engine.
+// (message.NewKept), as ActiveMQ keeps its decoded message, and no codec
+// pass is made for the engine: the session's dispatch encodes that form as
+// it is when the delivery changes nothing in it (FromEngineShared), any
+// other delivery costs a shallow copy of it (reused once handed back:
+// Release).
 // What a queued message holds for it: the decoded wire.Message (448 B),
 // its ids and destinations (shared with the connection's marshal cache
 // when it has one) and the frame it arrived in (wire.Message.Raw, which
