@@ -75,7 +75,7 @@ func (m *Message) appendFields(b []byte, depth int) ([]byte, error) {
 	}
 	b = appendString(b, m.Origin)
 	b = appendString(b, m.Original.Protocol)
-	b = appendBytes(b, m.Original.Bytes)
+	b = appendBytes(b, m.Original.Marshalled())
 	b = binary.AppendUvarint(b, uint64(len(m.BrokerPath)))
 	for _, id := range m.BrokerPath {
 		b = appendString(b, id)

@@ -44,12 +44,45 @@ type decodedMemo struct {
 	uses atomic.Int32
 	once sync.Once
 	v    any
+	// kept: v was given by NewKept, and Decoded shares it from the first
+	// call. encode then makes Bytes from v on demand (Marshalled).
+	kept   bool
+	encode func(any) []byte
 }
 
 // NewEncoded is Bytes b in protocol's encoding, with room to remember
 // their decoded form (Decoded).
 func NewEncoded(protocol string, b []byte) Encoded {
 	return Encoded{Protocol: protocol, Bytes: b, memo: &decodedMemo{}}
+}
+
+// NewKept is an Encoded in protocol's encoding that keeps v, the message
+// as the protocol decoded it on arrival, instead of its bytes: Decoded
+// shares v from the first call, and Marshalled makes the bytes with
+// encode(v) each time something needs them (a spill). Bytes is empty: code
+// that needs the encoded form calls Marshalled. It serves a protocol
+// whose messages are mostly delivered and seldom stored, for which encoding
+// every message on arrival and decoding it again at delivery costs more
+// than the decoded form it keeps.
+func NewKept(protocol string, v any, encode func(any) []byte) Encoded {
+	return Encoded{Protocol: protocol, memo: &decodedMemo{kept: true, v: v, encode: encode}}
+}
+
+// Marshalled is the encoded form: Bytes, or for an Encoded made by NewKept
+// the bytes made afresh from its value (nil when that fails; not kept, so
+// a spilled message does not hold both forms). Safe from any goroutine;
+// the result must not be changed.
+func (e Encoded) Marshalled() []byte {
+	if len(e.Bytes) > 0 || e.memo == nil || e.memo.encode == nil {
+		return e.Bytes
+	}
+	return e.memo.encode(e.memo.v)
+}
+
+// Kept reports whether e holds an encoded form: bytes, or a value whose
+// bytes Marshalled makes.
+func (e Encoded) Kept() bool {
+	return len(e.Bytes) > 0 || (e.memo != nil && e.memo.kept)
 }
 
 // Decoded returns decode(e.Bytes). The first call on an Encoded made by
@@ -60,8 +93,12 @@ func NewEncoded(protocol string, b []byte) Encoded {
 // goroutine, with shared true: a fan-out decodes its message twice, not
 // once per delivery. A shared value must be treated as read-only (copy it
 // to change it); it lives as long as the message. A zero-memo Encoded
-// decodes afresh on every call.
+// decodes afresh on every call; one made by NewKept returns its value,
+// shared, without decoding.
 func (e Encoded) Decoded(decode func([]byte) any) (v any, shared bool) {
+	if e.memo != nil && e.memo.kept {
+		return e.memo.v, true
+	}
 	if e.memo == nil || e.memo.uses.Add(1) == 1 {
 		return decode(e.Bytes), false
 	}

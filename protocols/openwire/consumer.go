@@ -116,13 +116,21 @@ func (c *consumer) Deliver(d engine.Delivery) {
 		s.send(&wire.MessageDispatch{ConsumerId: c.id, Destination: c.dest})
 		return
 	}
-	w, err := marshal.FromEngine(d.Msg, d.Redeliveries)
+	// The message is only encoded here: its kept form is used as it is
+	// when this delivery changes nothing in it (shared).
+	var w *wire.Message
+	var shared bool
+	var err error
+	if v, ok := d.Msg.Props.Get("JMSXGroupFirstForConsumer"); ok && v.Bool() {
+		if w, err = marshal.FromEngine(d.Msg, d.Redeliveries); err == nil {
+			w.JMSXGroupFirstForConsumer = true
+		}
+	} else {
+		w, shared, err = marshal.FromEngineShared(d.Msg, d.Redeliveries)
+	}
 	if err != nil {
 		s.log.Warn("message cannot be sent over OpenWire", "msg_id", d.Msg.ID, "err", err)
 		return
-	}
-	if v, ok := d.Msg.Props.Get("JMSXGroupFirstForConsumer"); ok && v.Bool() {
-		w.JMSXGroupFirstForConsumer = true
 	}
 	if !d.Sub.Spec().Browser { // d.Sub: c.sub is not set while Subscribe delivers the backlog
 		// Acks name the id as the client saw it (MessageId.toString), which
@@ -139,6 +147,11 @@ func (c *consumer) Deliver(d engine.Delivery) {
 		c.mu.Unlock()
 	}
 	s.send(&wire.MessageDispatch{ConsumerId: c.id, Destination: w.Destination, Message: w, RedeliveryCounter: d.Redeliveries})
+	// Encoded and written (the transport copies the bytes; the encoder's
+	// marshal cache keeps ids and destinations, never the message).
+	if !shared {
+		marshal.Release(w)
+	}
 }
 
 // onAck applies a MessageAck to the range of dispatched messages it names

@@ -237,16 +237,20 @@ func setStoredDest(m *message.Message, d message.Destination) {
 	m.Destination = d
 }
 
-// marshalMessage is the OpenWire v11 loose frame KahaDB stores for m: the
-// bytes it arrived with when it came over OpenWire, else converted. A copy
+// marshalMessage is the OpenWire v11 loose frame KahaDB stores for m: its
+// kept OpenWire form's bytes when it came over OpenWire (those it was read
+// back with, or the producer's message marshalled: Encoded.Marshalled),
+// else converted. A copy
 // that a composite or virtual destination made keeps the bytes of the
 // message as sent, which name neither where the copy is nor its
 // OriginalDestination: it is converted (marshal.FromEngine sets both in the
 // original frame), or a restart would hand it back without its
 // OriginalDestination.
 func marshalMessage(m *message.Message, redeliveries int32) ([]byte, error) {
-	if m.Original.Protocol == "openwire" && len(m.Original.Bytes) > 0 && redeliveries == m.RedeliveryCounter && m.OriginalDestination.IsZero() {
-		return m.Original.Bytes, nil
+	if m.Original.Protocol == "openwire" && m.Original.Kept() && redeliveries == m.RedeliveryCounter && m.OriginalDestination.IsZero() {
+		if b := m.Original.Marshalled(); len(b) > 0 {
+			return b, nil
+		}
 	}
 	w, err := marshal.FromEngine(m, redeliveries)
 	if err != nil {

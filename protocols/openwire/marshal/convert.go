@@ -26,22 +26,40 @@ import (
 // compressed bodies (§9.3) are inflated into the engine.
 //
 // Original form. A message that arrived over OpenWire keeps, in
-// m.Original, its own marshalled form so that an OpenWire consumer is sent
+// m.Original, its own OpenWire form so that an OpenWire consumer is sent
 // exactly what the producer sent (compressed body, property types the
-// engine cannot hold, BrokerPath, TransactionId, TextView...). wire.Message.Raw
-// cannot serve: it is in the producer connection's negotiated format, which
-// is usually tight and cached, so it cannot be decoded without that
-// connection's marshal cache. ToEngine therefore re-marshals the message
-// in wire.StoreFormat (v11, loose, uncached, size-prefixed: what KahaDB
-// writes), and Original decodes those bytes again.
+// engine cannot hold, BrokerPath, TransactionId, TextView...).
 //
-// Cost: one loose encode per message sent (the frame's bytes copied once
-// more and held as long as the message is), and a decode at its first
-// delivery (wire.UnmarshalShared: the ids and strings, the body aliasing
-// the kept bytes); a message delivered again (a fan-out, a redelivery) is
-// decoded once more and that form kept with it, so each later delivery
-// costs a shallow copy of the decoded message instead of re-encoding the
-// body and properties. The engine clears Original whenever it clones a message to
+// ToEngine keeps the message as the producer's connection decoded it
+// (message.NewKept), as ActiveMQ keeps its decoded message, and no codec
+// pass is made for the engine: the session's dispatch encodes that form as
+// it is when the delivery changes nothing in it (FromEngineShared), any
+// other delivery costs a shallow copy of it (reused once handed back:
+// Release).
+// What a queued message holds for it: the decoded wire.Message (448 B),
+// its ids and destinations (shared with the connection's marshal cache
+// when it has one) and the frame it arrived in (wire.Message.Raw, which
+// its Content and MarshalledProperties alias) instead of a StoreFormat
+// copy of that frame. The engine message's body already aliased that
+// frame, so a queued message holds less than before: 1,250 B against
+// 1,994 B for a 1 KiB BytesMessage from a tight, cached connection
+// (heap measured over 20,000 queued messages). Stores that need bytes
+// make them: KahaDB writes
+// wire.StoreFormat (v11, loose, uncached, size-prefixed) through
+// FromEngine, which returns this same form, so the record is the bytes
+// that marshalling the producer's message gives (as ToEngine used to keep
+// them); the temp store a non-persistent message spills to gets them from
+// Encoded.Marshalled. wire.Message.Raw itself cannot serve as stored
+// bytes: it is in the producer connection's negotiated format, usually
+// tight and cached, which cannot be decoded without that connection's
+// marshal cache.
+//
+// A message read back from a store (ToEngineStored), spilled, or carrying
+// an advisory payload keeps the StoreFormat bytes instead: its first
+// delivery decodes them (wire.UnmarshalShared: the ids and strings, the
+// body aliasing the kept bytes), and a message delivered again (a
+// fan-out, a redelivery) is decoded once more and that form kept with
+// it, so each later delivery costs a shallow copy. The engine clears Original whenever it clones a message to
 // change it (but for the destination of composite and virtual copies,
 // which Original applies), and Original also refuses bytes whose message
 // id is not the message's, so a changed message is re-encoded from its
@@ -65,12 +83,31 @@ func ToEngine(w *wire.Message) (*message.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A marshal failure (an advisory payload of a v12-only type) only costs
-	// the original form: the message is then re-encoded from its fields.
-	if b, err := marshalStore(w); err == nil {
-		m.Original = message.NewEncoded(convProtocol, b)
+	if w.DataStructure != nil {
+		// An advisory payload: marshalled now, as its StoreFormat form may
+		// not exist (a v12-only type). A marshal failure only costs the
+		// original form: the message is then re-encoded from its fields.
+		if b, err := marshalStore(w); err == nil {
+			m.Original = message.NewEncoded(convProtocol, b)
+		}
+		return m, nil
 	}
+	m.Original = message.NewKept(convProtocol, &original{w: w, id: m.ID, dest: m.Destination, origDest: m.OriginalDestination}, encodeOriginal)
 	return m, nil
+}
+
+// encodeOriginal is the StoreFormat frame of an original kept decoded
+// (message.Encoded.Marshalled, for the temp store a message spills to).
+func encodeOriginal(v any) []byte {
+	o, _ := v.(*original)
+	if o == nil {
+		return nil
+	}
+	b, err := marshalStore(o.w)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // storeEncoders are StoreFormat encoders (no marshal cache, so any may
@@ -353,7 +390,7 @@ func convJavaString(sb *strings.Builder, v any) {
 func FromEngine(m *message.Message, redeliveries int32) (*wire.Message, error) {
 	if w, ok := Original(m); ok {
 		w.RedeliveryCounter = redeliveries
-		w.Raw = nil // the StoreFormat frame, now stale
+		w.Raw = nil // the frame it was decoded from, now stale
 		return w, nil
 	}
 	return convFromEngine(m, redeliveries, 0)
@@ -569,26 +606,44 @@ func convAppendValue(dst []byte, v message.Value) ([]byte, error) {
 // message) and their message id is still m's. The engine keeps Original
 // on the copies that composite and virtual destinations make, whose only
 // change is where they go, so Destination and OriginalDestination are
-// taken from m, as ActiveMQ's copies set them. The first call decodes the
-// bytes for itself; from the second on, they are decoded once more and
-// kept (message.Encoded.Decoded), and every call returns a shallow copy of
-// that decoded form. Either way the caller may set the result's fields,
-// but must not change what they point to (ids, destinations, byte slices:
-// the kept bytes, and every later delivery's). Its Raw is the StoreFormat
-// frame, not something to send on a connection.
+// taken from m, as ActiveMQ's copies set them. A message kept decoded
+// (ToEngine) is returned as a shallow copy of that form. For kept bytes,
+// the first call decodes them for itself; from the second on, they are
+// decoded once more and kept (message.Encoded.Decoded), and every call
+// returns a shallow copy of that decoded form. Either way the caller may
+// set the result's fields, but must not change what they point to (ids,
+// destinations, byte slices: the kept bytes, and every later delivery's).
+// Its Raw is the frame it was decoded from (the producer's, or the
+// StoreFormat one), not something to send on a connection.
 func Original(m *message.Message) (*wire.Message, bool) {
-	if m == nil || m.Original.Protocol != convProtocol || len(m.Original.Bytes) == 0 {
+	o, shared := originalOf(m)
+	if o == nil {
+		return nil, false
+	}
+	return o.writable(m, shared), true
+}
+
+// originalOf is m's decoded original form, with shared true when other
+// deliveries share it (read-only); nil when m has none or was changed.
+func originalOf(m *message.Message) (o *original, shared bool) {
+	if m == nil || m.Original.Protocol != convProtocol || !m.Original.Kept() {
 		return nil, false
 	}
 	v, shared := m.Original.Decoded(decodeOriginal)
-	o, _ := v.(*original)
+	o, _ = v.(*original)
 	if o == nil || o.id != m.ID { // the id guards against code that changed a message without Clone
 		return nil, false
 	}
+	return o, shared
+}
+
+// writable is o's message for a delivery of m that may change it: o's own
+// when not shared, else a (pooled) shallow copy; with m's destinations.
+func (o *original) writable(m *message.Message, shared bool) *wire.Message {
 	w := o.w
 	if shared {
-		cp := *o.w
-		w = &cp
+		w = deliveries.Get().(*wire.Message)
+		*w = *o.w
 	}
 	if o.dest != m.Destination {
 		w.Destination = DestFromEngine(m.Destination)
@@ -596,7 +651,47 @@ func Original(m *message.Message) (*wire.Message, bool) {
 	if o.origDest != m.OriginalDestination {
 		w.OriginalDestination = DestFromEngine(m.OriginalDestination)
 	}
-	return w, true
+	return w
+}
+
+// FromEngineShared is FromEngine for a caller that only encodes the result
+// (the session's dispatch): when the message's kept form needs no change
+// for this delivery (the same destinations and redelivery counter), it is
+// returned itself, shared with every other delivery, with shared true —
+// no copy of it is made (for a fan-out, one 448-byte copy, with its write
+// barriers, per delivery). A shared result must not be changed nor
+// handed to Release; any other result is the caller's, as FromEngine's.
+func FromEngineShared(m *message.Message, redeliveries int32) (w *wire.Message, shared bool, err error) {
+	o, sh := originalOf(m)
+	if o == nil {
+		w, err = convFromEngine(m, redeliveries, 0)
+		return w, false, err
+	}
+	if sh && o.w.RedeliveryCounter == redeliveries && o.dest == m.Destination && o.origDest == m.OriginalDestination {
+		// Its Raw (the frame it was decoded from) is left: encoders
+		// never read it.
+		return o.w, true, nil
+	}
+	w = o.writable(m, sh)
+	w.RedeliveryCounter = redeliveries
+	w.Raw = nil
+	return w, false, nil
+}
+
+// deliveries are the wire.Messages of deliveries handed back by Release.
+var deliveries = sync.Pool{New: func() any { return new(wire.Message) }}
+
+// Release hands back a message FromEngine returned, once the caller has
+// encoded it and holds nothing of it (the session's dispatch, whose
+// encoder copies what it keeps): the next delivery's copy of a kept form
+// reuses it instead of allocating one (448 B) per delivery. Callers that
+// keep the message simply do not call it.
+func Release(w *wire.Message) {
+	if w == nil {
+		return
+	}
+	*w = wire.Message{} // drop what it points to
+	deliveries.Put(w)
 }
 
 // original is the decoded form of an original frame, shared by every

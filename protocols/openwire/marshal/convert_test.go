@@ -162,13 +162,20 @@ func TestOpenWireConvertEngineRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("FromEngine: %v", err)
 			}
-			back, err := ToEngine(convTransmitMessage(t, w))
+			sent := convTransmitMessage(t, w)
+			back, err := ToEngine(sent)
 			if err != nil {
 				t.Fatalf("ToEngine: %v", err)
 			}
 			convEqual(t, back, m)
-			if back.Original.Protocol != "openwire" || len(back.Original.Bytes) == 0 {
-				t.Errorf("Original = %q, %d bytes; want openwire bytes", back.Original.Protocol, len(back.Original.Bytes))
+			// The kept form's bytes (a spill's, a store's) are the
+			// producer's message marshalled in StoreFormat.
+			want, err := wire.Marshal(sent, wire.StoreFormat())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back.Original.Protocol != "openwire" || !bytes.Equal(back.Original.Marshalled(), want) {
+				t.Errorf("Original = %q, %x; want openwire %x", back.Original.Protocol, back.Original.Marshalled(), want)
 			}
 		})
 	}
@@ -568,9 +575,125 @@ func TestOpenWireConvertOriginal(t *testing.T) {
 	if _, ok := Original(&message.Message{Original: message.Encoded{Protocol: "openwire", Bytes: []byte{0, 0, 0, 1, 23}}}); ok {
 		t.Error("Original of garbage: found")
 	}
-	if _, ok := Original(&message.Message{Original: message.Encoded{Protocol: "amqp", Bytes: m.Original.Bytes}}); ok {
+	if _, ok := Original(&message.Message{Original: message.Encoded{Protocol: "amqp", Bytes: m.Original.Marshalled()}}); ok {
 		t.Error("Original of another protocol's bytes: found")
 	}
+}
+
+// TestOpenWireConvertKeptEqualsStored: a message kept as its producer's
+// connection decoded it (ToEngine) is delivered exactly as the same message
+// kept as StoreFormat bytes (read back from KahaDB, or spilled): the same
+// wire.Message for every body type, at the first delivery and the later
+// ones, and marshalled for a store into the same bytes.
+func TestOpenWireConvertKeptEqualsStored(t *testing.T) {
+	for _, tc := range convBodies() {
+		t.Run(tc.name, func(t *testing.T) {
+			m := convHeaders()
+			tc.set(m)
+			w, err := FromEngine(m, m.RedeliveryCounter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.BrokerPath = []*wire.BrokerId{{Value: "ID:peer-1"}}
+			sent := convTransmitMessage(t, w)
+			kept, err := ToEngine(sent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(kept.Original.Bytes) != 0 {
+				t.Fatalf("ToEngine kept %d bytes; want the decoded form only", len(kept.Original.Bytes))
+			}
+			b := kept.Original.Marshalled()
+			if b2 := kept.Original.Marshalled(); !bytes.Equal(b, b2) {
+				t.Fatal("Marshalled differs between calls")
+			}
+			stored, err := ToEngineStored(sent, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 3 { // the first delivery, then shared forms
+				a, err1 := FromEngine(kept, 2)
+				c, err2 := FromEngine(stored, 2)
+				if err1 != nil || err2 != nil {
+					t.Fatal(err1, err2)
+				}
+				if !reflect.DeepEqual(a, c) {
+					t.Errorf("delivery %d: kept form\n%+v\nstored form\n%+v", i, a, c)
+				}
+				ea, _ := wire.Marshal(a, convWireFormat)
+				ec, _ := wire.Marshal(c, convWireFormat)
+				if !bytes.Equal(ea, ec) || len(ea) == 0 {
+					t.Errorf("delivery %d: frames differ:\n%x\n%x", i, ea, ec)
+				}
+				// A delivery's changes do not reach the kept form, nor,
+				// once it is handed back, the next delivery (which may
+				// reuse it).
+				a.RedeliveryCounter, a.Destination = 99, wire.NewQueue("changed")
+				a.Content, c.Content = []byte("stale"), []byte("stale")
+				Release(a)
+				Release(c)
+			}
+			if o, ok := Original(kept); !ok || o.RedeliveryCounter == 99 || o.Destination.String() == "queue://changed" {
+				t.Errorf("kept form changed by a delivery: %+v, %v", o, ok)
+			}
+		})
+	}
+}
+
+// TestOpenWireConvertFromEngineShared: a dispatch that changes nothing in
+// the kept form encodes that form itself (shared, no copy) into the same
+// frame FromEngine's copy gives; a redelivery, a moved copy or a message
+// without a kept form gets the caller's own message, as from FromEngine.
+func TestOpenWireConvertFromEngineShared(t *testing.T) {
+	w := convWireMessage(t)
+	w.SetText("x", false)
+	m, err := ToEngine(convTransmitMessage(t, w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := func(w *wire.Message) []byte {
+		t.Helper()
+		b, err := wire.Marshal(&wire.MessageDispatch{Message: w, Destination: w.Destination}, convWireFormat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	check := func(name string, m *message.Message, redeliveries int32, wantShared bool) {
+		t.Helper()
+		got, shared, err := FromEngineShared(m, redeliveries)
+		if err != nil || shared != wantShared {
+			t.Fatalf("%s: shared %v (%v), want %v", name, shared, err, wantShared)
+		}
+		want, err := FromEngine(m, redeliveries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := frame(got), frame(want); !bytes.Equal(g, w) {
+			t.Errorf("%s: frame\n%x\nwant FromEngine's\n%x", name, g, w)
+		}
+		if shared {
+			if o, _ := Original(m); got == o {
+				t.Errorf("%s: Original returned the shared form itself", name)
+			}
+			if again, _, _ := FromEngineShared(m, redeliveries); again != got {
+				t.Errorf("%s: a second delivery got another form", name)
+			}
+		}
+	}
+	check("first delivery", m, m.RedeliveryCounter, true)
+	check("redelivery", m, m.RedeliveryCounter+1, false)
+	moved := *m
+	moved.Destination = message.QueueDest("elsewhere")
+	moved.OriginalDestination = m.Destination
+	check("virtual copy", &moved, m.RedeliveryCounter, false)
+	stored, err := ToEngineStored(convTransmitMessage(t, w), m.Original.Marshalled())
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("stored, first delivery", stored, m.RedeliveryCounter, false) // its own decode
+	check("stored, later", stored, m.RedeliveryCounter, true)
+	check("no kept form", m.Clone(), m.RedeliveryCounter, false)
 }
 
 func TestOpenWireConvertDestinations(t *testing.T) {
@@ -823,20 +946,8 @@ func BenchmarkOpenWireConvertFromEngine(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// A message's first delivery decodes its original form (aliasing the
-	// kept bytes); later deliveries, a fan-out's included, copy the decoded
-	// form.
-	b.Run("path=original-first", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(m.Body)))
-		fresh := *orig
-		for b.Loop() {
-			fresh.Original = message.NewEncoded(orig.Original.Protocol, orig.Original.Bytes)
-			if _, err := FromEngine(&fresh, 0); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	// A message sent over OpenWire is kept as it was decoded: each delivery
+	// copies that form.
 	b.Run("path=original", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(m.Body)))
@@ -846,12 +957,63 @@ func BenchmarkOpenWireConvertFromEngine(b *testing.B) {
 			}
 		}
 	})
+	// The session hands each dispatched message back (Release) once
+	// encoded: the copy then reuses it.
+	b.Run("path=original-released", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(m.Body)))
+		for b.Loop() {
+			w, err := FromEngine(orig, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			Release(w)
+		}
+	})
+	// The session's dispatch of a delivery that changes nothing encodes
+	// the kept form itself (FromEngineShared).
+	b.Run("path=original-shared", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(m.Body)))
+		for b.Loop() {
+			if _, shared, err := FromEngineShared(orig, 0); err != nil || !shared {
+				b.Fatal(err, shared)
+			}
+		}
+	})
+	// A message read back from a store keeps its StoreFormat bytes: its
+	// first delivery decodes them (aliasing the kept bytes); later
+	// deliveries, a fan-out's included, copy the decoded form.
+	stored, err := ToEngineStored(w, orig.Original.Marshalled())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("path=stored-first", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(m.Body)))
+		fresh := *stored
+		for b.Loop() {
+			fresh.Original = message.NewEncoded(stored.Original.Protocol, stored.Original.Bytes)
+			if _, err := FromEngine(&fresh, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("path=stored", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(m.Body)))
+		for b.Loop() {
+			if _, err := FromEngine(stored, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // BenchmarkOpenWireConvertToEngine measures what a received 1 KiB bytes
 // message costs to enter the engine: its fields converted and its original
-// form kept (marshalled in wire.StoreFormat), as decoded from a producer's
-// tight, cached frame.
+// form kept (as decoded from a producer's tight, cached frame), and, for
+// path=spill, its StoreFormat bytes made as a spill or a store makes them.
 func BenchmarkOpenWireConvertToEngine(b *testing.B) {
 	prod := &wire.ProducerId{ConnectionId: "ID:host-1234-1700000000000-1:1", SessionId: 1, Value: 1}
 	src := &wire.Message{
@@ -871,11 +1033,23 @@ func BenchmarkOpenWireConvertToEngine(b *testing.B) {
 		b.Fatal(err)
 	}
 	w := ds.(*wire.Message)
-	b.ReportAllocs()
-	b.SetBytes(int64(len(w.Content)))
-	for b.Loop() {
-		if _, err := ToEngine(w); err != nil {
-			b.Fatal(err)
+	b.Run("path=kept", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(w.Content)))
+		for b.Loop() {
+			if _, err := ToEngine(w); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
+	b.Run("path=spill", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(w.Content)))
+		for b.Loop() {
+			m, err := ToEngine(w)
+			if err != nil || m.Original.Marshalled() == nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

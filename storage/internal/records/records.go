@@ -184,13 +184,15 @@ func (d *Dec) Msg() (*message.Message, error) {
 }
 
 // MarshalMessage is the OpenWire StoreFormat frame kept for m, KahaDB's
-// stored form: the bytes it arrived with when it came over OpenWire and
-// is unchanged, else converted. A copy that a composite or virtual
+// stored form: its kept OpenWire form's bytes (Encoded.Marshalled) when
+// it came over OpenWire and is unchanged, else converted. A copy that a composite or virtual
 // destination made keeps the bytes of the message as sent, which name
 // neither where the copy is nor its OriginalDestination: it is converted.
 func MarshalMessage(m *message.Message) ([]byte, error) {
-	if m.Original.Protocol == "openwire" && len(m.Original.Bytes) > 0 && m.OriginalDestination.IsZero() {
-		return m.Original.Bytes, nil
+	if m.Original.Protocol == "openwire" && m.Original.Kept() && m.OriginalDestination.IsZero() {
+		if b := m.Original.Marshalled(); len(b) > 0 {
+			return b, nil
+		}
 	}
 	w, err := marshal.FromEngine(m, m.RedeliveryCounter)
 	if err != nil {
