@@ -36,11 +36,11 @@ func (s *session) onPublish(p *wire.Packet) {
 			return
 		}
 		if topic != "" {
-			if s.aliases == nil {
-				s.aliases = map[uint16]string{}
+			if s.ext().aliases == nil {
+				s.ext().aliases = map[uint16]string{}
 			}
-			s.aliases[a] = strings.Clone(topic)
-		} else if topic = s.aliases[a]; topic == "" {
+			s.ext().aliases[a] = strings.Clone(topic)
+		} else if topic = s.ext().aliases[a]; topic == "" {
 			s.protocolError(wire.ReasonProtocolError, "topic alias not set [MQTT-3.3.4-7]")
 			return
 		}
@@ -50,7 +50,7 @@ func (s *session) onPublish(p *wire.Packet) {
 		s.protocolError(wire.ReasonTopicNameInvalid, err.Error())
 		return
 	}
-	if p.QoS > 0 && s.version == wire.Version5 && s.inflightIn.Load() >= int64(s.srv.opts.ReceiveMaximum) {
+	if p.QoS > 0 && s.version == wire.Version5 && s.ext().inflightIn.Load() >= int64(s.srv.opts.ReceiveMaximum) {
 		s.protocolError(wire.ReasonReceiveMaximumExceeded, "more unacknowledged QoS 1 and 2 publishes than the Receive Maximum [MQTT-3.3.4-9]")
 		return
 	}
@@ -68,7 +68,7 @@ func (s *session) onPublish(p *wire.Packet) {
 	}
 	if strings.HasPrefix(topic, "$") && !s.srv.opts.PublishDollarTopics {
 		// ActiveMQ drops publishes to $ topics, acknowledging them.
-		s.log.Debug("publish to a $ topic dropped", "topic", topic)
+		s.logger().Debug("publish to a $ topic dropped", "topic", topic)
 		s.acknowledgePublish(p.QoS, p.PacketID)
 		return
 	}
@@ -76,13 +76,13 @@ func (s *session) onPublish(p *wire.Packet) {
 	var token uint64
 	if p.QoS > 0 {
 		token = sendToken(p.QoS, p.PacketID)
-		s.inflightIn.Add(1)
+		s.ext().inflightIn.Add(1)
 	}
-	s.flow.Started()
+	s.ext().flow.Started()
 	if err := s.conn.Send(m, "", s, token); err != nil {
-		s.flow.Done()
+		s.ext().flow.Done()
 		if p.QoS > 0 {
-			s.inflightIn.Add(-1)
+			s.ext().inflightIn.Add(-1)
 		}
 		s.publishFailed(p.QoS, p.PacketID, err)
 	}
@@ -114,14 +114,14 @@ func (s *session) acknowledgePublish(qos byte, pid uint16) {
 // conformance/security-reference.md). Other failures close the connection.
 func (s *session) publishFailed(qos byte, pid uint16, err error) {
 	if ok, held := s.srv.refusedPub.Allow(time.Now()); ok {
-		s.log.Warn("publish refused", "err", err, "suppressed", held)
+		s.logger().Warn("publish refused", "err", err, "suppressed", held)
 	}
 	if s.version != wire.Version5 {
 		if errors.Is(err, engine.ErrNotAuthorized) {
 			if qos == 2 {
 				// acknowledgePublish leaves a QoS 2 exchange in flight
 				// until PUBREL, which takes it out again.
-				s.inflightIn.Add(1)
+				s.ext().inflightIn.Add(1)
 			}
 			s.acknowledgePublish(qos, pid)
 			return
@@ -149,18 +149,18 @@ func (s *session) publishFailed(qos byte, pid uint16, err error) {
 // Complete is told by the engine when a publish is stored (or accepted).
 // It runs on a shard goroutine.
 func (s *session) Complete(token uint64, err error) {
-	s.flow.Done()
-	if token == 0 || s.live.Closed() {
+	s.ext().flow.Done()
+	if token == 0 || s.closed.Load() {
 		return
 	}
 	qos, pid := byte(token>>16&0xff), uint16(token)
 	if err != nil {
-		s.inflightIn.Add(-1)
+		s.ext().inflightIn.Add(-1)
 		s.publishFailed(qos, pid, err)
 		return
 	}
 	if qos == 1 {
-		s.inflightIn.Add(-1)
+		s.ext().inflightIn.Add(-1)
 	}
 	s.acknowledgePublish(qos, pid)
 }
@@ -172,7 +172,7 @@ func (s *session) onPubRel(p *wire.Packet) {
 	s.srv.mu.Unlock()
 	var reason byte
 	if known {
-		s.inflightIn.Add(-1)
+		s.ext().inflightIn.Add(-1)
 	} else if s.version == wire.Version5 {
 		reason = wire.ReasonPacketIDNotFound
 	}

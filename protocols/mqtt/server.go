@@ -13,6 +13,7 @@ import (
 	"wharf/engine"
 	"wharf/engine/message"
 	"wharf/protocols/internal/options"
+	"wharf/protocols/internal/wheel"
 	"wharf/protocols/mqtt/wire"
 	"wharf/protocols/transport"
 )
@@ -130,6 +131,9 @@ type Server struct {
 	// server's sessions (a client publishing in a loop where it may not:
 	// at most 20 lines per 10 s, then one with the count held back).
 	refusedPub logthrottle.Burst
+	// wheel times every session's connect deadline and keep-alive (one
+	// embedded wheel.Timer per session instead of a runtime timer each).
+	wheel *wheel.Wheel
 
 	// mu guards clients. Lock order: a session's mu before mu.
 	mu      sync.Mutex
@@ -176,10 +180,25 @@ func NewServer(e *engine.Engine, o Options) *Server {
 		o.ReceiveMaximum = maxOutstandingSends
 	}
 	s := &Server{e: e, opts: o, log: o.Logger, clients: map[string]*clientState{}, shareMembers: map[message.Destination]int{},
-		refusedPub: logthrottle.Burst{Every: 10 * time.Second, Max: 20}}
+		refusedPub: logthrottle.Burst{Every: 10 * time.Second, Max: 20}, wheel: wheel.New(wheelTick(o))}
 	s.restoreShares()
 	s.restoreShareMembers()
 	return s
+}
+
+// maxWheelTick is the wheel's tick (resolution) for second-scale
+// deadlines: a keep-alive of N s closes the connection between 1.5 N s and
+// 1.5 N s plus this after the last packet.
+const maxWheelTick = 250 * time.Millisecond
+
+// wheelTick is the wheel's tick for o: maxWheelTick, or finer when the
+// connect timeout or the default keep-alive is short (a tenth of it).
+func wheelTick(o Options) time.Duration {
+	t := min(maxWheelTick, o.ConnectTimeout/10)
+	if o.DefaultKeepAlive > 0 {
+		t = min(t, o.DefaultKeepAlive/10)
+	}
+	return t
 }
 
 // restoreShareMembers gives back, after a restart, the memberships of

@@ -77,12 +77,27 @@ type Decoder struct {
 	inBody    bool
 	body      []byte // body bytes buffered across Feed calls
 
-	// Scratch space reused from packet to packet; what a packet keeps is
-	// copied out of it into exactly sized slices.
+	// sc is scratch space reused from packet to packet; what a packet
+	// keeps is copied out of it into exactly sized slices. It is made when
+	// a packet first needs it (a property block, a SUBSCRIBE): an idle
+	// connection's decoder holds none (issue 18).
+	sc *scratch
+}
+
+// scratch is a Decoder's reusable scratch space.
+type scratch struct {
 	user   []UserProperty
 	subIDs []uint32
 	subs   []Subscription
 	topics []string
+}
+
+// scratch returns d's scratch space, making it on first use.
+func (d *Decoder) scratch() *scratch {
+	if d.sc == nil {
+		d.sc = new(scratch)
+	}
+	return d.sc
 }
 
 // NewDecoder returns a decoder for a new connection, with no protocol level
@@ -146,7 +161,7 @@ func (d *Decoder) Feed(b []byte, out []Packet) ([]Packet, error) {
 	out, err := d.run(b, out)
 	if err != nil {
 		d.err = err
-		d.body, d.user, d.subIDs, d.subs, d.topics = nil, nil, nil, nil, nil
+		d.body, d.sc = nil, nil
 	}
 	return out, err
 }
