@@ -73,16 +73,19 @@ func (e *Engine) ConnectAuthenticated(subj *Subject, cr Credentials) (*Conn, err
 		return nil, ErrNoSubject
 	}
 	n := e.connSeq.Add(1)
+	// One string for the id and the message id prefix: the id is the
+	// prefix less its ":1:1:" (an idle connection keeps both; issue 18).
+	prefix := e.brokerID + "-" + strconv.FormatUint(n, 10) + ":1:1:1:"
 	c := &Conn{
 		e:        e,
-		id:       e.brokerID + "-" + strconv.FormatUint(n, 10) + ":1",
+		id:       prefix[:len(prefix)-len(":1:1:")],
+		idPrefx:  prefix,
 		clientID: cr.ClientID,
 		subject:  subj,
 		user:     cr.Username,
 		protocol: cr.Protocol,
 		remote:   cr.Remote,
 	}
-	c.idPrefx = c.id + ":1:1:"
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {

@@ -56,7 +56,7 @@ func (s *session) onPublish(p *wire.Packet) {
 	}
 	if p.QoS == 2 {
 		s.srv.mu.Lock()
-		dup := s.cs.inQoS2[p.PacketID]
+		dup := s.cs.xIfMade().inQoS2[p.PacketID]
 		s.srv.mu.Unlock()
 		if dup {
 			// Stored already; PUBREL has not come. A re-sent PUBLISH is
@@ -96,10 +96,10 @@ func (s *session) acknowledgePublish(qos byte, pid uint16) {
 		s.writeAck(wire.PUBACK, pid, 0)
 	case 2:
 		s.srv.mu.Lock()
-		if s.cs.inQoS2 == nil {
-			s.cs.inQoS2 = map[uint16]bool{}
+		if s.cs.x().inQoS2 == nil {
+			s.cs.x().inQoS2 = map[uint16]bool{}
 		}
-		s.cs.inQoS2[pid] = true
+		s.cs.x().inQoS2[pid] = true
 		s.srv.mu.Unlock()
 		s.writeAck(wire.PUBREC, pid, 0)
 	}
@@ -167,8 +167,8 @@ func (s *session) Complete(token uint64, err error) {
 
 func (s *session) onPubRel(p *wire.Packet) {
 	s.srv.mu.Lock()
-	known := s.cs.inQoS2[p.PacketID]
-	delete(s.cs.inQoS2, p.PacketID)
+	known := s.cs.xIfMade().inQoS2[p.PacketID]
+	delete(s.cs.x().inQoS2, p.PacketID)
 	s.srv.mu.Unlock()
 	var reason byte
 	if known {

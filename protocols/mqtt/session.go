@@ -313,7 +313,7 @@ func (s *session) release(publishWill bool) {
 	x.acksOut.Wait()
 	if !s.persistent {
 		// A session that ends leaves its shared subscriptions; a
-		// persistent one stays a member while away (clientState.shared).
+		// persistent one stays a member while away (clientExt.shared).
 		for _, sub := range x.subs {
 			if !sub.share.IsZero() {
 				s.srv.shareLeave(sub.share)

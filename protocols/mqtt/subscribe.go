@@ -238,10 +238,10 @@ func (s *session) subscribeShared(full, group, filter string, qos byte, subID ui
 	if s.persistent {
 		s.recordShare(full, filter, qos)
 		s.srv.mu.Lock()
-		if s.cs.shared == nil {
-			s.cs.shared = map[string]byte{}
+		if s.cs.x().shared == nil {
+			s.cs.x().shared = map[string]byte{}
 		}
-		s.cs.shared[full] = qos
+		s.cs.x().shared[full] = qos
 		s.srv.mu.Unlock()
 	}
 	return qos, es
@@ -327,7 +327,7 @@ func (s *session) onUnsubscribe(p *wire.Packet) {
 		if !sub.share.IsZero() {
 			s.srv.shareLeave(sub.share)
 			s.srv.mu.Lock()
-			delete(s.cs.shared, f)
+			delete(s.cs.x().shared, f)
 			s.srv.mu.Unlock()
 			if s.persistent {
 				s.forgetShare(f, sub.qos)
@@ -357,7 +357,7 @@ func (s *session) hasStoredSession() bool {
 	}
 	s.srv.mu.Lock()
 	defer s.srv.mu.Unlock()
-	return len(s.cs.released) > 0
+	return len(s.cs.xIfMade().released) > 0
 }
 
 // dropStoredSession deletes an earlier session of the client id: CONNECT
@@ -365,8 +365,10 @@ func (s *session) hasStoredSession() bool {
 func (s *session) dropStoredSession() {
 	if s.clientID != "" {
 		s.srv.mu.Lock()
-		shared := s.cs.shared
-		s.cs.shared = nil
+		var shared map[string]byte
+		if x := s.cs.ext; x != nil {
+			shared, x.shared = x.shared, nil
+		}
 		s.srv.mu.Unlock()
 		s.srv.dropSession(s.clientID, shared)
 	}
@@ -382,7 +384,7 @@ func (s *session) resumeSession() {
 			continue
 		}
 		if _, _, shared, _ := wire.ParseShared(filter); shared {
-			continue // a membership recorded by recordShare: cs.shared has it
+			continue // a membership recorded by recordShare: clientExt.shared has it
 		}
 		s.resume(filter, qos)
 	}
@@ -402,7 +404,7 @@ func (s *session) resumeSession() {
 		}
 	}
 	s.srv.mu.Lock()
-	shared := maps.Clone(s.cs.shared)
+	shared := maps.Clone(s.cs.x().shared)
 	s.srv.mu.Unlock()
 	for full, qos := range shared {
 		if group, f, ok, _ := wire.ParseShared(full); ok {
@@ -417,8 +419,8 @@ func (s *session) resumeSession() {
 		}
 	}
 	s.srv.mu.Lock()
-	pids := make([]uint16, 0, len(s.cs.released))
-	for pid, durable := range s.cs.released {
+	pids := make([]uint16, 0, len(s.cs.x().released))
+	for pid, durable := range s.cs.x().released {
 		// release waited for the earlier connection's acknowledgements,
 		// so each is durable unless its store write failed (then gone).
 		if durable {
@@ -757,10 +759,10 @@ func (s *session) onPubRec(p *wire.Packet) {
 		// new PUBLISH, a duplicate (issue 13 item 9; ActiveMQ syncs a
 		// queue ack that asked for a response).
 		s.srv.mu.Lock()
-		if s.cs.released == nil {
-			s.cs.released = map[uint16]bool{}
+		if s.cs.x().released == nil {
+			s.cs.x().released = map[uint16]bool{}
 		}
-		s.cs.released[p.PacketID] = false
+		s.cs.x().released[p.PacketID] = false
 		s.srv.mu.Unlock()
 		s.ackDurable(f, p.PacketID)
 		return
@@ -783,7 +785,7 @@ func (s *session) ackDurable(f *outFlight, pid uint16) {
 		// Not acknowledged: no PUBREL, now or from a resumed session;
 		// the engine gives the delivery back.
 		s.srv.mu.Lock()
-		delete(s.cs.released, pid)
+		delete(s.cs.x().released, pid)
 		s.srv.mu.Unlock()
 		if !errors.Is(err, engine.ErrConnClosed) {
 			s.logger().Warn("ack failed", "err", err)
@@ -797,7 +799,7 @@ type relDone session
 
 // Complete sends the PUBREL of packet id token once the acknowledgement of
 // its delivery is on disk; a resumed session sends it from then on
-// (clientState.released). If the store failed, the connection is closed:
+// (clientExt.released). If the store failed, the connection is closed:
 // PUBREL never goes out for an acknowledgement the store may not have.
 // It runs on the shard's writer goroutine: it takes Server.mu and outMu,
 // never session.mu, and calls nothing in the engine.
@@ -806,11 +808,11 @@ func (r *relDone) Complete(token uint64, err error) {
 	defer s.ext().acksOut.Done()
 	pid := uint16(token)
 	s.srv.mu.Lock()
-	if _, ok := s.cs.released[pid]; ok {
+	if _, ok := s.cs.x().released[pid]; ok {
 		if err != nil {
-			delete(s.cs.released, pid)
+			delete(s.cs.x().released, pid)
 		} else {
-			s.cs.released[pid] = true
+			s.cs.x().released[pid] = true
 		}
 	}
 	s.srv.mu.Unlock()
@@ -843,7 +845,7 @@ func (s *session) onPubComp(p *wire.Packet) {
 	s.pump()
 	s.outMu.Unlock()
 	s.srv.mu.Lock()
-	delete(s.cs.released, p.PacketID)
+	delete(s.cs.x().released, p.PacketID)
 	s.srv.mu.Unlock()
 }
 

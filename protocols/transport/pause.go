@@ -55,7 +55,7 @@ func (c *conn) postReadTask() {
 	c.mu.Lock()
 	if !c.closed && !c.readScheduled {
 		c.readScheduled = true
-		_ = c.gc.EventLoop().Execute(context.Background(), c.readR)
+		_ = c.gc.EventLoop().Execute(context.Background(), (*readTask)(c))
 	}
 	c.mu.Unlock()
 }
