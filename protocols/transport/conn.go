@@ -56,6 +56,10 @@ type waiter struct {
 	done func(error)
 }
 
+// procStart is the origin of the loop's monotonic nanosecond stamps
+// (drainStart).
+var procStart = time.Now()
+
 // connSeq hands out Conn IDs, unique within the process.
 var connSeq atomic.Uint64
 
@@ -84,16 +88,19 @@ type conn struct {
 	pollArmed atomic.Bool
 
 	// loop only
-	h          Handler
-	gone       bool          // OnClose has run; gc must not be used for I/O
-	drainStart time.Time     // when the loop first found Close waiting on gnet's buffer
+	h Handler
+	// The loop's flags sit together (issue 18: an idle connection's size).
+	// gone: OnClose has run; gc must not be used for I/O. For rdPaused,
+	// rdHeld and rdLooked see "Read pause" below; for lingering, lingerT.
+	gone, rdPaused, rdHeld, rdLooked, lingering bool
+	// drainStart is when the loop first found Close waiting on gnet's
+	// buffer: nanoseconds since procStart, 0 for not yet.
+	drainStart int64
 	pollDelay  time.Duration // current poll back-off
 	pollT      *time.Timer   // the poll timer (pollFired), made on first use
 	// handed counts every byte given to gnet's Write; handed minus
 	// gnet's OutboundBuffered is what has gone to the kernel.
 	handed int64
-	// iov is writeChunks' argument to Writev, reused. Loop only.
-	iov [][]byte
 	// waiting holds the WriteNotify callbacks whose bytes were given to
 	// gnet, in write order, from wHead on; see settle.
 	waiting []waiter
@@ -104,19 +111,15 @@ type conn struct {
 	// epfd is the loop's epoll descriptor (-1 if unusable), looked up once
 	// (rdLooked). lastOut is gnet's OutboundBuffered at the last look while
 	// paused, in bytes.
-	rdPaused bool
-	rdHeld   bool
-	rdLooked bool
-	epfd     int
-	lastOut  int
+	epfd    int
+	lastOut int
 	// inputLeft counts down, in bytes, the input the kernel held when a
 	// closing connection's reading was resumed; drain waits for it.
 	inputLeft int
 	// lingering: the handler has had OnClose, the socket is half-closed
 	// and gnet still reads it (see linger); lingerT closes it at the
 	// deadline.
-	lingering bool
-	lingerT   *time.Timer
+	lingerT *time.Timer
 
 	// mu guards the outbound queue and the close state. It is the lock
 	// STYLE §3 allows by exception: Write is called from any goroutine and
@@ -337,10 +340,11 @@ func (c *conn) writeChunks(q [][]byte) error {
 			_, err := c.gc.Write(q[0])
 			return err
 		}
+		// Several chunks: a burst past chunkBytes, where an iovec made
+		// per writev costs little next to the bytes (and an idle
+		// connection keeps none).
 		n := min(len(q), maxIovec)
-		c.iov = append(c.iov[:0], q[:n]...)
-		_, err := c.gc.Writev(c.iov)
-		clear(c.iov)
+		_, err := c.gc.Writev(slices.Clone(q[:n]))
 		if err != nil {
 			return err
 		}
@@ -528,11 +532,11 @@ func (c *conn) drain() {
 			return
 		}
 	}
-	now := time.Now()
-	if c.drainStart.IsZero() {
+	now := int64(time.Since(procStart)) + 1 // never 0
+	if c.drainStart == 0 {
 		c.drainStart = now
 	}
-	timedOut := now.Sub(c.drainStart) >= drainTimeout
+	timedOut := time.Duration(now-c.drainStart) >= drainTimeout
 	if c.gc.OutboundBuffered() == 0 && (c.inputLeft <= 0 || timedOut) {
 		c.mu.Lock()
 		c.closed = true
