@@ -33,6 +33,9 @@ import (
 type session struct {
 	srv *Server
 	tc  transport.Conn
+	// dec is the decoder while a packet is under way (or after one failed);
+	// between packets it goes back to decoders and is nil. Transport
+	// goroutine only, under mu.
 	dec *wire.Decoder
 
 	// mu guards everything down to outMu. It is held while a packet is
@@ -130,7 +133,6 @@ func newSession(srv *Server, tc transport.Conn) *session {
 	s := &session{
 		srv:     srv,
 		tc:      tc,
-		dec:     wire.NewDecoder(srv.opts.Limits),
 		recvMax: 65535,
 	}
 	srv.wheel.After(&s.timer, srv.opts.ConnectTimeout, s)
@@ -190,6 +192,10 @@ func (s *session) connectExpired() {
 // size (issue 18's budget for an idle connection).
 var packetBufs = sync.Pool{New: func() any { return new([]wire.Packet) }}
 
+// decoders holds the decoders of connections between packets: an idle
+// connection holds none (wire.Decoder.Idle).
+var decoders = sync.Pool{New: func() any { return new(wire.Decoder) }}
+
 // encodeBufs holds the buffers packets the transport goroutine writes
 // (CONNACK, PINGRESP, acknowledgements) are encoded into: Write copies
 // them, so none is kept per connection.
@@ -203,8 +209,14 @@ func (s *session) OnData(b []byte) error {
 	if s.dead {
 		return nil
 	}
+	d := s.dec
+	if d == nil {
+		d = decoders.Get().(*wire.Decoder)
+		d.Resume(s.srv.opts.Limits, s.version, s.connected.Load())
+		s.dec = d
+	}
 	buf := packetBufs.Get().(*[]wire.Packet)
-	packets, err := s.dec.Feed(b, (*buf)[:0])
+	packets, err := d.Feed(b, (*buf)[:0])
 	for i := range packets {
 		if s.dead {
 			break
@@ -216,6 +228,10 @@ func (s *session) OnData(b []byte) error {
 	packetBufs.Put(buf)
 	if err != nil && !s.dead {
 		s.decodeFailed(err)
+	}
+	if d.Idle() && !s.dead {
+		s.dec = nil
+		decoders.Put(d)
 	}
 	return nil
 }
