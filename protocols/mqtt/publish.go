@@ -150,7 +150,7 @@ func (s *session) publishFailed(qos byte, pid uint16, err error) {
 // It runs on a shard goroutine.
 func (s *session) Complete(token uint64, err error) {
 	s.ext().flow.Done()
-	if token == 0 || s.closed.Load() {
+	if token == 0 || s.closed() {
 		return
 	}
 	qos, pid := byte(token>>16&0xff), uint16(token)

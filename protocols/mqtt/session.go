@@ -59,14 +59,15 @@ type session struct {
 	recvMax   int32 // the client's Receive Maximum
 	maxPacket int32 // the client's Maximum Packet Size (bytes); 0 none
 
-	// Liveness: connected once CONNECT is accepted, closed once OnClose
-	// ran; readTick is the wheel tick of the last read; timer is the
-	// connect deadline until CONNECT, then the keep-alive check (Fire).
-	connected atomic.Bool
-	closed    atomic.Bool
-	readTick  atomic.Int64
-	keepAlive time.Duration // the keep-alive in force; 0 none. Set before the timer is armed for it
-	timer     wheel.Timer
+	// Liveness: live has connectedBit once CONNECT is accepted and
+	// closedBit once OnClose ran; keepAliveMs is the keep-alive in force
+	// (ms; 0 none), set before connectedBit; readTick is the wheel tick of
+	// the last read; timer is the connect deadline until CONNECT, then the
+	// keep-alive check (Fire). Sizes are chosen for a 160-byte session.
+	live        atomic.Uint32
+	keepAliveMs uint32
+	readTick    atomic.Int64
+	timer       wheel.Timer
 
 	extp atomic.Pointer[sessionExt] // see ext
 }
@@ -97,6 +98,19 @@ type sessionExt struct {
 	// that a resumed session finds them durable.
 	acksOut sync.WaitGroup
 }
+
+// Bits of session.live.
+const (
+	connectedBit = 1 << iota
+	closedBit
+)
+
+// connected reports whether CONNECT was accepted. Safe from any goroutine.
+func (s *session) connected() bool { return s.live.Load()&connectedBit != 0 }
+
+// closed reports whether OnClose ran: late completions and deliveries
+// write nothing. Safe from any goroutine.
+func (s *session) closed() bool { return s.live.Load()&closedBit != 0 }
 
 // ext returns the session's sessionExt, making it on first use. Safe from
 // any goroutine.
@@ -143,16 +157,16 @@ func newSession(srv *Server, tc transport.Conn) *session {
 // after it the keep-alive check. It runs on the wheel's goroutine, so what
 // takes locks or writes goes to a goroutine of its own.
 func (s *session) Fire(now int64) {
-	if s.closed.Load() {
+	if s.closed() {
 		return
 	}
-	if !s.connected.Load() {
+	if !s.connected() {
 		// A client that opens a socket and never sends CONNECT does not
 		// hold it for ever (ActiveMQ's transport.connectAttemptTimeout).
 		go s.connectExpired()
 		return
 	}
-	k := s.keepAlive
+	k := time.Duration(s.keepAliveMs) * time.Millisecond
 	if k <= 0 {
 		return // the deadline fired as CONNECT was accepted
 	}
@@ -178,7 +192,7 @@ func (s *session) flowPaused() bool {
 }
 
 func (s *session) connectExpired() {
-	if s.closed.Load() || s.connected.Load() {
+	if s.closed() || s.connected() {
 		return
 	}
 	// Not logger(): the client id is not set, and may be being set.
@@ -212,7 +226,7 @@ func (s *session) OnData(b []byte) error {
 	d := s.dec
 	if d == nil {
 		d = decoders.Get().(*wire.Decoder)
-		d.Resume(s.srv.opts.Limits, s.version, s.connected.Load())
+		d.Resume(s.srv.opts.Limits, s.version, s.connected())
 		s.dec = d
 	}
 	buf := packetBufs.Get().(*[]wire.Packet)
@@ -253,12 +267,12 @@ func (s *session) decodeFailed(err error) {
 		v = s.dec.Version()
 	}
 	switch {
-	case !s.connected.Load() && reason == wire.ReasonUnsupportedProtocolVersion:
+	case !s.connected() && reason == wire.ReasonUnsupportedProtocolVersion:
 		s.writePacket(&wire.Packet{Type: wire.CONNACK, ReasonCode: wire.ConnRefusedProtocolVersion}, wire.Version311)
-	case !s.connected.Load() && v == wire.Version5:
+	case !s.connected() && v == wire.Version5:
 		// No DISCONNECT before a CONNACK [MQTT-3.14.0-1]: refuse in CONNACK.
 		s.writePacket(&wire.Packet{Type: wire.CONNACK, ReasonCode: reason, Props: &wire.Properties{ReasonString: err.Error()}}, wire.Version5)
-	case s.connected.Load() && v == wire.Version5:
+	case s.connected() && v == wire.Version5:
 		s.writePacket(&wire.Packet{Type: wire.DISCONNECT, ReasonCode: reason}, wire.Version5)
 	}
 	s.abort()
@@ -268,7 +282,7 @@ func (s *session) decodeFailed(err error) {
 // MQTT 5 clients get a DISCONNECT with reason and its text.
 func (s *session) protocolError(reason byte, msg string) {
 	s.logger().Warn("protocol error, closing", "reason", reason, "err", msg)
-	if s.version == wire.Version5 && s.connected.Load() {
+	if s.version == wire.Version5 && s.connected() {
 		p := wire.Packet{Type: wire.DISCONNECT, ReasonCode: reason, Props: &wire.Properties{ReasonString: msg}}
 		s.writePacket(&p, wire.Version5)
 	}
@@ -284,7 +298,7 @@ func (s *session) abort() {
 
 // OnClose releases everything the connection held.
 func (s *session) OnClose(err error) {
-	s.closed.Store(true)
+	s.live.Or(closedBit)
 	s.srv.wheel.Stop(&s.timer)
 	s.mu.Lock()
 	s.dead = true
@@ -392,7 +406,7 @@ func (s *session) writeAck(t wire.Type, pid uint16, reason byte) {
 
 // handle dispatches one packet.
 func (s *session) handle(p *wire.Packet) {
-	if p.Type != wire.CONNECT && !s.connected.Load() {
+	if p.Type != wire.CONNECT && !s.connected() {
 		// [MQTT-3.1.0-1]: the first packet must be CONNECT.
 		s.logger().Warn("packet before CONNECT, closing", "packet", p.Type.String())
 		s.abort()
@@ -400,7 +414,7 @@ func (s *session) handle(p *wire.Packet) {
 	}
 	switch p.Type {
 	case wire.CONNECT:
-		if s.connected.Load() {
+		if s.connected() {
 			s.protocolError(wire.ReasonProtocolError, "second CONNECT [MQTT-3.1.0-2]")
 			return
 		}
@@ -595,8 +609,8 @@ func randomID() string {
 // between 1.5 k and 1.5 k plus one wheel tick after the last read, and
 // what arrived before this call does not count.
 func (s *session) startKeepAlive(k time.Duration) {
-	s.keepAlive = max(k, 0)
-	s.connected.Store(true)
+	s.keepAliveMs = uint32(min(max(k, 0)/time.Millisecond, math.MaxUint32))
+	s.live.Or(connectedBit)
 	if k <= 0 {
 		s.srv.wheel.Cancel(&s.timer)
 		return

@@ -457,7 +457,7 @@ func (s *session) resume(filter string, qos byte) {
 // goroutine.
 func (sub *subscription) Deliver(d engine.Delivery) {
 	s := sub.s
-	if s.closed.Load() || sub.closed.Load() {
+	if s.closed() || sub.closed.Load() {
 		return // the engine takes unacknowledged deliveries back on close
 	}
 	m := d.Msg
@@ -828,7 +828,7 @@ func (r *relDone) Complete(token uint64, err error) {
 		f.durable = true
 	}
 	s.outMu.Unlock()
-	if send && !s.closed.Load() {
+	if send && !s.closed() {
 		s.writeAck(wire.PUBREL, pid, 0)
 	}
 }

@@ -2,7 +2,7 @@
 // timing wheel driven by one goroutine that ticks only while a timer is
 // armed. It replaces a runtime timer and its closure per connection (about
 // 300 bytes for every idle connection, issue 18) by a Timer a connection
-// embeds in its own struct (48 bytes, no allocation) and a counter it
+// embeds in its own struct (40 bytes, no allocation) and a counter it
 // stamps when it reads.
 //
 // Precision is one tick: a timer armed for d fires after at least d and at
@@ -37,16 +37,16 @@ type Target interface {
 // disarmed). Its fields are the wheel's: use only the Wheel's methods.
 type Timer struct {
 	next, prev *Timer
-	at         int64 // the tick it fires at
-	state      uint8
-	target     Target
+	// at is the tick the timer fires at while it is armed (linked into a
+	// slot; always above 0), 0 while disarmed, and stopped after Stop.
+	at     int64
+	target Target
 }
 
-const (
-	disarmed uint8 = iota
-	armed          // linked into a slot
-	stopped        // Stop: never armed again
-)
+// stopped is Timer.at after Stop: never armed again.
+const stopped = -1
+
+func (t *Timer) armed() bool { return t.at > 0 }
 
 // Wheel is a set of Timers sharing one ticking goroutine. Safe from any
 // goroutine.
@@ -104,17 +104,18 @@ func (w *Wheel) After(t *Timer, d time.Duration, f Target) {
 func (w *Wheel) At(t *Timer, at int64, f Target) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if t.state == stopped {
+	if t.at == stopped {
 		return
 	}
-	if t.state == armed {
+	if t.armed() {
 		w.unlinkLocked(t)
 	}
-	// A tick already processed cannot fire: the next one does.
+	// A tick already processed cannot fire: the next one does (and tick
+	// 0 is never processed, so an armed timer's at is above 0).
 	if at <= w.done {
 		at = w.done + 1
 	}
-	t.at, t.target, t.state = at, f, armed
+	t.at, t.target = at, f
 	head := &w.slot[at%slots]
 	t.prev, t.next = nil, *head
 	if *head != nil {
@@ -132,9 +133,9 @@ func (w *Wheel) At(t *Timer, at int64, f Target) {
 func (w *Wheel) Cancel(t *Timer) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if t.state == armed {
+	if t.armed() {
 		w.unlinkLocked(t)
-		t.state = disarmed
+		t.at = 0
 	}
 }
 
@@ -144,10 +145,10 @@ func (w *Wheel) Cancel(t *Timer) {
 func (w *Wheel) Stop(t *Timer) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if t.state == armed {
+	if t.armed() {
 		w.unlinkLocked(t)
 	}
-	t.state, t.target = stopped, nil
+	t.at, t.target = stopped, nil
 }
 
 // Armed is the number of armed timers.
@@ -226,7 +227,7 @@ func (w *Wheel) advanceTo(target int64) {
 				nt := t.next
 				if t.at <= next {
 					w.unlinkLocked(t)
-					t.state = disarmed
+					t.at = 0
 					t.next = due
 					due = t
 				}
