@@ -87,7 +87,7 @@ func (c *conn) syncRead(closing bool) {
 		if closing && !c.gone {
 			// Measured after the held input was dropped: drain waits until
 			// what the kernel queued while paused has been read.
-			c.inputLeft = unreadBytes(c.fd)
+			c.slow().inputLeft = unreadBytes(c.fd)
 		}
 	}
 }
@@ -173,7 +173,7 @@ func (c *conn) watchOutbound(buffered int) {
 	}
 	if buffered != c.lastOut {
 		c.lastOut = buffered
-		c.pollDelay = 0
+		c.slow().pollDelay = 0
 	}
 	if buffered > 0 {
 		c.armPoll()
