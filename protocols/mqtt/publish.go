@@ -35,12 +35,13 @@ func (s *session) onPublish(p *wire.Packet) {
 			s.protocolError(wire.ReasonTopicAliasInvalid, "topic alias out of range [MQTT-3.3.2-9]")
 			return
 		}
+		x := s.ext()
 		if topic != "" {
-			if s.ext().aliases == nil {
-				s.ext().aliases = map[uint16]string{}
+			if x.aliases == nil {
+				x.aliases = map[uint16]string{}
 			}
-			s.ext().aliases[a] = strings.Clone(topic)
-		} else if topic = s.ext().aliases[a]; topic == "" {
+			x.aliases[a] = strings.Clone(topic)
+		} else if topic = x.aliases[a]; topic == "" {
 			s.protocolError(wire.ReasonProtocolError, "topic alias not set [MQTT-3.3.4-7]")
 			return
 		}
@@ -74,15 +75,16 @@ func (s *session) onPublish(p *wire.Packet) {
 	}
 	m := s.toMessage(topic, p.QoS, p.Retain, p.Payload, p.Props)
 	var token uint64
+	x := s.ext()
 	if p.QoS > 0 {
 		token = sendToken(p.QoS, p.PacketID)
-		s.ext().inflightIn.Add(1)
+		x.inflightIn.Add(1)
 	}
-	s.ext().flow.Started()
+	x.flow.Started()
 	if err := s.conn.Send(m, "", s, token); err != nil {
-		s.ext().flow.Done()
+		x.flow.Done()
 		if p.QoS > 0 {
-			s.ext().inflightIn.Add(-1)
+			x.inflightIn.Add(-1)
 		}
 		s.publishFailed(p.QoS, p.PacketID, err)
 	}
@@ -96,10 +98,11 @@ func (s *session) acknowledgePublish(qos byte, pid uint16) {
 		s.writeAck(wire.PUBACK, pid, 0)
 	case 2:
 		s.srv.mu.Lock()
-		if s.cs.x().inQoS2 == nil {
-			s.cs.x().inQoS2 = map[uint16]bool{}
+		cx := s.cs.x()
+		if cx.inQoS2 == nil {
+			cx.inQoS2 = map[uint16]bool{}
 		}
-		s.cs.x().inQoS2[pid] = true
+		cx.inQoS2[pid] = true
 		s.srv.mu.Unlock()
 		s.writeAck(wire.PUBREC, pid, 0)
 	}
@@ -149,26 +152,28 @@ func (s *session) publishFailed(qos byte, pid uint16, err error) {
 // Complete is told by the engine when a publish is stored (or accepted).
 // It runs on a shard goroutine.
 func (s *session) Complete(token uint64, err error) {
-	s.ext().flow.Done()
+	x := s.ext() // made by the publish
+	x.flow.Done()
 	if token == 0 || s.closed() {
 		return
 	}
 	qos, pid := byte(token>>16&0xff), uint16(token)
 	if err != nil {
-		s.ext().inflightIn.Add(-1)
+		x.inflightIn.Add(-1)
 		s.publishFailed(qos, pid, err)
 		return
 	}
 	if qos == 1 {
-		s.ext().inflightIn.Add(-1)
+		x.inflightIn.Add(-1)
 	}
 	s.acknowledgePublish(qos, pid)
 }
 
 func (s *session) onPubRel(p *wire.Packet) {
 	s.srv.mu.Lock()
-	known := s.cs.xIfMade().inQoS2[p.PacketID]
-	delete(s.cs.x().inQoS2, p.PacketID)
+	cx := s.cs.xIfMade()
+	known := cx.inQoS2[p.PacketID]
+	delete(cx.inQoS2, p.PacketID) // a no-op on the nil map of a clientExt never made
 	s.srv.mu.Unlock()
 	var reason byte
 	if known {

@@ -429,11 +429,12 @@ func (s *session) resumeSession() {
 	}
 	s.srv.mu.Unlock()
 	s.outMu.Lock()
-	if len(pids) > 0 && s.ext().inflight == nil {
-		s.ext().inflight = map[uint16]*outFlight{}
+	x := s.ext()
+	if len(pids) > 0 && x.inflight == nil {
+		x.inflight = map[uint16]*outFlight{}
 	}
 	for _, pid := range pids {
-		s.ext().inflight[pid] = &outFlight{qos: 2, released: true, durable: true}
+		x.inflight[pid] = &outFlight{qos: 2, released: true, durable: true}
 	}
 	s.outMu.Unlock()
 	for _, pid := range pids {
@@ -480,8 +481,8 @@ func (sub *subscription) Deliver(d engine.Delivery) {
 		}
 		return
 	}
-	if len(s.ext().inflight) >= int(s.recvMax) {
-		s.ext().waiting = append(s.ext().waiting, waitingDelivery{sub: sub, d: d, qos: qos})
+	if x := s.ext(); len(x.inflight) >= int(s.recvMax) {
+		x.waiting = append(x.waiting, waitingDelivery{sub: sub, d: d, qos: qos})
 		return
 	}
 	s.sendInflight(sub, d, qos)
@@ -500,12 +501,13 @@ func (sub *subscription) settle(d engine.Delivery) {
 // Called with outMu held.
 func (s *session) sendInflight(sub *subscription, d engine.Delivery, qos byte) {
 	pid := s.allocPID()
-	if s.ext().inflight == nil {
-		s.ext().inflight = map[uint16]*outFlight{} // made on first use: idle connections are many
+	x := s.ext()
+	if x.inflight == nil {
+		x.inflight = map[uint16]*outFlight{} // made on first use: idle connections are many
 	}
-	s.ext().inflight[pid] = &outFlight{es: d.Sub, id: d.ID, qos: qos}
+	x.inflight[pid] = &outFlight{es: d.Sub, id: d.ID, qos: qos}
 	if !s.writePublish(sub, d, qos, pid) {
-		delete(s.ext().inflight, pid)
+		delete(x.inflight, pid)
 		d.Sub.Settle(d.ID)
 	}
 }
