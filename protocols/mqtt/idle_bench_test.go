@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"runtime"
@@ -25,7 +26,10 @@ import (
 
 // idleConns opens n idle MQTT connections to srv through the transport and
 // returns the heap (bytes, after a full GC) each one holds, and a function
-// that closes them. keepAlive is the CONNECT's keep-alive (s).
+// that closes them and the listener. With MQTT_IDLE_HEAPPROFILE=<file> it
+// also writes a heap profile of the open connections to <file>.ka<keepAlive>
+// (read it with go tool pprof -sample_index=inuse_space; run with
+// -memprofilerate 1 for every allocation). keepAlive is the CONNECT's keep-alive (s).
 func idleConns(tb testing.TB, n int, keepAlive uint16) (perConn float64, closeAll func()) {
 	tb.Helper()
 	// Both ends of every connection are in this process; Go raises the
@@ -36,7 +40,7 @@ func idleConns(tb testing.TB, n int, keepAlive uint16) (perConn float64, closeAl
 	}
 	e := conntest.Engine(tb)
 	srv := NewServer(e, DefaultOptions())
-	l, err := transport.Listen("127.0.0.1:0", srv.Handler, transport.Options{NumEventLoop: 2})
+	l, err := transport.Listen("127.0.0.1:0", srv.Handler, transport.Options{NumEventLoop: 2, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -48,6 +52,7 @@ func idleConns(tb testing.TB, n int, keepAlive uint16) (perConn float64, closeAl
 			syscall.Close(fd)
 		}
 		fds = nil
+		l.Close() // each benchmark iteration frees its descriptors
 	}
 	tb.Cleanup(closeAll)
 	open := func(k int) {
@@ -66,8 +71,6 @@ func idleConns(tb testing.TB, n int, keepAlive uint16) (perConn float64, closeAl
 	open(n)
 	after := heapAfterGC()
 	if f := os.Getenv("MQTT_IDLE_HEAPPROFILE"); f != "" {
-		// go tool pprof -sample_index=inuse_space of the open connections
-		// (run with -memprofilerate 1).
 		w, err := os.Create(fmt.Sprintf("%s.ka%d", f, keepAlive))
 		if err != nil {
 			tb.Fatal(err)

@@ -2,6 +2,7 @@ package mqtt
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"syscall"
@@ -25,7 +26,7 @@ func idleServer(t *testing.T, o Options) (*Server, string) {
 	t.Helper()
 	e := conntest.Engine(t)
 	srv := NewServer(e, o)
-	l, err := transport.Listen("127.0.0.1:0", srv.Handler, transport.Options{NumEventLoop: 1})
+	l, err := transport.Listen("127.0.0.1:0", srv.Handler, transport.Options{NumEventLoop: 1, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
