@@ -40,8 +40,7 @@ type Conn struct {
 	audit bool
 	// grants caches what the Authorizer granted (security.go); only the
 	// session goroutine touches it.
-	grants  map[message.Destination]grant
-	idPrefx string
+	grants map[message.Destination]grant
 	// closer ends the connection from the broker's side (SetCloser,
 	// CloseConnection); guarded by e.mu.
 	closer func()
@@ -82,7 +81,6 @@ func (e *Engine) ConnectAuthenticated(subj *Subject, cr Credentials) (*Conn, err
 		protocol: cr.Protocol,
 		remote:   cr.Remote,
 	}
-	c.idPrefx = c.id + ":1:1:"
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -132,15 +130,20 @@ func (c *Conn) addSub(sub *Subscription) {
 // its neighbours.
 func (c *Conn) NextMessageID() string {
 	c.msgSeq++
-	need := len(c.idPrefx) + 20 // 20: the digits of the largest uint64
+	need := len(c.id) + len(msgIDMid) + 20 // 20: the digits of the largest uint64
 	if cap(c.idArena)-len(c.idArena) < need {
 		c.idArena = make([]byte, 0, max(idArenaSize, need))
 	}
 	start := len(c.idArena)
-	c.idArena = strconv.AppendUint(append(c.idArena, c.idPrefx...), c.msgSeq, 10)
+	c.idArena = strconv.AppendUint(append(append(c.idArena, c.id...), msgIDMid...), c.msgSeq, 10)
 	id := c.idArena[start:]
 	return unsafe.String(&id[0], len(id))
 }
+
+// msgIDMid is what comes between the connection id and the sequence number
+// in a message id: session 1, producer 1. (Appended per id rather than kept
+// as a prefix string: every idle connection would hold that string.)
+const msgIDMid = ":1:1:"
 
 // idArenaSize is the size of NextMessageID's blocks: a few dozen ids of
 // ActiveMQ's form ("ID:host-port-time-n:c:1:1:seq", 40 to 60 bytes).

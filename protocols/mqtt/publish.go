@@ -35,12 +35,13 @@ func (s *session) onPublish(p *wire.Packet) {
 			s.protocolError(wire.ReasonTopicAliasInvalid, "topic alias out of range [MQTT-3.3.2-9]")
 			return
 		}
+		x := s.ext()
 		if topic != "" {
-			if s.aliases == nil {
-				s.aliases = map[uint16]string{}
+			if x.aliases == nil {
+				x.aliases = map[uint16]string{}
 			}
-			s.aliases[a] = strings.Clone(topic)
-		} else if topic = s.aliases[a]; topic == "" {
+			x.aliases[a] = strings.Clone(topic)
+		} else if topic = x.aliases[a]; topic == "" {
 			s.protocolError(wire.ReasonProtocolError, "topic alias not set [MQTT-3.3.4-7]")
 			return
 		}
@@ -50,13 +51,13 @@ func (s *session) onPublish(p *wire.Packet) {
 		s.protocolError(wire.ReasonTopicNameInvalid, err.Error())
 		return
 	}
-	if p.QoS > 0 && s.version == wire.Version5 && s.inflightIn.Load() >= int64(s.srv.opts.ReceiveMaximum) {
+	if p.QoS > 0 && s.version == wire.Version5 && s.ext().inflightIn.Load() >= int64(s.srv.opts.ReceiveMaximum) {
 		s.protocolError(wire.ReasonReceiveMaximumExceeded, "more unacknowledged QoS 1 and 2 publishes than the Receive Maximum [MQTT-3.3.4-9]")
 		return
 	}
 	if p.QoS == 2 {
 		s.srv.mu.Lock()
-		dup := s.cs.inQoS2[p.PacketID]
+		dup := s.cs.xIfMade().inQoS2[p.PacketID]
 		s.srv.mu.Unlock()
 		if dup {
 			// Stored already; PUBREL has not come. A re-sent PUBLISH is
@@ -68,21 +69,22 @@ func (s *session) onPublish(p *wire.Packet) {
 	}
 	if strings.HasPrefix(topic, "$") && !s.srv.opts.PublishDollarTopics {
 		// ActiveMQ drops publishes to $ topics, acknowledging them.
-		s.log.Debug("publish to a $ topic dropped", "topic", topic)
+		s.logger().Debug("publish to a $ topic dropped", "topic", topic)
 		s.acknowledgePublish(p.QoS, p.PacketID)
 		return
 	}
 	m := s.toMessage(topic, p.QoS, p.Retain, p.Payload, p.Props)
 	var token uint64
+	x := s.ext()
 	if p.QoS > 0 {
 		token = sendToken(p.QoS, p.PacketID)
-		s.inflightIn.Add(1)
+		x.inflightIn.Add(1)
 	}
-	s.flow.Started()
+	x.flow.Started()
 	if err := s.conn.Send(m, "", s, token); err != nil {
-		s.flow.Done()
+		x.flow.Done()
 		if p.QoS > 0 {
-			s.inflightIn.Add(-1)
+			x.inflightIn.Add(-1)
 		}
 		s.publishFailed(p.QoS, p.PacketID, err)
 	}
@@ -96,10 +98,11 @@ func (s *session) acknowledgePublish(qos byte, pid uint16) {
 		s.writeAck(wire.PUBACK, pid, 0)
 	case 2:
 		s.srv.mu.Lock()
-		if s.cs.inQoS2 == nil {
-			s.cs.inQoS2 = map[uint16]bool{}
+		cx := s.cs.x()
+		if cx.inQoS2 == nil {
+			cx.inQoS2 = map[uint16]bool{}
 		}
-		s.cs.inQoS2[pid] = true
+		cx.inQoS2[pid] = true
 		s.srv.mu.Unlock()
 		s.writeAck(wire.PUBREC, pid, 0)
 	}
@@ -114,14 +117,14 @@ func (s *session) acknowledgePublish(qos byte, pid uint16) {
 // conformance/security-reference.md). Other failures close the connection.
 func (s *session) publishFailed(qos byte, pid uint16, err error) {
 	if ok, held := s.srv.refusedPub.Allow(time.Now()); ok {
-		s.log.Warn("publish refused", "err", err, "suppressed", held)
+		s.logger().Warn("publish refused", "err", err, "suppressed", held)
 	}
 	if s.version != wire.Version5 {
 		if errors.Is(err, engine.ErrNotAuthorized) {
 			if qos == 2 {
 				// acknowledgePublish leaves a QoS 2 exchange in flight
 				// until PUBREL, which takes it out again.
-				s.inflightIn.Add(1)
+				s.ext().inflightIn.Add(1)
 			}
 			s.acknowledgePublish(qos, pid)
 			return
@@ -149,30 +152,32 @@ func (s *session) publishFailed(qos byte, pid uint16, err error) {
 // Complete is told by the engine when a publish is stored (or accepted).
 // It runs on a shard goroutine.
 func (s *session) Complete(token uint64, err error) {
-	s.flow.Done()
-	if token == 0 || s.live.Closed() {
+	x := s.ext() // made by the publish
+	x.flow.Done()
+	if token == 0 || s.closed() {
 		return
 	}
 	qos, pid := byte(token>>16&0xff), uint16(token)
 	if err != nil {
-		s.inflightIn.Add(-1)
+		x.inflightIn.Add(-1)
 		s.publishFailed(qos, pid, err)
 		return
 	}
 	if qos == 1 {
-		s.inflightIn.Add(-1)
+		x.inflightIn.Add(-1)
 	}
 	s.acknowledgePublish(qos, pid)
 }
 
 func (s *session) onPubRel(p *wire.Packet) {
 	s.srv.mu.Lock()
-	known := s.cs.inQoS2[p.PacketID]
-	delete(s.cs.inQoS2, p.PacketID)
+	cx := s.cs.xIfMade()
+	known := cx.inQoS2[p.PacketID]
+	delete(cx.inQoS2, p.PacketID) // a no-op on the nil map of a clientExt never made
 	s.srv.mu.Unlock()
 	var reason byte
 	if known {
-		s.inflightIn.Add(-1)
+		s.ext().inflightIn.Add(-1)
 	} else if s.version == wire.Version5 {
 		reason = wire.ReasonPacketIDNotFound
 	}

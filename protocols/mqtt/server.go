@@ -13,6 +13,7 @@ import (
 	"wharf/engine"
 	"wharf/engine/message"
 	"wharf/protocols/internal/options"
+	"wharf/protocols/internal/wheel"
 	"wharf/protocols/mqtt/wire"
 	"wharf/protocols/transport"
 )
@@ -130,6 +131,9 @@ type Server struct {
 	// server's sessions (a client publishing in a loop where it may not:
 	// at most 20 lines per 10 s, then one with the count held back).
 	refusedPub logthrottle.Burst
+	// wheel times every session's connect deadline and keep-alive (one
+	// embedded wheel.Timer per session instead of a runtime timer each).
+	wheel *wheel.Wheel
 
 	// mu guards clients. Lock order: a session's mu before mu.
 	mu      sync.Mutex
@@ -146,6 +150,14 @@ type Server struct {
 // are durable subscriptions in the store.
 type clientState struct {
 	active *session // the session holding the client id, nil when offline
+	// ext is the rest, made on first use (x): a clean session that does
+	// not use QoS 2 never needs it (issue 18).
+	ext *clientExt
+}
+
+// clientExt is the part of a clientState a session needs only once it
+// uses QoS 2, shared subscriptions or a session that outlives it.
+type clientExt struct {
 	// inQoS2 are packet ids of QoS 2 publishes received and stored, whose
 	// PUBREL has not come yet [MQTT-4.3.3]; a DUP re-send of one is not
 	// stored again.
@@ -164,6 +176,26 @@ type clientState struct {
 	willTimer, expiryTimer *time.Timer
 }
 
+// x returns cs's clientExt, making it. Called with Server.mu held.
+func (cs *clientState) x() *clientExt {
+	if cs.ext == nil {
+		cs.ext = &clientExt{}
+	}
+	return cs.ext
+}
+
+// xIfMade returns cs's clientExt, or an empty one (not to be written)
+// when none was made. Called with Server.mu held.
+func (cs *clientState) xIfMade() *clientExt {
+	if cs.ext == nil {
+		return &noClientExt
+	}
+	return cs.ext
+}
+
+// noClientExt is what xIfMade reads when there is no clientExt: all nil.
+var noClientExt clientExt
+
 // NewServer returns an MQTT server for e.
 func NewServer(e *engine.Engine, o Options) *Server {
 	if o.Logger == nil {
@@ -176,10 +208,25 @@ func NewServer(e *engine.Engine, o Options) *Server {
 		o.ReceiveMaximum = maxOutstandingSends
 	}
 	s := &Server{e: e, opts: o, log: o.Logger, clients: map[string]*clientState{}, shareMembers: map[message.Destination]int{},
-		refusedPub: logthrottle.Burst{Every: 10 * time.Second, Max: 20}}
+		refusedPub: logthrottle.Burst{Every: 10 * time.Second, Max: 20}, wheel: wheel.New(wheelTick(o))}
 	s.restoreShares()
 	s.restoreShareMembers()
 	return s
+}
+
+// maxWheelTick is the wheel's tick (resolution) for second-scale
+// deadlines: a keep-alive of N s closes the connection between 1.5 N s and
+// 1.5 N s plus this after the last packet.
+const maxWheelTick = 250 * time.Millisecond
+
+// wheelTick is the wheel's tick for o: maxWheelTick, or finer when the
+// connect timeout or the default keep-alive is short (a tenth of it).
+func wheelTick(o Options) time.Duration {
+	t := min(maxWheelTick, o.ConnectTimeout/10)
+	if o.DefaultKeepAlive > 0 {
+		t = min(t, o.DefaultKeepAlive/10)
+	}
+	return t
 }
 
 // restoreShareMembers gives back, after a restart, the memberships of
@@ -201,10 +248,10 @@ func (s *Server) restoreShareMembers() {
 			continue
 		}
 		cs := s.client(ds.Key.ClientID)
-		if cs.shared == nil {
-			cs.shared = map[string]byte{}
+		if cs.x().shared == nil {
+			cs.x().shared = map[string]byte{}
 		}
-		cs.shared[full] = qos
+		cs.x().shared[full] = qos
 		q := shareQueue(group, f)
 		s.shareMembers[q]++
 		s.e.AddShare(ds.Destination, q)
@@ -282,13 +329,15 @@ func (s *Server) claim(clientID string, ss *session) (*clientState, *session) {
 	cs := s.client(clientID)
 	old := cs.active
 	cs.active = ss
-	if cs.willTimer != nil {
-		cs.willTimer.Stop()
-		cs.willTimer = nil
-	}
-	if cs.expiryTimer != nil {
-		cs.expiryTimer.Stop()
-		cs.expiryTimer = nil
+	if x := cs.ext; x != nil {
+		if x.willTimer != nil {
+			x.willTimer.Stop()
+			x.willTimer = nil
+		}
+		if x.expiryTimer != nil {
+			x.expiryTimer.Stop()
+			x.expiryTimer = nil
+		}
 	}
 	return cs, old
 }
@@ -299,7 +348,7 @@ func (s *Server) unclaim(clientID string, ss *session) {
 	defer s.mu.Unlock()
 	if cs := s.clients[clientID]; cs != nil && cs.active == ss {
 		cs.active = nil
-		if len(cs.inQoS2) == 0 && len(cs.released) == 0 && len(cs.shared) == 0 {
+		if x := cs.xIfMade(); len(x.inQoS2) == 0 && len(x.released) == 0 && len(x.shared) == 0 {
 			delete(s.clients, clientID)
 		}
 	}
@@ -309,8 +358,10 @@ func (s *Server) unclaim(clientID string, ss *session) {
 func (s *Server) resetClient(cs *clientState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	clear(cs.inQoS2)
-	clear(cs.released)
+	if x := cs.ext; x != nil {
+		clear(x.inQoS2)
+		clear(x.released)
+	}
 }
 
 // offline records that ss, holding its client id, has ended. A session that
@@ -328,7 +379,7 @@ func (s *Server) offline(ss *session) {
 	switch {
 	case !ss.persistent:
 		delete(s.clients, id)
-		shared := cs.shared
+		shared := cs.xIfMade().shared
 		s.mu.Unlock()
 		if ss.version == wire.Version5 {
 			// MQTT 5 ends a session with expiry 0 at disconnect; a 3.x
@@ -342,17 +393,17 @@ func (s *Server) offline(ss *session) {
 		t = time.AfterFunc(time.Duration(ss.expiry)*time.Second, func() {
 			s.mu.Lock()
 			cur := s.clients[id]
-			if cur == nil || cur.active != nil || cur.expiryTimer != t {
+			if cur == nil || cur.active != nil || cur.xIfMade().expiryTimer != t {
 				s.mu.Unlock()
 				return
 			}
 			delete(s.clients, id)
-			shared := cur.shared
+			shared := cur.xIfMade().shared
 			s.mu.Unlock()
 			s.log.Info("session expired", "client_id", id)
 			s.dropSession(id, shared)
 		})
-		cs.expiryTimer = t
+		cs.x().expiryTimer = t
 	}
 	s.mu.Unlock()
 }
@@ -410,11 +461,11 @@ func (s *Server) delayWill(clientID string, will *message.Message, creds engine.
 	t = time.AfterFunc(time.Duration(delay)*time.Second, func() {
 		s.mu.Lock()
 		cur := s.clients[clientID]
-		if cur == nil || cur.willTimer != t {
+		if cur == nil || cur.xIfMade().willTimer != t {
 			s.mu.Unlock()
 			return
 		}
-		cur.willTimer = nil
+		cur.x().willTimer = nil
 		s.mu.Unlock()
 		creds.ClientID = ""
 		c, err := s.e.Connect(creds)
@@ -427,5 +478,5 @@ func (s *Server) delayWill(clientID string, will *message.Message, creds engine.
 			s.log.Warn("delayed will not published", "client_id", clientID, "err", err)
 		}
 	})
-	cs.willTimer = t
+	cs.x().willTimer = t
 }

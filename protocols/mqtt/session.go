@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,17 +14,28 @@ import (
 	"wharf/engine"
 	"wharf/engine/message"
 	"wharf/protocols/internal/connlog"
-	"wharf/protocols/internal/inactivity"
 	"wharf/protocols/internal/sendflow"
+	"wharf/protocols/internal/wheel"
 	"wharf/protocols/mqtt/wire"
 	"wharf/protocols/transport"
 )
 
 // session is one MQTT network connection and the MQTT session it carries.
+//
+// An idle connection holds this struct, its decoder and its engine
+// connection, nothing more (issue 18: a few hundred bytes per connection,
+// for brokers holding 100,000 of them). What only a connection that does
+// something needs (a will, subscriptions, deliveries in flight, publishes
+// under flow control) is in sessionExt, made on first use (ext); the
+// logger is made when something is logged (logger); the keep-alive and the
+// connect deadline are one Timer of the server's shared wheel, embedded
+// here, and a tick stamp.
 type session struct {
 	srv *Server
 	tc  transport.Conn
-	log *slog.Logger
+	// dec is the decoder while a packet is under way (or after one failed);
+	// between packets it goes back to decoders and is nil. Transport
+	// goroutine only, under mu.
 	dec *wire.Decoder
 
 	// mu guards everything down to outMu. It is held while a packet is
@@ -31,32 +43,50 @@ type session struct {
 	// (OnClose), and by a newer session taking the client id over.
 	mu         sync.Mutex
 	version    byte
+	persistent bool   // the session outlives the connection
+	dead       bool   // no more packets are handled
+	released   bool   // the engine connection is closed
+	expiry     uint32 // MQTT 5 Session Expiry Interval (s); ^0 never
 	conn       *engine.Conn
-	willCreds  *engine.Credentials // for a delayed will only (release)
 	clientID   string
 	cs         *clientState // registered in srv.clients when clientID != ""
-	persistent bool         // the session outlives the connection
-	expiry     uint32       // MQTT 5 Session Expiry Interval (s); ^0 never
-	will       *message.Message
-	willDelay  uint32 // MQTT 5 Will Delay Interval (s)
-	subs       map[string]*subscription
-	aliases    map[uint16]string // MQTT 5 inbound topic aliases
-	dead       bool              // no more packets are handled
-	released   bool              // the engine connection is closed
-	wire       []byte            // encode buffer of the transport goroutine
 
 	// outMu guards the outbound side, which shard goroutines (Deliver,
 	// Complete) share with the transport goroutine. It is never held
 	// while calling the engine, except Subscription.Settle and AddCredit,
 	// which only post.
 	outMu     sync.Mutex
-	out       []byte
-	ackBuf    []byte // encode buffer of writeAck
-	nextPID   uint16
-	inflight  map[uint16]*outFlight
-	waiting   []waitingDelivery
-	recvMax   int // the client's Receive Maximum
-	maxPacket int // the client's Maximum Packet Size (bytes); 0 none
+	recvMax   int32 // the client's Receive Maximum
+	maxPacket int32 // the client's Maximum Packet Size (bytes); 0 none
+
+	// Liveness: live has connectedBit once CONNECT is accepted and
+	// closedBit once OnClose ran; keepAliveMs is the keep-alive in force
+	// (ms; 0 none), set before connectedBit; readTick is the wheel tick of
+	// the last read; timer is the connect deadline until CONNECT, then the
+	// keep-alive check (Fire). Sizes are chosen for a 160-byte session.
+	live        atomic.Uint32
+	keepAliveMs uint32
+	readTick    atomic.Int64
+	timer       wheel.Timer
+
+	extp atomic.Pointer[sessionExt] // see ext
+}
+
+// sessionExt is the part of a session that an idle connection does not
+// need, made by the first packet or delivery that does (ext).
+type sessionExt struct {
+	// Guarded by session.mu.
+	willCreds *engine.Credentials // for a delayed will only (release)
+	will      *message.Message
+	willDelay uint32 // MQTT 5 Will Delay Interval (s)
+	subs      map[string]*subscription
+	aliases   map[uint16]string // MQTT 5 inbound topic aliases
+
+	// Guarded by session.outMu.
+	out      []byte // encode buffer of deliveries
+	nextPID  uint16
+	inflight map[uint16]*outFlight
+	waiting  []waitingDelivery
 
 	// flow stops reading past maxOutstandingSends publishes the engine has
 	// not completed. inflightIn counts QoS 1 and 2 publishes not yet
@@ -67,21 +97,108 @@ type session struct {
 	// PUBREL waits for the store (relDone); release waits for them, so
 	// that a resumed session finds them durable.
 	acksOut sync.WaitGroup
-	live    inactivity.Monitor // keep-alive and the connect timeout
+}
+
+// Bits of session.live.
+const (
+	connectedBit = 1 << iota
+	closedBit
+)
+
+// connected reports whether CONNECT was accepted. Safe from any goroutine.
+func (s *session) connected() bool { return s.live.Load()&connectedBit != 0 }
+
+// closed reports whether OnClose ran: late completions and deliveries
+// write nothing. Safe from any goroutine.
+func (s *session) closed() bool { return s.live.Load()&closedBit != 0 }
+
+// ext returns the session's sessionExt, making it on first use. Safe from
+// any goroutine.
+func (s *session) ext() *sessionExt {
+	if x := s.extp.Load(); x != nil {
+		return x
+	}
+	x := &sessionExt{subs: map[string]*subscription{}}
+	x.flow = sendflow.Gate{Limit: maxOutstandingSends, Conn: s.tc, Log: s.logger()}
+	if !s.extp.CompareAndSwap(nil, x) {
+		return s.extp.Load()
+	}
+	return x
+}
+
+// extIfMade returns the session's sessionExt, or nil when nothing made it:
+// for the paths an idle connection takes too (release), which must not
+// make it only to find it empty.
+func (s *session) extIfMade() *sessionExt { return s.extp.Load() }
+
+// logger is the connection's logger: made at each call, since logging is
+// rare and a logger kept per connection would cost every idle one ~200
+// bytes. Safe from any goroutine once CONNECT was handled (it reads the
+// client id).
+func (s *session) logger() *slog.Logger {
+	l := connlog.New(s.srv.log, s.tc.ID(), s.tc.RemoteAddr(), "mqtt")
+	if s.clientID != "" {
+		l = l.With("client_id", s.clientID)
+	}
+	return l
 }
 
 func newSession(srv *Server, tc transport.Conn) *session {
 	s := &session{
 		srv:     srv,
 		tc:      tc,
-		log:     connlog.New(srv.log, tc.ID(), tc.RemoteAddr(), "mqtt"),
-		dec:     wire.NewDecoder(srv.opts.Limits),
-		subs:    map[string]*subscription{},
 		recvMax: 65535,
 	}
-	s.flow = sendflow.Gate{Limit: maxOutstandingSends, Conn: tc, Log: s.log}
-	s.live.ConnectDeadline(srv.opts.ConnectTimeout, tc, s.log, func() { srv.e.CountHandshakeTimeout("mqtt") })
+	srv.wheel.After(&s.timer, srv.opts.ConnectTimeout, s)
 	return s
+}
+
+// Fire is the session's wheel timer: before CONNECT the connect deadline,
+// after it the keep-alive check. It runs on the wheel's goroutine, so what
+// takes locks or writes goes to a goroutine of its own.
+func (s *session) Fire(now int64) {
+	if s.closed() {
+		return
+	}
+	if !s.connected() {
+		// A client that opens a socket and never sends CONNECT does not
+		// hold it for ever (ActiveMQ's transport.connectAttemptTimeout).
+		go s.connectExpired()
+		return
+	}
+	k := time.Duration(s.keepAliveMs) * time.Millisecond
+	if k <= 0 {
+		return // the deadline fired as CONNECT was accepted
+	}
+	// [MQTT-3.1.2-24]: nothing received for 1.5 times the keep-alive.
+	period := s.srv.wheel.Ticks(k * 3 / 2)
+	due := s.readTick.Load() + period
+	if due <= now && s.flowPaused() {
+		// Reading is stopped (flow control): the client cannot be judged
+		// by what it sent; wait for another period.
+		due = now + period
+	}
+	if due > now {
+		s.srv.wheel.At(&s.timer, due, s)
+		return
+	}
+	go s.keepAliveExpired(k)
+}
+
+// flowPaused reports whether flow control has stopped reading.
+func (s *session) flowPaused() bool {
+	x := s.extIfMade()
+	return x != nil && x.flow.Paused()
+}
+
+func (s *session) connectExpired() {
+	if s.closed() || s.connected() {
+		return
+	}
+	// Not logger(): the client id is not set, and may be being set.
+	connlog.New(s.srv.log, s.tc.ID(), s.tc.RemoteAddr(), "mqtt").Debug("connect timeout", "timeout", s.srv.opts.ConnectTimeout)
+	s.srv.e.CountHandshakeTimeout("mqtt")
+	s.tc.Close()
 }
 
 // packetBufs holds the slices OnData decodes packets into: a slice per
@@ -89,16 +206,31 @@ func newSession(srv *Server, tc transport.Conn) *session {
 // size (issue 18's budget for an idle connection).
 var packetBufs = sync.Pool{New: func() any { return new([]wire.Packet) }}
 
+// decoders holds the decoders of connections between packets: an idle
+// connection holds none (wire.Decoder.Idle).
+var decoders = sync.Pool{New: func() any { return new(wire.Decoder) }}
+
+// encodeBufs holds the buffers packets the transport goroutine writes
+// (CONNACK, PINGRESP, acknowledgements) are encoded into: Write copies
+// them, so none is kept per connection.
+var encodeBufs = sync.Pool{New: func() any { return new([]byte) }}
+
 // OnData decodes packets and handles them in order.
 func (s *session) OnData(b []byte) error {
-	s.live.Read()
+	s.readTick.Store(s.srv.wheel.Now())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dead {
 		return nil
 	}
+	d := s.dec
+	if d == nil {
+		d = decoders.Get().(*wire.Decoder)
+		d.Resume(s.srv.opts.Limits, s.version, s.connected())
+		s.dec = d
+	}
 	buf := packetBufs.Get().(*[]wire.Packet)
-	packets, err := s.dec.Feed(b, (*buf)[:0])
+	packets, err := d.Feed(b, (*buf)[:0])
 	for i := range packets {
 		if s.dead {
 			break
@@ -111,6 +243,10 @@ func (s *session) OnData(b []byte) error {
 	if err != nil && !s.dead {
 		s.decodeFailed(err)
 	}
+	if d.Idle() && !s.dead {
+		s.dec = nil
+		decoders.Put(d)
+	}
 	return nil
 }
 
@@ -118,7 +254,7 @@ func (s *session) OnData(b []byte) error {
 // CONNACK 0x01 for an unknown protocol level [MQTT-3.1.2-2], an MQTT 5
 // DISCONNECT with the reason code the error carries, or a plain close.
 func (s *session) decodeFailed(err error) {
-	s.log.Warn("malformed packet, closing", "err", err)
+	s.logger().Warn("malformed packet, closing", "err", err)
 	reason := wire.ReasonMalformedPacket
 	var we *wire.Error
 	if errors.As(err, &we) {
@@ -131,12 +267,12 @@ func (s *session) decodeFailed(err error) {
 		v = s.dec.Version()
 	}
 	switch {
-	case !s.live.Connected() && reason == wire.ReasonUnsupportedProtocolVersion:
+	case !s.connected() && reason == wire.ReasonUnsupportedProtocolVersion:
 		s.writePacket(&wire.Packet{Type: wire.CONNACK, ReasonCode: wire.ConnRefusedProtocolVersion}, wire.Version311)
-	case !s.live.Connected() && v == wire.Version5:
+	case !s.connected() && v == wire.Version5:
 		// No DISCONNECT before a CONNACK [MQTT-3.14.0-1]: refuse in CONNACK.
 		s.writePacket(&wire.Packet{Type: wire.CONNACK, ReasonCode: reason, Props: &wire.Properties{ReasonString: err.Error()}}, wire.Version5)
-	case s.live.Connected() && v == wire.Version5:
+	case s.connected() && v == wire.Version5:
 		s.writePacket(&wire.Packet{Type: wire.DISCONNECT, ReasonCode: reason}, wire.Version5)
 	}
 	s.abort()
@@ -145,8 +281,8 @@ func (s *session) decodeFailed(err error) {
 // protocolError ends the connection for a packet that breaks the protocol;
 // MQTT 5 clients get a DISCONNECT with reason and its text.
 func (s *session) protocolError(reason byte, msg string) {
-	s.log.Warn("protocol error, closing", "reason", reason, "err", msg)
-	if s.version == wire.Version5 && s.live.Connected() {
+	s.logger().Warn("protocol error, closing", "reason", reason, "err", msg)
+	if s.version == wire.Version5 && s.connected() {
 		p := wire.Packet{Type: wire.DISCONNECT, ReasonCode: reason, Props: &wire.Properties{ReasonString: msg}}
 		s.writePacket(&p, wire.Version5)
 	}
@@ -162,13 +298,14 @@ func (s *session) abort() {
 
 // OnClose releases everything the connection held.
 func (s *session) OnClose(err error) {
-	s.live.Close()
+	s.live.Or(closedBit)
+	s.srv.wheel.Stop(&s.timer)
 	s.mu.Lock()
 	s.dead = true
 	s.release(true)
 	s.mu.Unlock()
 	if err != nil {
-		s.log.Debug("connection closed", "err", err)
+		s.logger().Debug("connection closed", "err", err)
 	}
 }
 
@@ -181,23 +318,33 @@ func (s *session) release(publishWill bool) {
 		return
 	}
 	s.released = true
-	if s.will != nil && publishWill {
-		if s.willDelay > 0 && s.persistent && s.clientID != "" {
-			s.srv.delayWill(s.clientID, s.will, *s.willCreds, s.willDelay, s.expiry)
-		} else if err := s.conn.Send(s.will, "", nil, 0); err != nil {
-			s.log.Warn("will not published", "dest", s.will.Destination.String(), "err", err)
+	x := s.extIfMade()
+	if x != nil && x.will != nil && publishWill {
+		if x.willDelay > 0 && s.persistent && s.clientID != "" {
+			s.srv.delayWill(s.clientID, x.will, *x.willCreds, x.willDelay, s.expiry)
+		} else if err := s.conn.Send(x.will, "", nil, 0); err != nil {
+			s.logger().Warn("will not published", "dest", x.will.Destination.String(), "err", err)
 		}
 	}
-	s.will = nil
+	if x != nil {
+		x.will = nil
+	}
 	if err := s.conn.Close(); err != nil {
-		s.log.Warn("connection cleanup failed", "err", err)
+		s.logger().Warn("connection cleanup failed", "err", err)
+	}
+	if x == nil {
+		// Nothing was subscribed, delivered or willed.
+		if s.clientID != "" {
+			s.srv.offline(s)
+		}
+		return
 	}
 	// relDone takes neither mu nor anything its waiters hold.
-	s.acksOut.Wait()
+	x.acksOut.Wait()
 	if !s.persistent {
 		// A session that ends leaves its shared subscriptions; a
-		// persistent one stays a member while away (clientState.shared).
-		for _, sub := range s.subs {
+		// persistent one stays a member while away (clientExt.shared).
+		for _, sub := range x.subs {
 			if !sub.share.IsZero() {
 				s.srv.shareLeave(sub.share)
 			}
@@ -217,53 +364,57 @@ func (s *session) takeOver(newClean bool) {
 	if s.released {
 		return
 	}
-	s.log.Info("client id taken over by a new connection", "client_id", s.clientID)
+	s.logger().Info("client id taken over by a new connection", "client_id", s.clientID)
 	if s.version == wire.Version5 {
 		s.writePacket(&wire.Packet{Type: wire.DISCONNECT, ReasonCode: wire.ReasonSessionTakenOver}, wire.Version5)
 	}
 	s.dead = true
 	publishWill := true
-	if s.willDelay > 0 && s.persistent {
+	if x := s.extIfMade(); x != nil && x.willDelay > 0 && s.persistent {
 		// MQTT 5 §3.1.3.2.2: with a will delay the will is not sent when
 		// the session goes on; a clean start ends it, and the will goes now.
 		publishWill = newClean
-		s.willDelay = 0
+		x.willDelay = 0
 	}
 	s.release(publishWill)
 	s.tc.Close()
 }
 
-// writePacket encodes p with the transport goroutine's buffer and writes it.
+// writePacket encodes p into a pooled buffer and writes it.
 func (s *session) writePacket(p *wire.Packet, version byte) {
-	s.wire = wire.AppendPacket(s.wire[:0], p, version)
-	if err := s.tc.Write(s.wire); err != nil {
-		s.log.Debug("write failed", "err", err)
+	buf := encodeBufs.Get().(*[]byte)
+	*buf = wire.AppendPacket((*buf)[:0], p, version)
+	if err := s.tc.Write(*buf); err != nil {
+		s.logger().Debug("write failed", "err", err)
+	}
+	if cap(*buf) <= maxPooledEncode {
+		encodeBufs.Put(buf)
 	}
 }
 
+// maxPooledEncode is the largest encode buffer (bytes) put back in
+// encodeBufs; a bigger one (a CONNACK with a long reason string) is left
+// to the collector.
+const maxPooledEncode = 4 << 10
+
 // writeAck writes a short acknowledgement from any goroutine.
-// Called without outMu held; it takes it for the encode buffer, which
-// saves an allocation per acknowledgement.
+// Called without outMu held: the order of acknowledgements among
+// themselves and with deliveries is the transport's write order.
 func (s *session) writeAck(t wire.Type, pid uint16, reason byte) {
-	s.outMu.Lock()
-	defer s.outMu.Unlock()
-	s.ackBuf = wire.AppendPacket(s.ackBuf[:0], &wire.Packet{Type: t, PacketID: pid, ReasonCode: reason}, s.version)
-	if err := s.tc.Write(s.ackBuf); err != nil {
-		s.log.Debug("write failed", "err", err)
-	}
+	s.writePacket(&wire.Packet{Type: t, PacketID: pid, ReasonCode: reason}, s.version)
 }
 
 // handle dispatches one packet.
 func (s *session) handle(p *wire.Packet) {
-	if p.Type != wire.CONNECT && !s.live.Connected() {
+	if p.Type != wire.CONNECT && !s.connected() {
 		// [MQTT-3.1.0-1]: the first packet must be CONNECT.
-		s.log.Warn("packet before CONNECT, closing", "packet", p.Type.String())
+		s.logger().Warn("packet before CONNECT, closing", "packet", p.Type.String())
 		s.abort()
 		return
 	}
 	switch p.Type {
 	case wire.CONNECT:
-		if s.live.Connected() {
+		if s.connected() {
 			s.protocolError(wire.ReasonProtocolError, "second CONNECT [MQTT-3.1.0-2]")
 			return
 		}
@@ -301,7 +452,7 @@ func (s *session) onConnect(p *wire.Packet) {
 	s.version = v
 	s.dec.SetVersion(v)
 	refuse := func(code3, code5 byte, why string) {
-		s.log.Info("connection refused", "client_id", c.ClientID, "err", why)
+		s.logger().Info("connection refused", "client_id", c.ClientID, "err", why)
 		ack := wire.Packet{Type: wire.CONNACK, ReasonCode: code3}
 		if v == wire.Version5 {
 			ack.ReasonCode = code5
@@ -312,7 +463,7 @@ func (s *session) onConnect(p *wire.Packet) {
 	}
 	if v != wire.Version5 && c.PasswordFlag && !c.UsernameFlag {
 		// [MQTT-3.1.2-22]; ActiveMQ closes without a CONNACK.
-		s.log.Warn("password without user name, closing")
+		s.logger().Warn("password without user name, closing")
 		s.abort()
 		return
 	}
@@ -348,10 +499,10 @@ func (s *session) onConnect(p *wire.Packet) {
 		}
 		s.persistent = s.expiry > 0
 		if p.Props != nil && p.Props.HasReceiveMaximum {
-			s.recvMax = int(p.Props.ReceiveMaximum)
+			s.recvMax = int32(p.Props.ReceiveMaximum)
 		}
 		if p.Props != nil && p.Props.HasMaximumPacketSize {
-			s.maxPacket = int(p.Props.MaximumPacketSize)
+			s.maxPacket = int32(min(p.Props.MaximumPacketSize, math.MaxInt32))
 		}
 	}
 	certs, isTLS := transport.PeerCertificates(s.tc)
@@ -394,15 +545,15 @@ func (s *session) onConnect(p *wire.Packet) {
 	s.conn = conn
 	conn.SetCloser(func() { s.tc.Close() }) // an operator's close (web console)
 	s.clientID = clientID
-	s.log = s.log.With("client_id", clientID)
 	if c.WillFlag {
-		s.will = s.willMessage(c)
+		x := s.ext()
+		x.will = s.willMessage(c)
 		if c.WillProps != nil && c.WillProps.HasWillDelay {
-			s.willDelay = c.WillProps.WillDelay
+			x.willDelay = c.WillProps.WillDelay
 			// A delayed will is published by the server after the
 			// connection is gone, as this client: only then are the
 			// credentials kept (a session holds no password otherwise).
-			s.willCreds = &creds
+			x.willCreds = &creds
 		}
 	}
 	present := false
@@ -416,16 +567,15 @@ func (s *session) onConnect(p *wire.Packet) {
 	if v == wire.Version5 {
 		ack.Props = s.connackProps(assigned)
 	}
-	s.live.SetConnected()
-	s.writePacket(&ack, v)
-	if present {
-		s.resumeSession()
-	}
 	keepAlive := time.Duration(c.KeepAlive) * time.Second
 	if keepAlive == 0 {
 		keepAlive = s.srv.opts.DefaultKeepAlive
 	}
 	s.startKeepAlive(keepAlive)
+	s.writePacket(&ack, v)
+	if present {
+		s.resumeSession()
+	}
 }
 
 // connackProps are the MQTT 5 CONNACK properties: what the broker allows.
@@ -452,22 +602,35 @@ func randomID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// startKeepAlive closes the connection when nothing arrives for 1.5 times
-// the keep-alive interval [MQTT-3.1.2-24] (ActiveMQ: the same, through its
-// inactivity monitor's read check).
+// startKeepAlive ends the connect deadline and, for a keep-alive k above
+// 0, closes the connection when nothing arrives for 1.5 times k
+// [MQTT-3.1.2-24] (ActiveMQ: the same, through its inactivity monitor's
+// read check). The check is the session's wheel timer (Fire): it fires
+// between 1.5 k and 1.5 k plus one wheel tick after the last read, and
+// what arrived before this call does not count.
 func (s *session) startKeepAlive(k time.Duration) {
+	s.keepAliveMs = uint32(min(max(k, 0)/time.Millisecond, math.MaxUint32))
+	s.live.Or(connectedBit)
 	if k <= 0 {
+		s.srv.wheel.Cancel(&s.timer)
 		return
 	}
-	s.live.ReadCheck(k*3/2, s.flow.Paused, func() {
-		s.log.Info("keep-alive expired, closing", "keep_alive", k.String())
-		s.mu.Lock()
-		if s.version == wire.Version5 && !s.dead {
-			s.writePacket(&wire.Packet{Type: wire.DISCONNECT, ReasonCode: wire.ReasonKeepAliveTimeout}, wire.Version5)
-		}
-		s.mu.Unlock()
-		s.tc.Close()
-	})
+	w := s.srv.wheel
+	now := w.Now()
+	s.readTick.Store(now)
+	w.At(&s.timer, now+w.Ticks(k*3/2), s)
+}
+
+// keepAliveExpired closes a connection whose keep-alive expired; an MQTT 5
+// client hears DISCONNECT 0x8D first.
+func (s *session) keepAliveExpired(k time.Duration) {
+	s.logger().Info("keep-alive expired, closing", "keep_alive", k.String())
+	s.mu.Lock()
+	if s.version == wire.Version5 && !s.dead {
+		s.writePacket(&wire.Packet{Type: wire.DISCONNECT, ReasonCode: wire.ReasonKeepAliveTimeout}, wire.Version5)
+	}
+	s.mu.Unlock()
+	s.tc.Close()
 }
 
 func (s *session) onDisconnect(p *wire.Packet) {

@@ -97,7 +97,7 @@ func (s *session) subscribe(r wire.Subscription, subID uint32) (byte, *engine.Su
 	}
 	filter := strings.Clone(r.Filter)
 	if err := wire.ValidTopicFilter(filter); err != nil {
-		s.log.Info("subscription refused", "filter", filter, "err", err)
+		s.logger().Info("subscription refused", "filter", filter, "err", err)
 		return fail(wire.ReasonTopicFilterInvalid), nil
 	}
 	qos := min(r.QoS, 2)
@@ -115,11 +115,11 @@ func (s *session) subscribe(r wire.Subscription, subID uint32) (byte, *engine.Su
 			return s.subscribeShared(filter, group, f, qos, subID)
 		}
 	}
-	old := s.subs[filter]
+	old := s.ext().subs[filter]
 	isNew := old == nil
 	if old != nil {
 		s.closeSub(old)
-		delete(s.subs, filter)
+		delete(s.ext().subs, filter)
 	}
 	sub, spec := s.newSubscription(filter, qos)
 	if old != nil && old.durable != "" && old.durable != sub.durable {
@@ -134,7 +134,7 @@ func (s *session) subscribe(r wire.Subscription, subID uint32) (byte, *engine.Su
 	spec.Retroactive = r.RetainHandling == 0 || (r.RetainHandling == 1 && isNew)
 	es, err := s.conn.Subscribe(spec, sub)
 	if err != nil {
-		s.log.Info("subscription refused", "filter", filter, "err", err)
+		s.logger().Info("subscription refused", "filter", filter, "err", err)
 		if errors.Is(err, engine.ErrNotAuthorized) {
 			if s.version == wire.Version31 {
 				// MQTT 3.1 has no failure code: ActiveMQ 5.17 grants the
@@ -149,7 +149,7 @@ func (s *session) subscribe(r wire.Subscription, subID uint32) (byte, *engine.Su
 		return fail(wire.ReasonUnspecifiedError), nil
 	}
 	sub.es.Store(es)
-	s.subs[filter] = sub
+	s.ext().subs[filter] = sub
 	return qos, es
 }
 
@@ -205,9 +205,9 @@ const sharePrefix = "$share/"
 // goes to one of them [MQTT 5 §4.8.2]. Retained messages are not sent.
 func (s *session) subscribeShared(full, group, filter string, qos byte, subID uint32) (byte, *engine.Subscription) {
 	queue := shareQueue(group, filter)
-	if old := s.subs[full]; old != nil {
+	if old := s.ext().subs[full]; old != nil {
 		s.closeSub(old)
-		delete(s.subs, full)
+		delete(s.ext().subs, full)
 		s.srv.shareLeave(old.share)
 		if s.persistent && old.qos != qos {
 			s.forgetShare(full, old.qos)
@@ -227,21 +227,21 @@ func (s *session) subscribeShared(full, group, filter string, qos byte, subID ui
 	es, err := s.conn.Subscribe(spec, sub)
 	if err != nil {
 		s.srv.shareLeave(queue)
-		s.log.Info("shared subscription refused", "filter", full, "err", err)
+		s.logger().Info("shared subscription refused", "filter", full, "err", err)
 		if errors.Is(err, engine.ErrNotAuthorized) {
 			return wire.ReasonNotAuthorized, nil
 		}
 		return wire.ReasonUnspecifiedError, nil
 	}
 	sub.es.Store(es)
-	s.subs[full] = sub
+	s.ext().subs[full] = sub
 	if s.persistent {
 		s.recordShare(full, filter, qos)
 		s.srv.mu.Lock()
-		if s.cs.shared == nil {
-			s.cs.shared = map[string]byte{}
+		if s.cs.x().shared == nil {
+			s.cs.x().shared = map[string]byte{}
 		}
-		s.cs.shared[full] = qos
+		s.cs.x().shared[full] = qos
 		s.srv.mu.Unlock()
 	}
 	return qos, es
@@ -261,18 +261,18 @@ func (s *session) recordShare(full, filter string, qos byte) {
 	spec := engine.SubSpec{Destination: s.topicFor(filter), DurableName: durableName(qos, full), Selector: "FALSE", AckMode: engine.AckAuto, Paused: true}
 	es, err := s.conn.Subscribe(spec, discardSink{})
 	if err != nil {
-		s.log.Warn("shared subscription not recorded", "filter", full, "err", err)
+		s.logger().Warn("shared subscription not recorded", "filter", full, "err", err)
 		return
 	}
 	if err := s.conn.CloseSubscription(es); err != nil && !errors.Is(err, engine.ErrSubClosed) {
-		s.log.Warn("subscription close failed", "filter", full, "err", err)
+		s.logger().Warn("subscription close failed", "filter", full, "err", err)
 	}
 }
 
 // forgetShare deletes what recordShare stored for full at qos.
 func (s *session) forgetShare(full string, qos byte) {
 	if err := s.conn.Unsubscribe(durableName(qos, full)); err != nil && !errors.Is(err, engine.ErrNoSuchSubscription) {
-		s.log.Warn("durable subscription not removed", "sub", durableName(qos, full), "err", err)
+		s.logger().Warn("durable subscription not removed", "sub", durableName(qos, full), "err", err)
 	}
 }
 
@@ -294,7 +294,7 @@ func (s *session) closeSub(sub *subscription) {
 	sub.closed.Store(true)
 	if es := sub.es.Load(); es != nil {
 		if err := s.conn.CloseSubscription(es); err != nil && !errors.Is(err, engine.ErrSubClosed) {
-			s.log.Warn("subscription close failed", "filter", sub.filter, "err", err)
+			s.logger().Warn("subscription close failed", "filter", sub.filter, "err", err)
 		}
 	}
 }
@@ -304,11 +304,11 @@ func (s *session) dropDurable(sub *subscription) {
 	switch {
 	case sub.durable != "":
 		if err := s.conn.Unsubscribe(sub.durable); err != nil && !errors.Is(err, engine.ErrNoSuchSubscription) {
-			s.log.Warn("durable subscription not removed", "sub", sub.durable, "err", err)
+			s.logger().Warn("durable subscription not removed", "sub", sub.durable, "err", err)
 		}
 	case !sub.queue.IsZero():
 		if err := s.srv.e.RemoveDestination(sub.queue); err != nil {
-			s.log.Warn("subscription queue not removed", "dest", sub.queue.String(), "err", err)
+			s.logger().Warn("subscription queue not removed", "dest", sub.queue.String(), "err", err)
 		}
 	}
 }
@@ -316,18 +316,18 @@ func (s *session) dropDurable(sub *subscription) {
 func (s *session) onUnsubscribe(p *wire.Packet) {
 	codes := make([]byte, len(p.Topics))
 	for i, f := range p.Topics {
-		sub := s.subs[f]
+		sub := s.ext().subs[f]
 		if sub == nil {
 			codes[i] = wire.ReasonNoSubscriptionExisted
 			continue
 		}
-		delete(s.subs, f)
+		delete(s.ext().subs, f)
 		s.closeSub(sub)
 		s.dropDurable(sub)
 		if !sub.share.IsZero() {
 			s.srv.shareLeave(sub.share)
 			s.srv.mu.Lock()
-			delete(s.cs.shared, f)
+			delete(s.cs.x().shared, f)
 			s.srv.mu.Unlock()
 			if s.persistent {
 				s.forgetShare(f, sub.qos)
@@ -357,7 +357,7 @@ func (s *session) hasStoredSession() bool {
 	}
 	s.srv.mu.Lock()
 	defer s.srv.mu.Unlock()
-	return len(s.cs.released) > 0
+	return len(s.cs.xIfMade().released) > 0
 }
 
 // dropStoredSession deletes an earlier session of the client id: CONNECT
@@ -365,8 +365,10 @@ func (s *session) hasStoredSession() bool {
 func (s *session) dropStoredSession() {
 	if s.clientID != "" {
 		s.srv.mu.Lock()
-		shared := s.cs.shared
-		s.cs.shared = nil
+		var shared map[string]byte
+		if x := s.cs.ext; x != nil {
+			shared, x.shared = x.shared, nil
+		}
 		s.srv.mu.Unlock()
 		s.srv.dropSession(s.clientID, shared)
 	}
@@ -382,7 +384,7 @@ func (s *session) resumeSession() {
 			continue
 		}
 		if _, _, shared, _ := wire.ParseShared(filter); shared {
-			continue // a membership recorded by recordShare: cs.shared has it
+			continue // a membership recorded by recordShare: clientExt.shared has it
 		}
 		s.resume(filter, qos)
 	}
@@ -402,7 +404,7 @@ func (s *session) resumeSession() {
 		}
 	}
 	s.srv.mu.Lock()
-	shared := maps.Clone(s.cs.shared)
+	shared := maps.Clone(s.cs.x().shared)
 	s.srv.mu.Unlock()
 	for full, qos := range shared {
 		if group, f, ok, _ := wire.ParseShared(full); ok {
@@ -417,8 +419,8 @@ func (s *session) resumeSession() {
 		}
 	}
 	s.srv.mu.Lock()
-	pids := make([]uint16, 0, len(s.cs.released))
-	for pid, durable := range s.cs.released {
+	pids := make([]uint16, 0, len(s.cs.x().released))
+	for pid, durable := range s.cs.x().released {
 		// release waited for the earlier connection's acknowledgements,
 		// so each is durable unless its store write failed (then gone).
 		if durable {
@@ -427,11 +429,12 @@ func (s *session) resumeSession() {
 	}
 	s.srv.mu.Unlock()
 	s.outMu.Lock()
-	if len(pids) > 0 && s.inflight == nil {
-		s.inflight = map[uint16]*outFlight{}
+	x := s.ext()
+	if len(pids) > 0 && x.inflight == nil {
+		x.inflight = map[uint16]*outFlight{}
 	}
 	for _, pid := range pids {
-		s.inflight[pid] = &outFlight{qos: 2, released: true, durable: true}
+		x.inflight[pid] = &outFlight{qos: 2, released: true, durable: true}
 	}
 	s.outMu.Unlock()
 	for _, pid := range pids {
@@ -443,11 +446,11 @@ func (s *session) resume(filter string, qos byte) {
 	sub, spec := s.newSubscription(filter, qos)
 	es, err := s.conn.Subscribe(spec, sub)
 	if err != nil {
-		s.log.Warn("stored subscription not resumed", "filter", filter, "err", err)
+		s.logger().Warn("stored subscription not resumed", "filter", filter, "err", err)
 		return
 	}
 	sub.es.Store(es)
-	s.subs[filter] = sub
+	s.ext().subs[filter] = sub
 }
 
 // Deliver sends a PUBLISH for a delivery (MQTTProtocolConverter.convertMessage
@@ -455,7 +458,7 @@ func (s *session) resume(filter string, qos byte) {
 // goroutine.
 func (sub *subscription) Deliver(d engine.Delivery) {
 	s := sub.s
-	if s.live.Closed() || sub.closed.Load() {
+	if s.closed() || sub.closed.Load() {
 		return // the engine takes unacknowledged deliveries back on close
 	}
 	m := d.Msg
@@ -478,8 +481,8 @@ func (sub *subscription) Deliver(d engine.Delivery) {
 		}
 		return
 	}
-	if len(s.inflight) >= s.recvMax {
-		s.waiting = append(s.waiting, waitingDelivery{sub: sub, d: d, qos: qos})
+	if x := s.ext(); len(x.inflight) >= int(s.recvMax) {
+		x.waiting = append(x.waiting, waitingDelivery{sub: sub, d: d, qos: qos})
 		return
 	}
 	s.sendInflight(sub, d, qos)
@@ -498,12 +501,13 @@ func (sub *subscription) settle(d engine.Delivery) {
 // Called with outMu held.
 func (s *session) sendInflight(sub *subscription, d engine.Delivery, qos byte) {
 	pid := s.allocPID()
-	if s.inflight == nil {
-		s.inflight = map[uint16]*outFlight{} // made on first use: idle connections are many
+	x := s.ext()
+	if x.inflight == nil {
+		x.inflight = map[uint16]*outFlight{} // made on first use: idle connections are many
 	}
-	s.inflight[pid] = &outFlight{es: d.Sub, id: d.ID, qos: qos}
+	x.inflight[pid] = &outFlight{es: d.Sub, id: d.ID, qos: qos}
 	if !s.writePublish(sub, d, qos, pid) {
-		delete(s.inflight, pid)
+		delete(x.inflight, pid)
 		d.Sub.Settle(d.ID)
 	}
 }
@@ -511,13 +515,14 @@ func (s *session) sendInflight(sub *subscription, d engine.Delivery, qos byte) {
 // allocPID returns a packet id no in-flight delivery uses. Called with
 // outMu held; the Receive Maximum (at most 65535) keeps one free.
 func (s *session) allocPID() uint16 {
+	x := s.ext()
 	for {
-		s.nextPID++
-		if s.nextPID == 0 {
-			s.nextPID = 1
+		x.nextPID++
+		if x.nextPID == 0 {
+			x.nextPID = 1
 		}
-		if s.inflight[s.nextPID] == nil {
-			return s.nextPID
+		if x.inflight[x.nextPID] == nil {
+			return x.nextPID
 		}
 	}
 }
@@ -525,17 +530,18 @@ func (s *session) allocPID() uint16 {
 // pump sends the deliveries held back by the Receive Maximum. Called with
 // outMu held.
 func (s *session) pump() {
-	for len(s.waiting) > 0 && len(s.inflight) < s.recvMax {
-		w := s.waiting[0]
-		s.waiting[0] = waitingDelivery{}
-		s.waiting = s.waiting[1:]
+	x := s.ext()
+	for len(x.waiting) > 0 && len(x.inflight) < int(s.recvMax) {
+		w := x.waiting[0]
+		x.waiting[0] = waitingDelivery{}
+		x.waiting = x.waiting[1:]
 		if w.sub.closed.Load() {
 			continue
 		}
 		s.sendInflight(w.sub, w.d, w.qos)
 	}
-	if len(s.waiting) == 0 {
-		s.waiting = nil
+	if len(x.waiting) == 0 {
+		x.waiting = nil
 	}
 }
 
@@ -560,19 +566,20 @@ func (s *session) writePublish(sub *subscription, d engine.Delivery, qos byte, p
 	if s.version == wire.Version5 {
 		p.Props = s.publishProps(sub, m)
 	}
-	s.out = wire.AppendPacket(s.out[:0], &p, s.version)
-	if s.maxPacket > 0 && len(s.out) > s.maxPacket {
-		s.log.Debug("message over the client's maximum packet size dropped", "msg_id", m.ID, "size", len(s.out), "limit", s.maxPacket)
+	x := s.ext()
+	x.out = wire.AppendPacket(x.out[:0], &p, s.version)
+	if s.maxPacket > 0 && len(x.out) > int(s.maxPacket) {
+		s.logger().Debug("message over the client's maximum packet size dropped", "msg_id", m.ID, "size", len(x.out), "limit", s.maxPacket)
 		return false
 	}
 	var err error
 	if qos == 0 && sub.qos == 0 {
-		err = s.tc.WriteNotify(s.out, sub.giveBack)
+		err = s.tc.WriteNotify(x.out, sub.giveBack)
 	} else {
-		err = s.tc.Write(s.out)
+		err = s.tc.Write(x.out)
 	}
 	if err != nil {
-		s.log.Debug("write failed", "err", err)
+		s.logger().Debug("write failed", "err", err)
 	}
 	return true
 }
@@ -709,12 +716,12 @@ func javaStringHash(s string) int32 {
 
 func (s *session) onPubAck(p *wire.Packet) {
 	s.outMu.Lock()
-	f := s.inflight[p.PacketID]
+	f := s.ext().inflight[p.PacketID]
 	if f == nil || f.qos != 1 {
 		s.outMu.Unlock()
 		return // unknown or duplicate: nothing to do
 	}
-	delete(s.inflight, p.PacketID)
+	delete(s.ext().inflight, p.PacketID)
 	s.pump()
 	s.outMu.Unlock()
 	s.ack(f)
@@ -722,7 +729,7 @@ func (s *session) onPubAck(p *wire.Packet) {
 
 func (s *session) onPubRec(p *wire.Packet) {
 	s.outMu.Lock()
-	f := s.inflight[p.PacketID]
+	f := s.ext().inflight[p.PacketID]
 	if f == nil || f.qos != 2 {
 		s.outMu.Unlock()
 		if s.version == wire.Version5 {
@@ -735,7 +742,7 @@ func (s *session) onPubRec(p *wire.Packet) {
 	if s.version == wire.Version5 && p.ReasonCode >= 0x80 {
 		// The client refused the message: the exchange ends here, and the
 		// broker confirms nothing: the fast path.
-		delete(s.inflight, p.PacketID)
+		delete(s.ext().inflight, p.PacketID)
 		s.pump()
 		s.outMu.Unlock()
 		s.ack(f)
@@ -754,10 +761,10 @@ func (s *session) onPubRec(p *wire.Packet) {
 		// new PUBLISH, a duplicate (issue 13 item 9; ActiveMQ syncs a
 		// queue ack that asked for a response).
 		s.srv.mu.Lock()
-		if s.cs.released == nil {
-			s.cs.released = map[uint16]bool{}
+		if s.cs.x().released == nil {
+			s.cs.x().released = map[uint16]bool{}
 		}
-		s.cs.released[p.PacketID] = false
+		s.cs.x().released[p.PacketID] = false
 		s.srv.mu.Unlock()
 		s.ackDurable(f, p.PacketID)
 		return
@@ -774,16 +781,16 @@ func (s *session) ackDurable(f *outFlight, pid uint16) {
 	if f.es == nil {
 		return
 	}
-	s.acksOut.Add(1)
+	s.ext().acksOut.Add(1)
 	if err := s.conn.AckDurable(f.es, f.id, "", (*relDone)(s), uint64(pid)); err != nil {
-		s.acksOut.Done()
+		s.ext().acksOut.Done()
 		// Not acknowledged: no PUBREL, now or from a resumed session;
 		// the engine gives the delivery back.
 		s.srv.mu.Lock()
-		delete(s.cs.released, pid)
+		delete(s.cs.x().released, pid)
 		s.srv.mu.Unlock()
 		if !errors.Is(err, engine.ErrConnClosed) {
-			s.log.Warn("ack failed", "err", err)
+			s.logger().Warn("ack failed", "err", err)
 		}
 	}
 }
@@ -794,53 +801,53 @@ type relDone session
 
 // Complete sends the PUBREL of packet id token once the acknowledgement of
 // its delivery is on disk; a resumed session sends it from then on
-// (clientState.released). If the store failed, the connection is closed:
+// (clientExt.released). If the store failed, the connection is closed:
 // PUBREL never goes out for an acknowledgement the store may not have.
 // It runs on the shard's writer goroutine: it takes Server.mu and outMu,
 // never session.mu, and calls nothing in the engine.
 func (r *relDone) Complete(token uint64, err error) {
 	s := (*session)(r)
-	defer s.acksOut.Done()
+	defer s.ext().acksOut.Done()
 	pid := uint16(token)
 	s.srv.mu.Lock()
-	if _, ok := s.cs.released[pid]; ok {
+	if _, ok := s.cs.x().released[pid]; ok {
 		if err != nil {
-			delete(s.cs.released, pid)
+			delete(s.cs.x().released, pid)
 		} else {
-			s.cs.released[pid] = true
+			s.cs.x().released[pid] = true
 		}
 	}
 	s.srv.mu.Unlock()
 	if err != nil {
-		s.log.Warn("acknowledgement not stored, closing", "err", err)
+		s.logger().Warn("acknowledgement not stored, closing", "err", err)
 		s.tc.Close()
 		return
 	}
 	s.outMu.Lock()
-	f := s.inflight[pid]
+	f := s.ext().inflight[pid]
 	send := f != nil && f.released && !f.durable
 	if send {
 		f.durable = true
 	}
 	s.outMu.Unlock()
-	if send && !s.live.Closed() {
+	if send && !s.closed() {
 		s.writeAck(wire.PUBREL, pid, 0)
 	}
 }
 
 func (s *session) onPubComp(p *wire.Packet) {
 	s.outMu.Lock()
-	f := s.inflight[p.PacketID]
+	f := s.ext().inflight[p.PacketID]
 	if f == nil || !f.durable {
 		// Unknown, or before its PUBREL: the packet id stays taken.
 		s.outMu.Unlock()
 		return
 	}
-	delete(s.inflight, p.PacketID)
+	delete(s.ext().inflight, p.PacketID)
 	s.pump()
 	s.outMu.Unlock()
 	s.srv.mu.Lock()
-	delete(s.cs.released, p.PacketID)
+	delete(s.cs.x().released, p.PacketID)
 	s.srv.mu.Unlock()
 }
 
@@ -850,6 +857,6 @@ func (s *session) ack(f *outFlight) {
 		return
 	}
 	if err := s.conn.Ack(f.es, f.id, ""); err != nil && !errors.Is(err, engine.ErrConnClosed) {
-		s.log.Debug("ack failed", "err", err)
+		s.logger().Debug("ack failed", "err", err)
 	}
 }

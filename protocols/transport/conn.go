@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -55,6 +56,10 @@ type waiter struct {
 	done func(error)
 }
 
+// procStart is the origin of the loop's monotonic nanosecond stamps
+// (drainStart).
+var procStart = time.Now()
+
 // connSeq hands out Conn IDs, unique within the process.
 var connSeq atomic.Uint64
 
@@ -67,11 +72,12 @@ type conn struct {
 	id     uint64
 	l      *listener
 	gc     gnet.Conn // loop-only methods are called on the loop only; Close and EventLoop from anywhere
-	local  net.Addr  // immutable copies: gnet's are not safe off the loop and are recycled on close
-	remote net.Addr
-	flushR gnet.Runnable // posted to the loop to flush; allocated once
-	readR  gnet.Runnable // posted to the loop to pause or resume reading; allocated once
-	fd     int           // the socket, for the poller; valid until OnClose
+	remote net.Addr  // an immutable copy: gnet's is not safe off the loop and is recycled on close
+	// local is kept as a value and made a net.Addr when asked for: nothing
+	// reads it on the way, and an idle connection is cheaper without the
+	// two allocations (issue 18).
+	local netip.AddrPort
+	fd    int // the socket, for the poller; valid until OnClose
 
 	// pauseReq is what PauseReading or ResumeReading last asked for; the
 	// loop applies it (readTask, holdInput). See pause.go.
@@ -82,39 +88,28 @@ type conn struct {
 	pollArmed atomic.Bool
 
 	// loop only
-	h          Handler
-	gone       bool          // OnClose has run; gc must not be used for I/O
-	drainStart time.Time     // when the loop first found Close waiting on gnet's buffer
-	pollDelay  time.Duration // current poll back-off
-	pollT      *time.Timer   // the poll timer (pollFired), made on first use
+	h Handler
+	// The loop's flags sit together (issue 18: an idle connection's size).
+	// gone: OnClose has run; gc must not be used for I/O. For rdPaused,
+	// rdHeld and rdLooked see "Read pause" below; for lingering, lingerT.
+	gone, rdPaused, rdHeld, rdLooked, lingering bool
+	// sl is the state of waiting WriteNotify callbacks, output polls,
+	// draining and lingering, made when first needed (slow).
+	sl *connSlow
 	// handed counts every byte given to gnet's Write; handed minus
 	// gnet's OutboundBuffered is what has gone to the kernel.
 	handed int64
-	// iov is writeChunks' argument to Writev, reused. Loop only.
-	iov [][]byte
-	// waiting holds the WriteNotify callbacks whose bytes were given to
-	// gnet, in write order, from wHead on; see settle.
-	waiting []waiter
-	wHead   int
 	// Read pause (pause.go). rdPaused: input is held in gnet's inbound
 	// buffer and, unless rdHeld, the socket is out of the poller's interest
 	// set. rdHeld: the poller could not be reached, so gnet keeps reading.
 	// epfd is the loop's epoll descriptor (-1 if unusable), looked up once
 	// (rdLooked). lastOut is gnet's OutboundBuffered at the last look while
 	// paused, in bytes.
-	rdPaused bool
-	rdHeld   bool
-	rdLooked bool
-	epfd     int
-	lastOut  int
-	// inputLeft counts down, in bytes, the input the kernel held when a
-	// closing connection's reading was resumed; drain waits for it.
-	inputLeft int
-	// lingering: the handler has had OnClose, the socket is half-closed
-	// and gnet still reads it (see linger); lingerT closes it at the
-	// deadline.
-	lingering bool
-	lingerT   *time.Timer
+	epfd    int
+	lastOut int
+	// lingering (above): the handler has had OnClose, the socket is
+	// half-closed and gnet still reads it (see linger); connSlow.lingerT
+	// closes it at the deadline.
 
 	// mu guards the outbound queue and the close state. It is the lock
 	// STYLE §3 allows by exception: Write is called from any goroutine and
@@ -136,6 +131,38 @@ type conn struct {
 	cause          error // what Handler.OnClose will be told; nil for an orderly close
 }
 
+// connSlow is the loop-only state of a connection that WriteNotify
+// callbacks, output polling, draining and lingering need: made the first
+// time one of them is (slow), since an idle connection needs none of it
+// (issue 18: a smaller conn for every idle connection).
+type connSlow struct {
+	// waiting holds the WriteNotify callbacks whose bytes were given to
+	// gnet, in write order, from wHead on; see settle.
+	waiting   []waiter
+	wHead     int
+	pollDelay time.Duration // current poll back-off
+	pollT     *time.Timer   // the poll timer (pollFired), made on first use
+	// drainStart is when the loop first found Close waiting on gnet's
+	// buffer: nanoseconds since procStart, 0 for not yet.
+	drainStart int64
+	// inputLeft counts down, in bytes, the input the kernel held when a
+	// closing connection's reading was resumed; drain waits for it.
+	inputLeft int
+	lingerT   *time.Timer // closes a lingering connection at the deadline
+}
+
+// slow returns c's connSlow, making it. Loop only.
+func (c *conn) slow() *connSlow {
+	if c.sl == nil {
+		c.sl = new(connSlow)
+	}
+	return c.sl
+}
+
+// hasWaiting reports whether WriteNotify callbacks wait for their bytes.
+// Loop only.
+func (c *conn) hasWaiting() bool { return c.sl != nil && c.sl.wHead < len(c.sl.waiting) }
+
 func newConn(l *listener, gc gnet.Conn) *conn {
 	c := &conn{
 		id:         connSeq.Add(1),
@@ -146,19 +173,33 @@ func newConn(l *listener, gc gnet.Conn) *conn {
 		fd:         gc.Fd(),
 		epfd:       -1,
 	}
-	c.local = socketAddr(gc.Fd())
-	if c.local == nil {
-		c.local = cloneAddr(gc.LocalAddr())
+	c.local = socketAddrPort(gc.Fd())
+	if !c.local.IsValid() {
+		if t, ok := gc.LocalAddr().(*net.TCPAddr); ok {
+			c.local = t.AddrPort()
+		}
 	}
-	c.flushR = gnet.RunnableFunc(func(context.Context) error {
-		c.flush(true)
-		return nil
-	})
-	c.readR = gnet.RunnableFunc(func(context.Context) error {
-		c.readTask()
-		return nil
-	})
 	return c
+}
+
+// flushTask and readTask are c as the gnet.Runnable posted to its loop to
+// flush and to pause or resume reading: a conversion, where a closure per
+// connection would cost every idle one two allocations.
+type (
+	flushTask conn
+	readTask  conn
+)
+
+// Run implements gnet.Runnable. Loop only.
+func (t *flushTask) Run(context.Context) error {
+	(*conn)(t).flush(true)
+	return nil
+}
+
+// Run implements gnet.Runnable. Loop only.
+func (t *readTask) Run(context.Context) error {
+	(*conn)(t).readTask()
+	return nil
 }
 
 // cloneAddr deep-copies a TCP address: gnet returns the zone's bytes to a
@@ -177,7 +218,12 @@ func (c *conn) ID() uint64 { return c.id }
 func (c *conn) RemoteAddr() net.Addr { return c.remote }
 
 // LocalAddr implements Conn. Safe from any goroutine.
-func (c *conn) LocalAddr() net.Addr { return c.local }
+func (c *conn) LocalAddr() net.Addr {
+	if !c.local.IsValid() {
+		return nil
+	}
+	return net.TCPAddrFromAddrPort(c.local)
+}
 
 // Write implements Conn. Safe from any goroutine.
 func (c *conn) Write(b []byte) error { return c.write(b, nil) }
@@ -258,7 +304,7 @@ func (c *conn) requestFlush() {
 // every connection and OnClose settles the queue, so the error needs no
 // handling here.
 func (c *conn) post() {
-	_ = c.gc.EventLoop().Execute(context.Background(), c.flushR)
+	_ = c.gc.EventLoop().Execute(context.Background(), (*flushTask)(c))
 }
 
 // cutLocked marks the connection dead with cause and drops its queue; the
@@ -311,10 +357,16 @@ func putChunks(q [][]byte) {
 // them to the pool.
 func (c *conn) writeChunks(q [][]byte) error {
 	for len(q) > 0 {
+		if len(q) == 1 {
+			// One chunk (the usual batch): no iovec to build or keep.
+			_, err := c.gc.Write(q[0])
+			return err
+		}
+		// Several chunks: a burst past chunkBytes, where an iovec made
+		// per writev costs little next to the bytes (and an idle
+		// connection keeps none).
 		n := min(len(q), maxIovec)
-		c.iov = append(c.iov[:0], q[:n]...)
-		_, err := c.gc.Writev(c.iov)
-		clear(c.iov)
+		_, err := c.gc.Writev(slices.Clone(q[:n]))
 		if err != nil {
 			return err
 		}
@@ -348,11 +400,12 @@ func (c *conn) flush(fromTask bool) {
 	// order with the rest.
 	end := c.handed + int64(batchLen)
 	if len(dones) > 0 {
-		if c.wHead == len(c.waiting) {
-			c.pollDelay = 0 // a new wait: poll soon
+		sl := c.slow()
+		if sl.wHead == len(sl.waiting) {
+			sl.pollDelay = 0 // a new wait: poll soon
 		}
 		for _, d := range dones {
-			c.waiting = append(c.waiting, waiter{end: end, done: d})
+			sl.waiting = append(sl.waiting, waiter{end: end, done: d})
 		}
 		clear(dones)
 	}
@@ -415,7 +468,7 @@ func (c *conn) flush(fromTask bool) {
 		c.drain()
 	default:
 		c.watchOutbound(buffered)
-		if c.wHead < len(c.waiting) {
+		if c.hasWaiting() {
 			c.armPoll()
 		}
 	}
@@ -427,40 +480,44 @@ func (c *conn) flush(fromTask bool) {
 // first such error returned so the caller can cut the connection; the
 // callbacks after it still run. Loop only.
 func (c *conn) settle(buffered int) (perr error) {
+	sl := c.sl
+	if sl == nil {
+		return nil // nothing ever waited
+	}
 	sent := c.handed - int64(buffered)
 	ran := false
-	for c.wHead < len(c.waiting) && c.waiting[c.wHead].end <= sent {
-		d := c.waiting[c.wHead].done
-		c.waiting[c.wHead] = waiter{}
-		c.wHead++
+	for sl.wHead < len(sl.waiting) && sl.waiting[sl.wHead].end <= sent {
+		d := sl.waiting[sl.wHead].done
+		sl.waiting[sl.wHead] = waiter{}
+		sl.wHead++
 		ran = true
 		if err := c.callDone(d, nil); err != nil && perr == nil {
 			perr = err
 		}
 	}
 	if ran {
-		c.pollDelay = 0 // the reader is taking bytes: poll soon again
+		sl.pollDelay = 0 // the reader is taking bytes: poll soon again
 	}
-	c.compactWaiting()
+	sl.compactWaiting()
 	return perr
 }
 
 // compactWaiting drops the callbacks already run from the front of the
 // waiting list. Loop only.
-func (c *conn) compactWaiting() {
+func (sl *connSlow) compactWaiting() {
 	switch {
-	case c.wHead == len(c.waiting):
-		if cap(c.waiting) > maxSpareWaiters {
-			c.waiting = nil
+	case sl.wHead == len(sl.waiting):
+		if cap(sl.waiting) > maxSpareWaiters {
+			sl.waiting = nil
 		} else {
-			c.waiting = c.waiting[:0]
+			sl.waiting = sl.waiting[:0]
 		}
-		c.wHead = 0
-	case c.wHead >= 64 && 2*c.wHead >= len(c.waiting):
-		n := copy(c.waiting, c.waiting[c.wHead:])
-		clear(c.waiting[n:])
-		c.waiting = c.waiting[:n]
-		c.wHead = 0
+		sl.wHead = 0
+	case sl.wHead >= 64 && 2*sl.wHead >= len(sl.waiting):
+		n := copy(sl.waiting, sl.waiting[sl.wHead:])
+		clear(sl.waiting[n:])
+		sl.waiting = sl.waiting[:n]
+		sl.wHead = 0
 	}
 }
 
@@ -471,12 +528,13 @@ func (c *conn) armPoll() {
 	if !c.pollArmed.CompareAndSwap(false, true) {
 		return
 	}
-	c.pollDelay = min(max(2*c.pollDelay, pollMin), pollMax)
-	if c.pollT == nil {
-		c.pollT = time.AfterFunc(c.pollDelay, c.pollFired)
+	sl := c.slow()
+	sl.pollDelay = min(max(2*sl.pollDelay, pollMin), pollMax)
+	if sl.pollT == nil {
+		sl.pollT = time.AfterFunc(sl.pollDelay, c.pollFired)
 		return
 	}
-	c.pollT.Reset(c.pollDelay)
+	sl.pollT.Reset(sl.pollDelay)
 }
 
 // pollFired runs on the timer's goroutine: it posts a flush, which does
@@ -502,12 +560,13 @@ func (c *conn) drain() {
 			return
 		}
 	}
-	now := time.Now()
-	if c.drainStart.IsZero() {
-		c.drainStart = now
+	sl := c.slow()
+	now := int64(time.Since(procStart)) + 1 // never 0
+	if sl.drainStart == 0 {
+		sl.drainStart = now
 	}
-	timedOut := now.Sub(c.drainStart) >= drainTimeout
-	if c.gc.OutboundBuffered() == 0 && (c.inputLeft <= 0 || timedOut) {
+	timedOut := time.Duration(now-sl.drainStart) >= drainTimeout
+	if c.gc.OutboundBuffered() == 0 && (sl.inputLeft <= 0 || timedOut) {
 		c.mu.Lock()
 		c.closed = true
 		c.mu.Unlock()
@@ -550,7 +609,7 @@ func (c *conn) linger() bool {
 	cause := c.cause
 	c.mu.Unlock()
 	c.finish(cause)
-	c.lingerT = time.AfterFunc(lingerTimeout, c.lingerFired)
+	c.slow().lingerT = time.AfterFunc(lingerTimeout, c.lingerFired)
 	return true
 }
 
@@ -589,7 +648,7 @@ func (c *conn) onTraffic(b []byte) gnet.Action {
 		// (closing a socket with unread input sends RST, which can destroy
 		// the replies still in flight to the peer), but drop the bytes.
 		c.mu.Unlock()
-		c.inputLeft -= len(b)
+		c.slow().inputLeft -= len(b)
 		return gnet.None
 	}
 	c.inCallback = true
@@ -641,9 +700,9 @@ func (c *conn) onClose(gerr error) {
 	if c.lingering {
 		// The handler was told when the lingering began.
 		c.mu.Unlock()
-		c.lingerT.Stop()
-		if c.pollT != nil {
-			c.pollT.Stop()
+		c.sl.lingerT.Stop() // linger made sl
+		if c.sl.pollT != nil {
+			c.sl.pollT.Stop()
 		}
 		return
 	}
@@ -654,10 +713,13 @@ func (c *conn) onClose(gerr error) {
 	// gnet calls OnClose before it releases the buffer (and before its last
 	// attempt to send it), so OutboundBuffered is still meaningful here.
 	buffered := c.gc.OutboundBuffered()
-	waiting := c.waiting[c.wHead:]
-	c.waiting, c.wHead = nil, 0
-	if c.pollT != nil {
-		c.pollT.Stop()
+	var waiting []waiter
+	if sl := c.sl; sl != nil {
+		waiting = sl.waiting[sl.wHead:]
+		sl.waiting, sl.wHead = nil, 0
+		if sl.pollT != nil {
+			sl.pollT.Stop()
+		}
 	}
 
 	if cause == nil {

@@ -55,7 +55,7 @@ func (c *conn) postReadTask() {
 	c.mu.Lock()
 	if !c.closed && !c.readScheduled {
 		c.readScheduled = true
-		_ = c.gc.EventLoop().Execute(context.Background(), c.readR)
+		_ = c.gc.EventLoop().Execute(context.Background(), (*readTask)(c))
 	}
 	c.mu.Unlock()
 }
@@ -87,7 +87,7 @@ func (c *conn) syncRead(closing bool) {
 		if closing && !c.gone {
 			// Measured after the held input was dropped: drain waits until
 			// what the kernel queued while paused has been read.
-			c.inputLeft = unreadBytes(c.fd)
+			c.slow().inputLeft = unreadBytes(c.fd)
 		}
 	}
 }
@@ -173,7 +173,7 @@ func (c *conn) watchOutbound(buffered int) {
 	}
 	if buffered != c.lastOut {
 		c.lastOut = buffered
-		c.pollDelay = 0
+		c.slow().pollDelay = 0
 	}
 	if buffered > 0 {
 		c.armPoll()

@@ -4,7 +4,7 @@ package transport
 
 import (
 	"net"
-	"slices"
+	"net/netip"
 	"syscall"
 )
 
@@ -13,23 +13,33 @@ import (
 // address, which says port 0 when the listener was bound to port 0; the
 // kernel knows the real one.
 func socketAddr(fd int) net.Addr {
+	ap := socketAddrPort(fd)
+	if !ap.IsValid() {
+		return nil
+	}
+	return net.TCPAddrFromAddrPort(ap)
+}
+
+// socketAddrPort is socketAddr as a value, the zero AddrPort when unknown:
+// what a connection keeps (no allocation; issue 18).
+func socketAddrPort(fd int) netip.AddrPort {
 	sa, err := syscall.Getsockname(fd)
 	if err != nil {
-		return nil
+		return netip.AddrPort{}
 	}
 	switch a := sa.(type) {
 	case *syscall.SockaddrInet4:
-		return &net.TCPAddr{IP: slices.Clone(a.Addr[:]), Port: a.Port}
+		return netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port))
 	case *syscall.SockaddrInet6:
-		addr := &net.TCPAddr{IP: slices.Clone(a.Addr[:]), Port: a.Port}
+		ip := netip.AddrFrom16(a.Addr)
 		if a.ZoneId != 0 {
 			if ifi, err := net.InterfaceByIndex(int(a.ZoneId)); err == nil {
-				addr.Zone = ifi.Name
+				ip = ip.WithZone(ifi.Name)
 			}
 		}
-		return addr
+		return netip.AddrPortFrom(ip, uint16(a.Port))
 	}
-	return nil
+	return netip.AddrPort{}
 }
 
 // listenerAddr returns the address the listening socket fd is bound to and

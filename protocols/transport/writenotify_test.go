@@ -286,7 +286,9 @@ func TestTransportWriteNotifyWaitingFailOnClose(t *testing.T) {
 	eventually(t, ioTimeout, func() error {
 		ok, waiting := false, 0
 		onLoop(t, c, func(c *conn) {
-			waiting = len(c.waiting) - c.wHead
+			if c.sl != nil {
+				waiting = len(c.sl.waiting) - c.sl.wHead
+			}
 			ok = stalled(c) && waiting > 0
 		})
 		if !ok {

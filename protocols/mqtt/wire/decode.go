@@ -470,8 +470,9 @@ func (d *Decoder) decodeSubscribe(r *reader, p *Packet) error {
 			return err
 		}
 	}
-	subs := d.subs[:0]
-	defer func() { d.subs = keepScratch(subs) }()
+	sc := d.scratch()
+	subs := sc.subs[:0]
+	defer func() { sc.subs = keepScratch(subs) }()
 	for r.left() > 0 {
 		if len(subs) == d.lim.MaxTopicsPerPacket {
 			return newError(ReasonQuotaExceeded, "SUBSCRIBE has more than %d topic filters", d.lim.MaxTopicsPerPacket)
@@ -569,8 +570,9 @@ func (d *Decoder) decodeUnsubscribe(r *reader, p *Packet) error {
 			return err
 		}
 	}
-	topics := d.topics[:0]
-	defer func() { d.topics = keepScratch(topics) }()
+	sc := d.scratch()
+	topics := sc.topics[:0]
+	defer func() { sc.topics = keepScratch(topics) }()
 	for r.left() > 0 {
 		if len(topics) == d.lim.MaxTopicsPerPacket {
 			return newError(ReasonQuotaExceeded, "UNSUBSCRIBE has more than %d topic filters", d.lim.MaxTopicsPerPacket)

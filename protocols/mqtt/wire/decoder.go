@@ -63,26 +63,42 @@ const keepItems = 1024
 // that connection's owner goroutine; it is not safe for concurrent use.
 type Decoder struct {
 	lim       Limits
+	err       error // sticky: once set every Feed returns it
 	version   byte  // protocol level in force; 0 until a CONNECT or SetVersion
 	connected bool  // a CONNECT has been decoded [MQTT-3.1.0-2]
-	err       error // sticky: once set every Feed returns it
 
 	// The packet being read. hdrLen counts the fixed-header bytes read:
 	// 0 between packets, 1 after the first byte, then one more per
 	// remaining-length byte. inBody is set once the remaining length is
-	// complete and the body is being buffered.
+	// complete and the body is being buffered. (The byte-sized fields
+	// sit together: padding would be memory for every connection.)
 	first     byte
-	hdrLen    int
-	remaining int // remaining length (bytes), accumulated 7 bits at a time
 	inBody    bool
+	hdrLen    int
+	remaining int    // remaining length (bytes), accumulated 7 bits at a time
 	body      []byte // body bytes buffered across Feed calls
 
-	// Scratch space reused from packet to packet; what a packet keeps is
-	// copied out of it into exactly sized slices.
+	// sc is scratch space reused from packet to packet; what a packet
+	// keeps is copied out of it into exactly sized slices. It is made when
+	// a packet first needs it (a property block, a SUBSCRIBE): an idle
+	// connection's decoder holds none (issue 18).
+	sc *scratch
+}
+
+// scratch is a Decoder's reusable scratch space.
+type scratch struct {
 	user   []UserProperty
 	subIDs []uint32
 	subs   []Subscription
 	topics []string
+}
+
+// scratch returns d's scratch space, making it on first use.
+func (d *Decoder) scratch() *scratch {
+	if d.sc == nil {
+		d.sc = new(scratch)
+	}
+	return d.sc
 }
 
 // NewDecoder returns a decoder for a new connection, with no protocol level
@@ -118,6 +134,29 @@ func (d *Decoder) SetVersion(v byte) {
 // reason 0x81 or 0x82, a 3.1.1 close).
 func (d *Decoder) Version() byte { return d.version }
 
+// Idle reports whether d is between packets and has not failed: it holds
+// no part of a packet, so the only state it carries is its limits, its
+// protocol level and whether it decoded a CONNECT. An owner with many
+// quiet connections may then put d in a pool and later Resume another
+// decoder in its place (issue 18: an idle connection holds no decoder).
+func (d *Decoder) Idle() bool { return d.err == nil && d.hdrLen == 0 && !d.inBody }
+
+// Connected reports whether d has decoded a CONNECT [MQTT-3.1.0-2].
+func (d *Decoder) Connected() bool { return d.connected }
+
+// Resume makes d (new, or Idle and taken from a pool) the decoder of a
+// connection whose previous decoder was Idle with limits l, protocol level
+// version and CONNECT decoded or not (connected). Buffers d kept are
+// reused.
+func (d *Decoder) Resume(l Limits, version byte, connected bool) {
+	d.lim = l.withDefaults()
+	d.SetVersion(version)
+	d.connected = connected
+	d.err = nil
+	d.endPacket()
+	d.body = d.body[:0]
+}
+
 // Err returns the error that stopped the decoder, or nil.
 func (d *Decoder) Err() error { return d.err }
 
@@ -146,7 +185,7 @@ func (d *Decoder) Feed(b []byte, out []Packet) ([]Packet, error) {
 	out, err := d.run(b, out)
 	if err != nil {
 		d.err = err
-		d.body, d.user, d.subIDs, d.subs, d.topics = nil, nil, nil, nil, nil
+		d.body, d.sc = nil, nil
 	}
 	return out, err
 }

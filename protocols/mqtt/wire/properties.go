@@ -104,7 +104,8 @@ func (d *Decoder) readProps(r *reader, scope Type) (*Properties, error) {
 	// so allocating before knowing is cheaper than parsing into scratch
 	// and copying the struct out.
 	p := new(Properties)
-	user, subIDs := d.user[:0], d.subIDs[:0]
+	sc := d.scratch()
+	user, subIDs := sc.user[:0], sc.subIDs[:0]
 	keep, err := d.readPropList(r, scope, p, &user, &subIDs)
 	r.end = outer
 	if err == nil && keep {
@@ -117,7 +118,7 @@ func (d *Decoder) readProps(r *reader, scope Type) (*Properties, error) {
 	} else {
 		p = nil
 	}
-	d.user, d.subIDs = keepScratch(user), keepScratch(subIDs)
+	sc.user, sc.subIDs = keepScratch(user), keepScratch(subIDs)
 	return p, err
 }
 
