@@ -220,8 +220,12 @@ more:
 		waitedAcks = waitedAcks || awaitAcks
 		if !armed {
 			wait := min(w.syncTime, gatherMax)
-			gather.Reset(wait)
+			// The deadline is taken before the timer is armed: a clock
+			// read after could already be past the timer's start (a
+			// test's fake clock moves as soon as it sees the timer armed),
+			// and the window would then outlast its timer.
 			deadline = w.clock.Now().Add(wait)
+			gather.Reset(wait)
 			armed = true
 		}
 		select {
