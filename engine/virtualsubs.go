@@ -103,7 +103,11 @@ func (s *shard) queueDemand(d message.Destination, add bool) {
 			delete(e.vdQueues, pair)
 		}
 		e.vdMu.Unlock()
-		if add == had || !e.advisories() {
+		// A queue recovered at start is recorded and not announced: no
+		// subscriber can be there yet, and an advisory forwarded to
+		// another shard's inbox now would reach one that subscribes
+		// after the start, on top of its replay.
+		if add == had || !e.advisories() || s.recovering {
 			continue
 		}
 		topic := virtualDestAdvisoryTopic(vd)
