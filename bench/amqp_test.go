@@ -253,9 +253,22 @@ func TestAMQPAddress(t *testing.T) {
 	check("temp-queue://ID:x-1", dest{name: "ID:x-1"})
 	check("temp-topic://ID:x-2", dest{name: "ID:x-2", topic: true})
 	check("plain", dest{name: "plain"})
+	check("/queue/a.b", dest{name: "a.b"})
+	check("/topic/a.b", dest{name: "a.b", topic: true})
 	for _, d := range []dest{{name: "q"}, {name: "t", topic: true}} {
 		if got := parseAMQPAddress(amqpAddress(d)); got != d {
 			t.Errorf("round trip of %+v through %q = %+v", d, amqpAddress(d), got)
 		}
+		// RabbitMQ's addresses (--amqp-addresses rabbitmq).
+		r := amqpOptions{rabbitMQ: true}
+		if a := r.address(d); a[0] != '/' || parseAMQPAddress(a) != d {
+			t.Errorf("RabbitMQ address of %+v = %q, read back as %+v", d, a, parseAMQPAddress(a))
+		}
+		if a := (amqpOptions{}).address(d); a != amqpAddress(d) {
+			t.Errorf("default address of %+v = %q, want ActiveMQ's %q", d, a, amqpAddress(d))
+		}
+	}
+	if got := (amqpOptions{rabbitMQ: true}).address(dest{name: "x", topic: true}); got != "/topic/x" {
+		t.Errorf("RabbitMQ topic address = %q, want /topic/x", got)
 	}
 }

@@ -22,6 +22,13 @@ const (
 	nameWharf     = "wharf"
 	nameActiveMQ  = "activemq"
 	nameMosquitto = "mosquitto"
+	nameRabbitMQ  = "rabbitmq"
+	// nameWharfSTOMP is Wharf over STOMP as the reference of a row that
+	// compares Wharf's AMQP with its own STOMP: the same broker process.
+	nameWharfSTOMP = "wharf-stomp"
+	// nameDisk is the disk as the reference of the near-the-limit rows:
+	// its write+fsync rate, measured next to Wharf's run.
+	nameDisk = "disk"
 )
 
 // displayName is how the table names a broker.
@@ -33,6 +40,12 @@ func displayName(b string) string {
 		return "ActiveMQ"
 	case nameMosquitto:
 		return "Mosquitto"
+	case nameRabbitMQ:
+		return "RabbitMQ"
+	case nameWharfSTOMP:
+		return "Wharf STOMP"
+	case nameDisk:
+		return "disk fsync"
 	}
 	return b
 }
@@ -47,6 +60,9 @@ const (
 	// (Mosquitto has one MQTT listener: both MQTT keys name it).
 	connSTOMPNIO = "stomp-nio"
 	connMQTTNIO  = "mqtt-nio"
+	// amqp://, AMQP 1.0: Wharf's and RabbitMQ's (Debian's ActiveMQ has no
+	// AMQP transport).
+	connAMQP = "amqp"
 )
 
 // broker is a running broker the scenarios are pointed at.
@@ -62,6 +78,9 @@ type broker struct {
 	stop func() error
 	// log is the path of its log file.
 	log string
+	// epmd is the port of the Erlang port mapper a RabbitMQ node started
+	// (0 for the others).
+	epmd int
 }
 
 // alive reports whether the broker process is still running.

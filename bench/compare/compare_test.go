@@ -374,13 +374,46 @@ func TestCompareRender(t *testing.T) {
 	}
 }
 
+// TestCompareFsyncRate: the disk sync test gives a rate and percentiles
+// of the write+fsync times consistent with it (the median is at most the
+// 99th percentile, and at most the time a whole second's worth of
+// operations leaves each).
 func TestCompareFsyncRate(t *testing.T) {
-	rate, err := fsyncRate(t.TempDir(), 50*time.Millisecond)
+	p, err := fsyncRate(t.TempDir(), 100*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rate <= 0 {
-		t.Errorf("fsync rate %v, want a positive rate", rate)
+	if p.PerSec <= 0 || p.N < 1 || p.P50 <= 0 || p.P99 < p.P50 {
+		t.Errorf("fsync probe %+v, want a positive rate and 0 < p50 <= p99", p)
+	}
+	if mean := time.Duration(float64(time.Second) / p.PerSec); p.P50 > 2*mean+time.Millisecond {
+		t.Errorf("fsync p50 %v is far above the mean time %v of %.0f/s", p.P50, mean, p.PerSec)
+	}
+}
+
+// TestComparePercentile: nearest rank, on unsorted input, which it leaves
+// alone.
+func TestComparePercentile(t *testing.T) {
+	var ts []time.Duration
+	for i := 100; i >= 1; i-- {
+		ts = append(ts, time.Duration(i)*time.Millisecond)
+	}
+	for _, c := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, 50 * time.Millisecond}, {0.99, 99 * time.Millisecond}, {1, 100 * time.Millisecond}, {0, time.Millisecond}} {
+		if got := percentile(ts, c.q); got != c.want {
+			t.Errorf("percentile(1..100 ms, %v) = %v, want %v", c.q, got, c.want)
+		}
+	}
+	if ts[0] != 100*time.Millisecond {
+		t.Errorf("percentile sorted its input in place")
+	}
+	if got := percentile([]time.Duration{7}, 0.99); got != 7 {
+		t.Errorf("percentile of one = %v, want it", got)
+	}
+	if got := percentile(nil, 0.5); got != 0 {
+		t.Errorf("percentile of none = %v, want 0", got)
 	}
 }
 

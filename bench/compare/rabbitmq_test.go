@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"wharf/bench"
+)
+
+// TestCompareRabbitMQ starts the comparison's private RabbitMQ node, runs
+// a short wharf bench over each of its three protocols (STOMP, MQTT, AMQP
+// 1.0 with RabbitMQ's addresses), and stops it: afterwards neither the
+// node nor the epmd it started is running, and no listener is left.
+func TestCompareRabbitMQ(t *testing.T) {
+	if !rabbitMQInstalled() {
+		t.Skip("RabbitMQ is not installed (apt-get install rabbitmq-server)")
+	}
+	ctx := context.Background()
+	b, err := startRabbitMQ(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			b.stop()
+		}
+	})
+	if b.name != nameRabbitMQ || !b.alive() {
+		t.Fatalf("broker %q alive %v", b.name, b.alive())
+	}
+	// The process started is the Erlang VM itself, whose RSS is the
+	// broker's: not a shell waiting for it.
+	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", b.pid)); err != nil || !strings.Contains(filepath.Base(exe), "beam") {
+		t.Errorf("pid %d runs %q (%v), want the beam VM", b.pid, exe, err)
+	}
+	for _, tc := range []struct {
+		conn string
+		set  func(*bench.Config)
+	}{
+		{connSTOMP, func(c *bench.Config) {}},
+		{connSTOMP, func(c *bench.Config) { c.Scenario, c.Subscribers = bench.ScenarioTopic, 3 }},
+		{connMQTT, func(c *bench.Config) { c.Scenario, c.Subscribers, c.QoS = bench.ScenarioTopic, 3, 1 }},
+		{connAMQP, func(c *bench.Config) { c.Persistent = true }},
+		{connAMQP, func(c *bench.Config) { c.Scenario, c.Subscribers = bench.ScenarioTopic, 3 }},
+	} {
+		c := bench.DefaultConfig()
+		c.URL, c.Count, c.Duration, c.Drain = b.urls[tc.conn], 300, 20*time.Second, 5*time.Second
+		tc.set(&c)
+		brokerSettings(nameRabbitMQ, &c)
+		res, err := bench.Run(ctx, c, bench.RunOptions{})
+		if err != nil {
+			t.Fatalf("%s %s: %v", tc.conn, c.Scenario, err)
+		}
+		want := c.Count
+		if c.Scenario == bench.ScenarioTopic {
+			want *= int64(c.Subscribers)
+		}
+		if res.Received != want || res.Lost+res.Duplicates+res.Errors > 0 {
+			t.Errorf("%s %s: received %d of %d, lost %d, duplicated %d, errors %d", tc.conn, c.Scenario, res.Received, want, res.Lost, res.Duplicates, res.Errors)
+		}
+	}
+	epmd := addr(b.epmd)
+	if c, err := net.DialTimeout("tcp", epmd, time.Second); err != nil {
+		t.Errorf("the node's epmd is not on %s: %v", epmd, err)
+	} else {
+		c.Close()
+	}
+	stopped = true
+	if err := b.stop(); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+	if b.alive() {
+		t.Error("the node still runs after stop")
+	}
+	if err := syscall.Kill(b.pid, 0); err == nil {
+		t.Errorf("pid %d still exists", b.pid)
+	}
+	for _, u := range []string{b.urls[connSTOMP], b.urls[connAMQP], "tcp://" + epmd} {
+		a := u[strings.Index(u, "://")+3:]
+		if c, err := net.DialTimeout("tcp", a, time.Second); err == nil {
+			c.Close()
+			t.Errorf("%s still accepts connections after stop", a)
+		}
+	}
+}
