@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -81,6 +82,8 @@ type broker struct {
 	// epmd is the port of the Erlang port mapper a RabbitMQ node started
 	// (0 for the others).
 	epmd int
+	// ctl runs rabbitmqctl against a RabbitMQ node (nil for the others).
+	ctl func(ctx context.Context, args ...string) (string, error)
 }
 
 // alive reports whether the broker process is still running.
@@ -214,14 +217,14 @@ func ports(n int) ([]int, error) {
 
 // brokerPorts are the connector ports of one broker instance, and the -D
 // properties that hand them to the shared activemq.xml.
-type brokerPorts struct{ openwire, nio, stomp, mqtt, stompNIO, mqttNIO int }
+type brokerPorts struct{ openwire, nio, stomp, mqtt, stompNIO, mqttNIO, amqp int }
 
 func newBrokerPorts() (brokerPorts, error) {
-	p, err := ports(6)
+	p, err := ports(7)
 	if err != nil {
 		return brokerPorts{}, err
 	}
-	return brokerPorts{p[0], p[1], p[2], p[3], p[4], p[5]}, nil
+	return brokerPorts{p[0], p[1], p[2], p[3], p[4], p[5], p[6]}, nil
 }
 
 func (p brokerPorts) props(data string) []string {
@@ -233,6 +236,7 @@ func (p brokerPorts) props(data string) []string {
 		"compare.mqtt.port=" + strconv.Itoa(p.mqtt),
 		"compare.stompnio.port=" + strconv.Itoa(p.stompNIO),
 		"compare.mqttnio.port=" + strconv.Itoa(p.mqttNIO),
+		"compare.amqp.port=" + strconv.Itoa(p.amqp),
 	}
 }
 
@@ -252,13 +256,17 @@ func (p brokerPorts) urls(withMQTT bool) map[string]string {
 	return u
 }
 
-// withoutMQTT is the broker configuration without its MQTT connector, for
-// a Wharf that has no MQTT listener: the element spans two lines.
-func withoutMQTT(xml string) string {
+// withoutMQTT is the broker configuration without its MQTT connectors,
+// for a Wharf that has no MQTT listener.
+func withoutMQTT(xml string) string { return withoutConnectors(xml, "mqtt", "mqtt-nio") }
+
+// withoutConnectors is the broker configuration without the named
+// transport connectors: each element spans two lines.
+func withoutConnectors(xml string, names ...string) string {
 	lines := strings.Split(xml, "\n")
 	var out []string
 	for i := 0; i < len(lines); i++ {
-		if strings.Contains(lines[i], `name="mqtt"`) || strings.Contains(lines[i], `name="mqtt-nio"`) {
+		if slices.ContainsFunc(names, func(n string) bool { return strings.Contains(lines[i], `name="`+n+`"`) }) {
 			i++ // and its uri line
 			continue
 		}
@@ -298,7 +306,7 @@ func startWharf(ctx context.Context, bin, confXML, dir string, withMQTT bool) (*
 	if err != nil {
 		return nil, err
 	}
-	addrs := []string{addr(bp.openwire), addr(bp.nio), addr(bp.stomp), addr(bp.stompNIO)}
+	addrs := []string{addr(bp.openwire), addr(bp.nio), addr(bp.stomp), addr(bp.stompNIO), addr(bp.amqp)}
 	if withMQTT {
 		addrs = append(addrs, addr(bp.mqtt), addr(bp.mqttNIO))
 	}
@@ -309,7 +317,9 @@ func startWharf(ctx context.Context, bin, confXML, dir string, withMQTT bool) (*
 		}
 		return nil, fmt.Errorf("wharf: %w", err)
 	}
-	return &broker{name: nameWharf, urls: bp.urls(withMQTT), pid: p.cmd.Process.Pid, exited: p.exited, stop: p.stop, log: logPath}, nil
+	urls := bp.urls(withMQTT)
+	urls[connAMQP] = "amqp://" + addr(bp.amqp)
+	return &broker{name: nameWharf, urls: urls, pid: p.cmd.Process.Pid, exited: p.exited, stop: p.stop, log: logPath}, nil
 }
 
 // startActiveMQ runs Debian's ActiveMQ with the shared activemq.xml and
@@ -320,7 +330,7 @@ func startActiveMQ(ctx context.Context, confXML, log4j, dir string) (*broker, er
 			return nil, err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "conf", "activemq.xml"), []byte(confXML), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "conf", "activemq.xml"), []byte(withoutConnectors(confXML, "amqp")), 0o644); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "conf", "log4j.properties"), []byte(log4j), 0o644); err != nil {

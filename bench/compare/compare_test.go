@@ -281,14 +281,15 @@ func TestCompareNAInReport(t *testing.T) {
 }
 
 // TestCompareBrokerConfig: the shared activemq.xml loads in Wharf, with
-// and without its MQTT connector, with a disk sync per persistent send
-// and every connector on loopback.
+// and without its MQTT connector, and as ActiveMQ's copy without the AMQP
+// one, with a disk sync per persistent send and every connector on
+// loopback.
 func TestCompareBrokerConfig(t *testing.T) {
 	xmlText, err := os.ReadFile("activemq.xml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bp := brokerPorts{openwire: 1001, nio: 1002, stomp: 1003, mqtt: 1004, stompNIO: 1005, mqttNIO: 1006}
+	bp := brokerPorts{openwire: 1001, nio: 1002, stomp: 1003, mqtt: 1004, stompNIO: 1005, mqttNIO: 1006, amqp: 1007}
 	vars := map[string]string{}
 	for _, p := range bp.props(t.TempDir()) {
 		k, v, _ := strings.Cut(p, "=")
@@ -299,8 +300,9 @@ func TestCompareBrokerConfig(t *testing.T) {
 		text    string
 		schemes []string
 	}{
-		{"as ActiveMQ loads it", string(xmlText), []string{"tcp", "nio", "stomp", "mqtt", "stomp+nio", "mqtt+nio"}},
-		{"without MQTT", withoutMQTT(string(xmlText)), []string{"tcp", "nio", "stomp", "stomp+nio"}},
+		{"as Wharf loads it", string(xmlText), []string{"tcp", "nio", "stomp", "mqtt", "stomp+nio", "mqtt+nio", "amqp"}},
+		{"as ActiveMQ loads it", withoutConnectors(string(xmlText), "amqp"), []string{"tcp", "nio", "stomp", "mqtt", "stomp+nio", "mqtt+nio"}},
+		{"without MQTT", withoutMQTT(string(xmlText)), []string{"tcp", "nio", "stomp", "stomp+nio", "amqp"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "activemq.xml")
@@ -428,8 +430,10 @@ func TestCompareScenariosBounded(t *testing.T) {
 			}
 			continue
 		}
-		cfg := sc.config("tcp://127.0.0.1:1", 0, 1)
+		cfg := sc.config("tcp://127.0.0.1:1", 0, 1, 300)
 		switch sc.conn {
+		case connAMQP:
+			cfg.URL = "amqp://127.0.0.1:1"
 		case connMQTT, connMQTTNIO:
 			cfg.URL = "mqtt://127.0.0.1:1"
 		case connSTOMP, connSTOMPNIO:

@@ -36,6 +36,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -71,7 +72,7 @@ func main() {
 	flag.StringVar(&o.dir, "dir", "", "parent of the temporary directory with the brokers' data; its file system is the one the disk sync test measures (default $TMPDIR or /tmp)")
 	flag.Float64Var(&o.scale, "scale", 1, "multiply every count, duration and connection count, e.g. 0.1 for a quick try")
 	flag.StringVar(&o.only, "only", "", "run only the scenarios whose id matches this regular expression, e.g. 'mqtt|idle'")
-	flag.DurationVar(&o.budget, "budget", 13*time.Minute, "start no round that would end later than this after the start")
+	flag.DurationVar(&o.budget, "budget", 28*time.Minute, "start no round that would end later than this after the start")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (broker logs and data)")
 	flag.StringVar(&o.render, "render", "", "run nothing: print the table of a saved results/<date>.json and redraw its .svg")
 	flag.Parse()
@@ -198,7 +199,7 @@ func run(ctx context.Context, o options, stdout, log io.Writer) (err error) {
 	// The brokers, stopped on the way out whatever happens.
 	brokers := map[string]*broker{}
 	defer func() {
-		for _, name := range []string{nameWharf, nameActiveMQ, nameMosquitto} {
+		for _, name := range allBrokers {
 			if b := brokers[name]; b != nil {
 				if serr := b.stop(); serr != nil {
 					fmt.Fprintf(log, "stopping %s: %v\n", name, serr)
@@ -206,7 +207,7 @@ func run(ctx context.Context, o options, stdout, log io.Writer) (err error) {
 			}
 		}
 	}()
-	fmt.Fprintln(log, "starting wharf, activemq and mosquitto on loopback")
+	fmt.Fprintln(log, "starting wharf, activemq, mosquitto and rabbitmq on loopback")
 	w, err := startWharf(ctx, bin, string(confXML), filepath.Join(tmp, "wharf"), true)
 	if errors.Is(err, errNoMQTT) {
 		fmt.Fprintln(log, errNoMQTT.Error()+": the MQTT scenarios compare ActiveMQ with Mosquitto")
@@ -224,9 +225,25 @@ func run(ctx context.Context, o options, stdout, log io.Writer) (err error) {
 	if brokers[nameMosquitto], err = startMosquitto(ctx, filepath.Join(tmp, "mosquitto")); err != nil {
 		return err
 	}
-	for _, name := range []string{nameWharf, nameActiveMQ, nameMosquitto} {
-		b := brokers[name]
-		fmt.Fprintf(log, "  %-9s pid %-7d %s\n", name, b.pid, strings.Join(sortedURLs(b.urls), " "))
+	// RabbitMQ is optional: without it (or when it does not start) its
+	// rows compare the others, with a note.
+	missing := map[string]string{}
+	switch {
+	case !rabbitMQInstalled():
+		missing[nameRabbitMQ] = "not installed (apt-get install rabbitmq-server)"
+	case !uses(scs, nameRabbitMQ):
+	default:
+		if brokers[nameRabbitMQ], err = startRabbitMQ(ctx, filepath.Join(tmp, "rabbitmq")); err != nil {
+			first, _, _ := strings.Cut(err.Error(), "\n")
+			missing[nameRabbitMQ] = "did not start: " + first
+			fmt.Fprintln(log, err)
+			delete(brokers, nameRabbitMQ)
+		}
+	}
+	for _, name := range allBrokers {
+		if b := brokers[name]; b != nil {
+			fmt.Fprintf(log, "  %-9s pid %-7d %s\n", name, b.pid, strings.Join(sortedURLs(b.urls), " "))
+		}
 	}
 
 	warmUp(ctx, brokers, o.scale, log)
@@ -248,7 +265,7 @@ func run(ctx context.Context, o options, stdout, log io.Writer) (err error) {
 
 	r := &runner{
 		brokers: brokers, rounds: o.rounds, scale: o.scale, log: log, jmsCP: jmsCP, jmsErr: jmsErr,
-		deadline: start.Add(o.budget),
+		deadline: start.Add(o.budget), diskDir: tmp, fsyncPerSec: m.FsyncPerSec, missing: missing,
 		fresh: func(ctx context.Context, name string, round int) (*broker, error) {
 			// A directory per start: several fresh scenarios run in one
 			// round.
@@ -261,6 +278,8 @@ func run(ctx context.Context, o options, stdout, log io.Writer) (err error) {
 				return startActiveMQ(ctx, string(confXML), string(log4j), dir)
 			case nameMosquitto:
 				return startMosquitto(ctx, dir)
+			case nameRabbitMQ:
+				return startRabbitMQ(ctx, dir)
 			}
 			return nil, fmt.Errorf("no broker called %q", name)
 		},
@@ -298,13 +317,30 @@ func run(ctx context.Context, o options, stdout, log io.Writer) (err error) {
 	return nil
 }
 
+// allBrokers are the long-lived brokers, in the order they are listed
+// and stopped.
+var allBrokers = []string{nameWharf, nameActiveMQ, nameMosquitto, nameRabbitMQ}
+
+// uses reports whether one of scs compares with the broker called name.
+func uses(scs []scenario, name string) bool {
+	for _, sc := range scs {
+		if slices.Contains(sc.refs, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // warmUp sends a short non-persistent load through each broker first, so
 // that the first round does not measure a JVM's JIT compiler at work.
 func warmUp(ctx context.Context, brokers map[string]*broker, scale float64, log io.Writer) {
 	fmt.Fprintln(log, "warming up")
-	for _, name := range []string{nameWharf, nameActiveMQ, nameMosquitto} {
+	for _, name := range allBrokers {
 		b := brokers[name]
-		for _, conn := range []string{connOpenWire, connSTOMP, connMQTT} {
+		if b == nil {
+			continue
+		}
+		for _, conn := range []string{connOpenWire, connSTOMP, connMQTT, connAMQP} {
 			url := b.urls[conn]
 			if url == "" {
 				continue
@@ -314,6 +350,7 @@ func warmUp(ctx context.Context, brokers map[string]*broker, scale float64, log 
 			if conn == connMQTT {
 				c.Scenario, c.Subscribers = bench.ScenarioTopic, 2
 			}
+			brokerSettings(name, &c)
 			if _, err := bench.Run(ctx, c, bench.RunOptions{}); err != nil {
 				fmt.Fprintf(log, "  warm-up of %s over %s: %v\n", name, conn, err)
 			}

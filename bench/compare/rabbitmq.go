@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"wharf/bench"
@@ -21,6 +22,12 @@ import (
 // wrapper that switches to the rabbitmq user), as cmd/wharf's
 // TestWharfConformRabbitMQ runs it.
 const rabbitMQServer = "/usr/lib/rabbitmq/bin/rabbitmq-server"
+
+// rabbitMQCtl is its rabbitmqctl, next to it.
+const rabbitMQCtl = "/usr/lib/rabbitmq/bin/rabbitmqctl"
+
+// rabbitMQNode is the node name, unique by its AMQP port.
+func rabbitMQNode(p rabbitMQPorts) string { return "compare" + strconv.Itoa(p.amqp091) + "@localhost" }
 
 // rabbitMQPlugins are the plugins of the private node: STOMP, MQTT and
 // AMQP 1.0 next to its own AMQP 0-9-1.
@@ -80,7 +87,7 @@ func rabbitMQEnv(base string, p rabbitMQPorts) []string {
 		"HOME="+filepath.Join(base, "home"),
 		"RABBITMQ_MNESIA_BASE="+filepath.Join(base, "mnesia"),
 		"RABBITMQ_LOG_BASE="+filepath.Join(base, "log"),
-		"RABBITMQ_NODENAME=compare"+strconv.Itoa(p.amqp091)+"@localhost",
+		"RABBITMQ_NODENAME="+rabbitMQNode(p),
 		"RABBITMQ_DIST_PORT="+strconv.Itoa(p.dist),
 		"ERL_EPMD_PORT="+strconv.Itoa(p.epmd),
 		"RABBITMQ_ENABLED_PLUGINS_FILE="+filepath.Join(base, "enabled_plugins"),
@@ -143,7 +150,9 @@ func startRabbitMQOnce(ctx context.Context, base string) (*broker, error) {
 		return nil, err
 	}
 	cmd := exec.Command(rabbitMQServer)
-	cmd.Env = rabbitMQEnv(base, p)
+	env := rabbitMQEnv(base, p)
+	node := rabbitMQNode(p)
+	cmd.Env = env
 	logPath := filepath.Join(base, "server.out")
 	pr, err := startProc(cmd, logPath)
 	if err != nil {
@@ -160,7 +169,7 @@ func startRabbitMQOnce(ctx context.Context, base string) (*broker, error) {
 	}
 	if err := waitListening(ctx, pr, logPath, addr(p.amqp091), addr(p.stomp), addr(p.mqtt)); err != nil {
 		stop()
-		log := tail(logPath, 40) + "\n" + tail(filepath.Join(base, "log", "compare"+strconv.Itoa(p.amqp091)+"@localhost.log"), 40)
+		log := tail(logPath, 40) + "\n" + tail(filepath.Join(base, "log", rabbitMQNode(p)+".log"), 40)
 		if errors.Is(err, errExited) && portTaken(log) {
 			return nil, fmt.Errorf("rabbitmq: %w: %v", errPortTaken, err)
 		}
@@ -168,6 +177,14 @@ func startRabbitMQOnce(ctx context.Context, base string) (*broker, error) {
 	}
 	return &broker{
 		name: nameRabbitMQ, pid: pr.cmd.Process.Pid, exited: pr.exited, stop: stop, log: logPath, epmd: p.epmd,
+		ctl: func(ctx context.Context, args ...string) (string, error) {
+			ctx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			c := exec.CommandContext(ctx, rabbitMQCtl, append([]string{"-n", node, "-q"}, args...)...)
+			c.Env = env
+			out, err := c.CombinedOutput()
+			return string(out), err
+		},
 		urls: map[string]string{
 			connSTOMP: "stomp://" + addr(p.stomp), connSTOMPNIO: "stomp://" + addr(p.stomp),
 			connMQTT: "mqtt://" + addr(p.mqtt), connMQTTNIO: "mqtt://" + addr(p.mqtt),
@@ -193,10 +210,22 @@ func rabbitMQVersion(ctx context.Context) string {
 	return "RabbitMQ " + strings.TrimSpace(string(out))
 }
 
+// rabbitMQTopics numbers the MQTT topics of the runs against RabbitMQ.
+var rabbitMQTopics atomic.Int64
+
 // brokerSettings adapts a run's configuration to the broker it runs
-// against: RabbitMQ names AMQP 1.0 destinations its own way.
+// against. RabbitMQ names AMQP 1.0 destinations its own way; and its MQTT
+// plugin maps a topic's "/" to the routing key's "." and back, so that a
+// subscription to wharf bench's default topic names (wharf.bench.topic.N)
+// gets nothing published to them: its runs get topics of "/" levels.
 func brokerSettings(name string, c *bench.Config) {
-	if name == nameRabbitMQ && strings.HasPrefix(c.URL, "amqp") {
+	if name != nameRabbitMQ {
+		return
+	}
+	switch {
+	case strings.HasPrefix(c.URL, "amqp"):
 		c.AMQPAddresses = bench.AMQPRabbitMQ
+	case strings.HasPrefix(c.URL, "mqtt") && c.Destination == "":
+		c.Destination = fmt.Sprintf("wharf/bench/%d/%d", os.Getpid(), rabbitMQTopics.Add(1))
 	}
 }

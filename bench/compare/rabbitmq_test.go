@@ -48,7 +48,7 @@ func TestCompareRabbitMQ(t *testing.T) {
 		{connSTOMP, func(c *bench.Config) {}},
 		{connSTOMP, func(c *bench.Config) { c.Scenario, c.Subscribers = bench.ScenarioTopic, 3 }},
 		{connMQTT, func(c *bench.Config) { c.Scenario, c.Subscribers, c.QoS = bench.ScenarioTopic, 3, 1 }},
-		{connAMQP, func(c *bench.Config) { c.Persistent = true }},
+		{connAMQP, func(c *bench.Config) { c.Persistent, c.Destination = true, "durable-check" }},
 		{connAMQP, func(c *bench.Config) { c.Scenario, c.Subscribers = bench.ScenarioTopic, 3 }},
 	} {
 		c := bench.DefaultConfig()
@@ -66,6 +66,11 @@ func TestCompareRabbitMQ(t *testing.T) {
 		if res.Received != want || res.Lost+res.Duplicates+res.Errors > 0 {
 			t.Errorf("%s %s: received %d of %d, lost %d, duplicated %d, errors %d", tc.conn, c.Scenario, res.Received, want, res.Lost, res.Duplicates, res.Errors)
 		}
+	}
+	// The persistent run's queue is durable: RabbitMQ writes persistent
+	// messages to disk only in a durable queue.
+	if out, err := b.ctl(ctx, "list_queues", "name", "durable"); err != nil || !strings.Contains(out, "durable-check\ttrue") {
+		t.Errorf("rabbitmqctl list_queues: %v\n%s\nwant durable-check durable", err, out)
 	}
 	epmd := addr(b.epmd)
 	if c, err := net.DialTimeout("tcp", epmd, time.Second); err != nil {
