@@ -97,9 +97,123 @@ func inProcess(t *testing.T, name string) *broker {
 	t.Helper()
 	b := brokertest.Start(t, wiring.Factories())
 	ow := b.Addr("openwire").String()
-	return &broker{
+	br := &broker{
 		name: name, pid: os.Getpid(), exited: make(chan struct{}), stop: func() error { return nil },
 		urls: map[string]string{connOpenWire: "tcp://" + ow, connNIO: "tcp://" + ow, connSTOMP: "stomp://" + b.STOMPAddr()},
+	}
+	if a := b.AMQPAddr(); a != "" {
+		br.urls[connAMQP] = "amqp://" + a
+	}
+	return br
+}
+
+// TestCompareLatencyDiskAndSelfRows runs, against in-process brokers, the
+// new kinds of rows for one round each: a latency row at a fixed rate
+// (with the disk as a second reference, at a share of its fsync rate), a
+// near-the-limit row against the disk alone, and Wharf's AMQP against
+// its own STOMP; and checks who ran, the disk's samples, the target
+// rates, and how the table prints them.
+func TestCompareLatencyDiskAndSelfRows(t *testing.T) {
+	w := inProcess(t, nameWharf)
+	if w.urls[connAMQP] == "" {
+		t.Fatal("the in-process Wharf has no AMQP connector")
+	}
+	brokers := map[string]*broker{nameWharf: w, nameActiveMQ: inProcess(t, nameActiveMQ)}
+	var log bytes.Buffer
+	r := &runner{brokers: brokers, rounds: 1, log: &log, scale: 1, diskDir: t.TempDir(), fsyncPerSec: 400,
+		missing: map[string]string{nameRabbitMQ: "not installed"}}
+	latency := scenario{ID: "lat", Title: "latency, queue at a disk's share", conn: connSTOMP,
+		refs: []string{nameActiveMQ, nameRabbitMQ, nameDisk}, metric: latencyP99, rateOfDisk: 0.5, rateFor: time.Second,
+		set: func(c *bench.Config) { c.Size = 1024 }}
+	limit := scenario{ID: "lim", Title: "near the limit: sync persistent", conn: connSTOMP, refs: []string{nameDisk}, metric: throughput,
+		target: "Wharf/disk ≥ 0.95", set: func(c *bench.Config) {
+			sync := true
+			c.Persistent, c.Sync, c.Count, c.Duration = true, &sync, 1<<30, 500*time.Millisecond
+		}}
+	self := scenario{ID: "self", Title: "queue, AMQP vs STOMP", conn: connAMQP, refs: []string{nameWharfSTOMP}, metric: throughput,
+		set: func(c *bench.Config) { c.Count = 300 }}
+	scs := []scenario{latency, limit, self}
+
+	order, _, note := r.lineup(latency)
+	if !slices.Equal(order, []string{nameWharf, nameActiveMQ, nameDisk}) || !strings.Contains(note, "rabbitmq: not installed") {
+		t.Errorf("latency lineup %v, note %q; want Wharf, ActiveMQ, the disk, and RabbitMQ's absence noted", order, note)
+	}
+	samples, done := r.run(context.Background(), scs)
+	if done != 1 {
+		t.Fatalf("%d rounds, want 1; log:\n%s", done, log.String())
+	}
+	want := []string{"lat wharf", "lat activemq", "lat disk", "lim wharf", "lim disk", "self wharf", "self wharf-stomp"}
+	if !slices.Equal(r.ran, want) {
+		t.Errorf("runs %v, want %v", r.ran, want)
+	}
+	for _, s := range samples["lat"] {
+		switch {
+		case !s.valid():
+			t.Errorf("latency sample %+v failed; log:\n%s", s, log.String())
+		case s.Broker == nameDisk && (s.Value != s.P99us || s.P50us <= 0 || s.P99us < s.P50us):
+			t.Errorf("disk's latency sample %+v: want its fsync p99 as the value, 0 < p50 <= p99", s)
+		case s.Broker != nameDisk && (s.TargetRate != 200 || s.Value != s.P99us || s.Received != 200):
+			t.Errorf("%s's latency sample %+v: want 200 messages at ½ of 400 fsync/s, the p99 as the value", s.Broker, s)
+		}
+	}
+	for _, s := range samples["lim"] {
+		if !s.valid() || s.Value <= 0 || (s.Broker == nameDisk && s.Value != s.ReceiveRate) {
+			t.Errorf("near-the-limit sample %+v: want a rate (fsync/s for the disk)", s)
+		}
+	}
+	for _, s := range samples["self"] {
+		if !s.valid() || s.Received != 300 {
+			t.Errorf("self sample %+v: want 300 received", s)
+		}
+	}
+
+	rep := &Report{Rounds: 1, Machine: Machine{FsyncPerSec: 400, FsyncP50us: 1500, FsyncP99us: 4200}}
+	for _, sc := range scs {
+		order, pairs, note := r.lineup(sc)
+		rep.Scenarios = append(rep.Scenarios, summarize(sc, order, pairs, note, samples[sc.ID]))
+	}
+	lat := rep.Scenarios[0]
+	if !lat.Latency || lat.HigherIsBetter || len(lat.Comparisons) != 2 || lat.Comparisons[1].Reference != nameDisk {
+		t.Errorf("latency report %+v: want a latency row, lower better, against ActiveMQ and the disk", lat)
+	}
+	if p := float64(lat.MedianP50us[nameWharf]); !(p > 0 && p <= float64(lat.Medians[nameWharf])) {
+		t.Errorf("Wharf's median p50 %v, p99 %v; want 0 < p50 <= p99", p, lat.Medians[nameWharf])
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	tbl := table.String()
+	for _, want := range []string{"p50 1.5ms, p99 4.2ms", "µs ↓", "p50 " + fmtMicros(float64(lat.MedianP50us[nameWharf])),
+		"disk fsync", "target Wharf/disk ≥ 0.95", "Wharf STOMP", "rabbitmq: not installed"} {
+		if !strings.Contains(tbl, want) {
+			t.Errorf("table lacks %q:\n%s", want, tbl)
+		}
+	}
+	// The disk's row has no p99 beside the fsync rate (its p99 is not a
+	// message's).
+	for line := range strings.Lines(tbl) {
+		if strings.HasPrefix(line, "near the limit") && strings.Contains(line, "p99 ") {
+			t.Errorf("near-the-limit row shows a p99: %s", line)
+		}
+	}
+}
+
+// TestCompareBehindTarget: an open-loop run that sent below its target
+// rate gets a note; one at its rate does not.
+func TestCompareBehindTarget(t *testing.T) {
+	ss := []Sample{
+		{Round: 1, Broker: nameWharf, Value: 900, SendRate: 9990, TargetRate: 10000},
+		{Round: 1, Broker: nameActiveMQ, Value: 5000, SendRate: 7000, TargetRate: 10000},
+	}
+	sc := scenario{ID: "l", Title: "latency", metric: latencyP99}
+	sr := summarize(sc, []string{nameWharf, nameActiveMQ}, [][2]string{{nameWharf, nameActiveMQ}}, "", ss)
+	notes := strings.Join(sr.Notes, "; ")
+	if !strings.Contains(notes, "activemq: 1 run(s) sent below 95% of the target rate") || strings.Contains(notes, "wharf:") {
+		t.Errorf("notes %q: want ActiveMQ's shortfall and nothing about Wharf", notes)
+	}
+	if c := sr.Comparisons[0]; float64(c.Ratio) != 900.0/5000 {
+		t.Errorf("latency ratio %v, want 0.18 (p99 Wharf/ActiveMQ)", c.Ratio)
 	}
 }
 

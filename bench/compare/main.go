@@ -360,7 +360,7 @@ func warmUp(ctx context.Context, brokers map[string]*broker, scale float64, log 
 
 func sortedURLs(u map[string]string) []string {
 	var out []string
-	for _, k := range []string{connOpenWire, connNIO, connSTOMP, connMQTT} {
+	for _, k := range []string{connOpenWire, connNIO, connSTOMP, connMQTT, connAMQP} {
 		if v := u[k]; v != "" {
 			out = append(out, v)
 		}
