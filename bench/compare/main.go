@@ -9,13 +9,18 @@
 // this tree, and starts every broker itself on loopback ports with its data
 // in a temporary directory: Wharf and ActiveMQ with the same activemq.xml
 // (this directory's, KahaDB with a disk sync per persistent send),
-// Mosquitto with unbounded per-client queues; each broker in a session of
-// its own. Three OpenWire scenarios run with ActiveMQ's own JMS client as
-// well as with wharf bench's Go driver (bench/jms/JmsBench.java, compiled
-// at the start). Every run is bounded in count and time (a JMS run by its
-// count and a 3-minute timeout), a time budget bounds the whole (15 minutes on a 2-core
-// machine), and every broker it started is stopped when it ends, on
-// Ctrl-C too (Linux also kills them should this program die first).
+// Mosquitto with unbounded per-client queues, and, when Debian's
+// rabbitmq-server is installed (it is not installed for you), a private
+// RabbitMQ node with its STOMP, MQTT and AMQP 1.0 plugins (rabbitmq.go);
+// each broker in a session of its own. Three OpenWire scenarios run with
+// ActiveMQ's own JMS client as well as with wharf bench's Go driver
+// (bench/jms/JmsBench.java, compiled at the start). Latency rows send open
+// loop at a fixed rate; the near-the-limit rows compare Wharf with the
+// disk's write+fsync rate measured in the same round. Every run is
+// bounded in count and time (a JMS run by its count and a 3-minute
+// timeout), a time budget bounds the whole (28 minutes), and every broker
+// it started is stopped when it ends, on Ctrl-C too (Linux also kills them
+// should this program die first).
 //
 // Results: the table on stdout, bench/compare/results/<date>.json with
 // every run, and <date>.svg, a bar chart of the ratios.

@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -93,6 +97,59 @@ func TestCompareRabbitMQ(t *testing.T) {
 		if c, err := net.DialTimeout("tcp", a, time.Second); err == nil {
 			c.Close()
 			t.Errorf("%s still accepts connections after stop", a)
+		}
+	}
+}
+
+// TestCompareRabbitMQPortTaken: a node that lost a port race is started
+// again on other ports; one that failed otherwise is not.
+func TestCompareRabbitMQPortTaken(t *testing.T) {
+	for log, want := range map[string]bool{
+		"BOOT FAILED\nERROR: could not bind to distribution port 25672, it is in use by another node: rabbit@x": true,
+		"{error,{failed_to_listen,eaddrinuse}}": true,
+		"Protocol 'inet_tcp': the name compare1@localhost seems to be in use by another Erlang node": false,
+		"BOOT FAILED\nError during startup: {error,{schema_integrity_check_failed}}":                    false,
+	} {
+		if got := portTaken(log); got != want {
+			t.Errorf("portTaken(%q) = %v, want %v", log, got, want)
+		}
+	}
+}
+
+// TestCompareRabbitMQDefinitions: the definitions give guest, with the
+// password guest under RabbitMQ's SHA-256 scheme (a 4-byte salt, then
+// SHA-256 of salt and password), every permission on both virtual hosts.
+func TestCompareRabbitMQDefinitions(t *testing.T) {
+	var defs struct {
+		Users []struct {
+			Name         string
+			PasswordHash string `json:"password_hash"`
+			Algorithm    string `json:"hashing_algorithm"`
+		}
+		Vhosts      []struct{ Name string }
+		Permissions []struct{ User, Vhost, Configure, Write, Read string }
+	}
+	if err := json.Unmarshal([]byte(rabbitMQDefinitions([4]byte{1, 2, 3, 4})), &defs); err != nil {
+		t.Fatal(err)
+	}
+	if len(defs.Users) != 1 || defs.Users[0].Algorithm != "rabbit_password_hashing_sha256" {
+		t.Fatalf("users %+v", defs.Users)
+	}
+	h, err := base64.StdEncoding.DecodeString(defs.Users[0].PasswordHash)
+	want := sha256.Sum256([]byte("\x01\x02\x03\x04guest"))
+	if err != nil || len(h) != 36 || string(h[:4]) != "\x01\x02\x03\x04" || string(h[4:]) != string(want[:]) {
+		t.Errorf("password hash %x (%v), want the salt then SHA-256(salt, guest)", h, err)
+	}
+	var vhosts []string
+	for _, v := range defs.Vhosts {
+		vhosts = append(vhosts, v.Name)
+	}
+	if !slices.Equal(vhosts, []string{"/", "127.0.0.1"}) || len(defs.Permissions) != 2 {
+		t.Errorf("vhosts %v, permissions %+v", vhosts, defs.Permissions)
+	}
+	for _, p := range defs.Permissions {
+		if p.User != "guest" || p.Configure != ".*" || p.Write != ".*" || p.Read != ".*" {
+			t.Errorf("permission %+v, want all of it for guest", p)
 		}
 	}
 }
