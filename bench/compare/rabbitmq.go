@@ -7,12 +7,14 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"wharf/bench"
@@ -93,6 +95,9 @@ func rabbitMQEnv(base string, p rabbitMQPorts) []string {
 		"RABBITMQ_ENABLED_PLUGINS_FILE="+filepath.Join(base, "enabled_plugins"),
 		"RABBITMQ_CONFIG_FILE="+filepath.Join(base, "rabbitmq"),
 		"RABBITMQ_PID_FILE="+filepath.Join(base, "pid"),
+		// A node that fails to boot writes a crash dump: into base, not
+		// into the working directory (the source tree).
+		"ERL_CRASH_DUMP="+filepath.Join(base, "erl_crash.dump"),
 		"RABBITMQ_ALLOW_INPUT=1",
 		// ... without the Erlang shell that RABBITMQ_ALLOW_INPUT
 		// otherwise starts, which would end the node at the end of its
@@ -101,9 +106,13 @@ func rabbitMQEnv(base string, p rabbitMQPorts) []string {
 		"RABBITMQ_PLUGINS_DIR="+strings.Join(append([]string{"/usr/lib/rabbitmq/plugins"}, plugins...), ":"))
 }
 
-// portTaken reports whether a node's log says it lost a port race.
+// portTaken reports whether a node's log says it lost a port race. The
+// distribution port check of RabbitMQ's prelaunch fails with
+// {badmatch,{error,address}} when its IPv4 listen fails and the IPv6 one
+// cannot be tried (seen after a run that churned 10,000 connections
+// through the ephemeral ports the ports are picked from).
 func portTaken(log string) bool {
-	for _, s := range []string{"eaddrinuse", "dist_port", "already in use", "could not bind"} {
+	for _, s := range []string{"eaddrinuse", "dist_port", "already in use", "could not bind", "{error,address}"} {
 		if strings.Contains(strings.ToLower(log), s) {
 			return true
 		}
@@ -132,7 +141,7 @@ func startRabbitMQOnce(ctx context.Context, base string) (*broker, error) {
 			return nil, err
 		}
 	}
-	ps, err := ports(5)
+	ps, err := strictPorts(5)
 	if err != nil {
 		return nil, err
 	}
@@ -153,6 +162,7 @@ func startRabbitMQOnce(ctx context.Context, base string) (*broker, error) {
 	env := rabbitMQEnv(base, p)
 	node := rabbitMQNode(p)
 	cmd.Env = env
+	cmd.Dir = base
 	logPath := filepath.Join(base, "server.out")
 	pr, err := startProc(cmd, logPath)
 	if err != nil {
@@ -191,6 +201,38 @@ func startRabbitMQOnce(ctx context.Context, base string) (*broker, error) {
 			connAMQP: "amqp://" + addr(p.amqp091),
 		},
 	}, nil
+}
+
+// strictPorts picks n free ports as ports does, but binding all
+// addresses without SO_REUSEADDR, which Go sets on every listener:
+// RabbitMQ's check of its distribution port listens without it, and so
+// fails on a port that a closed connection still holds in TIME_WAIT (the
+// idle connections runs leave 10,000 of them for a minute), which a bind
+// with SO_REUSEADDR is given.
+func strictPorts(n int) ([]int, error) {
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 0)
+		})
+		return errors.Join(err, serr)
+	}}
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	var out []int
+	for range n {
+		l, err := lc.Listen(context.Background(), "tcp4", "0.0.0.0:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		out = append(out, l.Addr().(*net.TCPAddr).Port)
+	}
+	return out, nil
 }
 
 // rabbitMQInstalled reports whether Debian's rabbitmq-server is here.

@@ -107,8 +107,9 @@ func TestCompareRabbitMQPortTaken(t *testing.T) {
 	for log, want := range map[string]bool{
 		"BOOT FAILED\nERROR: could not bind to distribution port 25672, it is in use by another node: rabbit@x": true,
 		"{error,{failed_to_listen,eaddrinuse}}": true,
-		"Protocol 'inet_tcp': the name compare1@localhost seems to be in use by another Erlang node": false,
-		"BOOT FAILED\nError during startup: {error,{schema_integrity_check_failed}}":                    false,
+		"{application_start_failure,rabbitmq_prelaunch,{{shutdown,{failed_to_start_child,prelaunch,{badmatch,{error,address}}}}": true,
+		"Protocol 'inet_tcp': the name compare1@localhost seems to be in use by another Erlang node":                             false,
+		"BOOT FAILED\nError during startup: {error,{schema_integrity_check_failed}}":                                             false,
 	} {
 		if got := portTaken(log); got != want {
 			t.Errorf("portTaken(%q) = %v, want %v", log, got, want)
