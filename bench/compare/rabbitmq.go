@@ -38,9 +38,6 @@ const rabbitMQPlugins = "[rabbitmq_stomp,rabbitmq_mqtt,rabbitmq_amqp1_0].\n"
 // rabbitMQAttempts bounds the starts of a node whose ports were taken.
 const rabbitMQAttempts = 3
 
-// errPortTaken is a node that found one of its ports in use.
-var errPortTaken = errors.New("a port was taken")
-
 // rabbitMQPorts are the ports of one RabbitMQ node: its listeners, its
 // Erlang distribution port and the port of the epmd it starts.
 type rabbitMQPorts struct{ amqp091, stomp, mqtt, dist, epmd int }
@@ -106,29 +103,25 @@ func rabbitMQEnv(base string, p rabbitMQPorts) []string {
 		"RABBITMQ_PLUGINS_DIR="+strings.Join(append([]string{"/usr/lib/rabbitmq/plugins"}, plugins...), ":"))
 }
 
-// portTaken reports whether a node's log says it lost a port race. The
-// distribution port check of RabbitMQ's prelaunch fails with
-// {badmatch,{error,address}} when its IPv4 listen fails and the IPv6 one
-// cannot be tried (seen after a run that churned 10,000 connections
-// through the ephemeral ports the ports are picked from).
-func portTaken(log string) bool {
-	for _, s := range []string{"eaddrinuse", "dist_port", "already in use", "could not bind", "{error,address}"} {
-		if strings.Contains(strings.ToLower(log), s) {
-			return true
-		}
-	}
-	return false
+// startRabbitMQ starts a private RabbitMQ node in dir, again on new ports
+// when the node exits during start-up. Its ports are picked free and
+// handed over, as for every broker here, so another process can take one
+// first; the node then fails in one of several ways (its distribution port
+// check, {badmatch,{error,address}} when the check's own epmd query fails
+// too, or nodistribution from net_kernel), so any exit during start-up is
+// retried, up to rabbitMQAttempts times.
+func startRabbitMQ(ctx context.Context, dir string) (*broker, error) {
+	return retryStart(ctx, dir, startRabbitMQOnce)
 }
 
-// startRabbitMQ starts a private RabbitMQ node in dir, again on new ports
-// when another process took one of them first (they are picked free and
-// handed over, as for every broker here, so they can be lost).
-func startRabbitMQ(ctx context.Context, dir string) (*broker, error) {
+// retryStart calls once with dir/try1, dir/try2, ... until it returns
+// anything but errExited, or rabbitMQAttempts times.
+func retryStart(ctx context.Context, dir string, once func(ctx context.Context, base string) (*broker, error)) (*broker, error) {
 	var err error
 	for attempt := 1; attempt <= rabbitMQAttempts; attempt++ {
 		var b *broker
-		b, err = startRabbitMQOnce(ctx, filepath.Join(dir, "try"+strconv.Itoa(attempt)))
-		if err == nil || !errors.Is(err, errPortTaken) || ctx.Err() != nil {
+		b, err = once(ctx, filepath.Join(dir, "try"+strconv.Itoa(attempt)))
+		if err == nil || !errors.Is(err, errExited) || ctx.Err() != nil {
 			return b, err
 		}
 	}
@@ -179,10 +172,6 @@ func startRabbitMQOnce(ctx context.Context, base string) (*broker, error) {
 	}
 	if err := waitListening(ctx, pr, logPath, addr(p.amqp091), addr(p.stomp), addr(p.mqtt)); err != nil {
 		stop()
-		log := tail(logPath, 40) + "\n" + tail(filepath.Join(base, "log", rabbitMQNode(p)+".log"), 40)
-		if errors.Is(err, errExited) && portTaken(log) {
-			return nil, fmt.Errorf("rabbitmq: %w: %v", errPortTaken, err)
-		}
 		return nil, fmt.Errorf("rabbitmq: %w", err)
 	}
 	return &broker{

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -101,19 +102,39 @@ func TestCompareRabbitMQ(t *testing.T) {
 	}
 }
 
-// TestCompareRabbitMQPortTaken: a node that lost a port race is started
-// again on other ports; one that failed otherwise is not.
-func TestCompareRabbitMQPortTaken(t *testing.T) {
-	for log, want := range map[string]bool{
-		"BOOT FAILED\nERROR: could not bind to distribution port 25672, it is in use by another node: rabbit@x": true,
-		"{error,{failed_to_listen,eaddrinuse}}": true,
-		"{application_start_failure,rabbitmq_prelaunch,{{shutdown,{failed_to_start_child,prelaunch,{badmatch,{error,address}}}}": true,
-		"Protocol 'inet_tcp': the name compare1@localhost seems to be in use by another Erlang node":                             false,
-		"BOOT FAILED\nError during startup: {error,{schema_integrity_check_failed}}":                                             false,
-	} {
-		if got := portTaken(log); got != want {
-			t.Errorf("portTaken(%q) = %v, want %v", log, got, want)
+// TestCompareRabbitMQRetry: a node that exits during start-up is started
+// again in a directory of its own, up to rabbitMQAttempts times; another
+// failure (a timeout, say) is not retried.
+func TestCompareRabbitMQRetry(t *testing.T) {
+	dir := t.TempDir()
+	var bases []string
+	exitTwice := func(_ context.Context, base string) (*broker, error) {
+		bases = append(bases, base)
+		if len(bases) < 3 {
+			return nil, fmt.Errorf("rabbitmq: %w (exit status 1)", errExited)
 		}
+		return &broker{name: nameRabbitMQ}, nil
+	}
+	b, err := retryStart(context.Background(), dir, exitTwice)
+	want := []string{filepath.Join(dir, "try1"), filepath.Join(dir, "try2"), filepath.Join(dir, "try3")}
+	if err != nil || b == nil || !slices.Equal(bases, want) {
+		t.Errorf("after two exits: %v, %v, started in %v; want the third start in %v", b, err, bases, want)
+	}
+	bases = nil
+	always := func(_ context.Context, base string) (*broker, error) {
+		bases = append(bases, base)
+		return nil, fmt.Errorf("rabbitmq: %w", errExited)
+	}
+	if _, err := retryStart(context.Background(), dir, always); !errors.Is(err, errExited) || len(bases) != rabbitMQAttempts {
+		t.Errorf("always exiting: %v after %d starts, want errExited after %d", err, len(bases), rabbitMQAttempts)
+	}
+	bases = nil
+	timeout := func(_ context.Context, base string) (*broker, error) {
+		bases = append(bases, base)
+		return nil, errors.New("rabbitmq: not listening after 2m0s")
+	}
+	if _, err := retryStart(context.Background(), dir, timeout); err == nil || len(bases) != 1 {
+		t.Errorf("a timeout: %v after %d starts, want it after 1", err, len(bases))
 	}
 }
 

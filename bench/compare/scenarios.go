@@ -80,8 +80,8 @@ type scenario struct {
 
 // Counts and bounds of the runs. Each run stops at its count or its
 // duration, whichever comes first, so a slow broker costs at most the
-// duration (plus the drain), and `make bench-compare` stays within 15
-// minutes on a 2-core machine.
+// duration (plus the drain), and `make bench-compare` takes about 25
+// minutes on a 2-core machine (one round about 8).
 const (
 	persistentCount  = 20000
 	messageCount     = 50000
