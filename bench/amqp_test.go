@@ -203,6 +203,8 @@ func TestAMQPValidate(t *testing.T) {
 		{"unknown settlement", "", func(c *Config) { c.Settle = "second" }, `--settle "second": want unsettled or presettled`},
 		{"credit beyond int32", "", func(c *Config) { c.Prefetch = 1 << 31 }, "link credit is at most"},
 		{"presettled over STOMP", "stomp://127.0.0.1:61613", func(c *Config) { c.Settle = SettlePresettled }, "only AMQP has settlement modes"},
+		{"unknown addressing", "", func(c *Config) { c.AMQPAddresses = "qpid" }, `--amqp-addresses "qpid": want activemq`},
+		{"RabbitMQ addresses over MQTT", "mqtt://127.0.0.1:1883", func(c *Config) { c.AMQPAddresses = AMQPRabbitMQ }, "only AMQP URLs take it"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -229,6 +231,10 @@ func TestAMQPValidate(t *testing.T) {
 	cfg.URL, cfg.Count, cfg.Settle, cfg.Persistent = "amqp://127.0.0.1:5672", 10, SettlePresettled, true
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("a persistent presettled run: %v, want it valid", err)
+	}
+	cfg.AMQPAddresses = AMQPRabbitMQ
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("a run with RabbitMQ's addresses: %v, want it valid", err)
 	}
 	if cfg.SyncSends() {
 		t.Errorf("SyncSends() presettled and persistent = true, want false: nothing comes back to wait for")

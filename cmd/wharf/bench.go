@@ -155,7 +155,8 @@ AMQP (amqp:// URLs):
                         how addresses name destinations: activemq
                         (queue://name, topic://name; ActiveMQ and Wharf) or
                         rabbitmq (/queue/name, /topic/name; RabbitMQ's AMQP
-                        1.0 plugin) (default activemq)
+                        1.0 plugin), e.g. --amqp-addresses rabbitmq
+                        (default activemq)
 
 TLS (stomp+ssl://, ssl://, mqtt+ssl://, amqp+ssl:// URLs):
   --ca FILE             PEM certificates that sign the broker's; the
