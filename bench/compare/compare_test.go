@@ -565,9 +565,18 @@ func TestCompareScenariosBounded(t *testing.T) {
 // TestCompareJMSResultLine: JmsBench's result line gives the rate and the
 // seconds; its failure line gives nothing.
 func TestCompareJMSResultLine(t *testing.T) {
-	m := jmsResult.FindStringSubmatch("RESULT topic nonpersistent 20000 x 1024 B, 10 receiver(s): 41234 msgs/s received (4.85 s)")
+	m := jmsResult.FindStringSubmatch("RESULT topic nonpersistent 20000 x 1024 B, 1 producer(s), 10 receiver(s): 41234 msgs/s received (4.85 s)")
 	if m == nil || m[1] != "41234" || m[2] != "4.85" {
 		t.Fatalf("result line parsed as %q", m)
+	}
+	// JmsBench's arguments: the pairs go last, 1 unless set.
+	got := jmsRun{persistent: true, size: 1024, pairs: 4}.args("tcp://h:1", 4000)
+	if want := []string{"tcp://h:1", "queue", "persistent", "4000", "1024", "0", "4"}; !slices.Equal(got, want) {
+		t.Errorf("JmsBench arguments %q, want %q", got, want)
+	}
+	got = jmsRun{topic: true, size: 100, subs: 10}.args("tcp://h:1", 5)
+	if want := []string{"tcp://h:1", "topic", "nonpersistent", "5", "100", "10", "1"}; !slices.Equal(got, want) {
+		t.Errorf("JmsBench arguments %q, want %q", got, want)
 	}
 	if m := jmsResult.FindStringSubmatch("FAILED received 10 of 20"); m != nil {
 		t.Fatalf("failure line parsed as %q", m)
