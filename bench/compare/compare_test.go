@@ -61,7 +61,9 @@ func TestCompareLineup(t *testing.T) {
 	withoutMQTT := &broker{name: nameWharf, urls: map[string]string{connOpenWire: "tcp://x"}}
 	amq := &broker{name: nameActiveMQ, urls: map[string]string{connOpenWire: "tcp://y", connMQTT: "mqtt://y"}}
 	mosq := &broker{name: nameMosquitto, urls: map[string]string{connMQTT: "mqtt://z"}}
+	rabbit := &broker{name: nameRabbitMQ, urls: map[string]string{connMQTT: "mqtt://r", connAMQP: "amqp://r"}}
 	mqtt := scenario{ID: "m", conn: connMQTT, refs: []string{nameMosquitto, nameActiveMQ}}
+	mqtt3 := scenario{ID: "m3", conn: connMQTT, refs: []string{nameMosquitto, nameActiveMQ, nameRabbitMQ}}
 	ow := scenario{ID: "o", conn: connOpenWire, refs: []string{nameActiveMQ}}
 	cases := []struct {
 		name      string
@@ -75,12 +77,14 @@ func TestCompareLineup(t *testing.T) {
 			[]string{nameWharf, nameMosquitto, nameActiveMQ}, [][2]string{{nameWharf, nameMosquitto}, {nameWharf, nameActiveMQ}}, false},
 		{"Wharf without MQTT: ActiveMQ against Mosquitto", withoutMQTT, mqtt,
 			[]string{nameMosquitto, nameActiveMQ}, [][2]string{{nameActiveMQ, nameMosquitto}}, true},
+		{"Wharf without MQTT, RabbitMQ too: ActiveMQ against Mosquitto and RabbitMQ", withoutMQTT, mqtt3,
+			[]string{nameMosquitto, nameActiveMQ, nameRabbitMQ}, [][2]string{{nameActiveMQ, nameMosquitto}, {nameActiveMQ, nameRabbitMQ}}, true},
 		{"OpenWire: Wharf then ActiveMQ", withoutMQTT, ow,
 			[]string{nameWharf, nameActiveMQ}, [][2]string{{nameWharf, nameActiveMQ}}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &runner{brokers: map[string]*broker{nameWharf: tc.wharf, nameActiveMQ: amq, nameMosquitto: mosq}}
+			r := &runner{brokers: map[string]*broker{nameWharf: tc.wharf, nameActiveMQ: amq, nameMosquitto: mosq, nameRabbitMQ: rabbit}}
 			order, pairs, note := r.lineup(tc.sc)
 			if !slices.Equal(order, tc.order) || fmt.Sprint(pairs) != fmt.Sprint(tc.pairs) {
 				t.Errorf("lineup = %v %v, want %v %v", order, pairs, tc.order, tc.pairs)

@@ -103,10 +103,16 @@ func (r *runner) lineup(sc scenario) (order []string, pairs [][2]string, note st
 	if len(refs) == 0 {
 		return nil, nil, note
 	}
-	// The last reference (ActiveMQ) against the first (Mosquitto).
+	// ActiveMQ, the broker Wharf reimplements, against the others (the
+	// last reference when ActiveMQ is not among them).
 	subject := refs[len(refs)-1]
-	for _, ref := range refs[:len(refs)-1] {
-		pairs = append(pairs, [2]string{subject, ref})
+	if slices.Contains(refs, nameActiveMQ) {
+		subject = nameActiveMQ
+	}
+	for _, ref := range refs {
+		if ref != subject {
+			pairs = append(pairs, [2]string{subject, ref})
+		}
 	}
 	return refs, pairs, note
 }
