@@ -227,9 +227,15 @@ func newBrokerPorts() (brokerPorts, error) {
 	return brokerPorts{p[0], p[1], p[2], p[3], p[4], p[5], p[6]}, nil
 }
 
-func (p brokerPorts) props(data string) []string {
+func (p brokerPorts) props(data string) []string { return p.propsStoring(data, false) }
+
+// propsStoring are the properties with concurrentStoreAndDispatchQueues
+// off when storeEvery: every persistent queue message is written and
+// synced, whether or not its consumer has it already.
+func (p brokerPorts) propsStoring(data string, storeEvery bool) []string {
 	return []string{
 		"activemq.data=" + data,
+		"compare.concurrentStoreAndDispatch=" + strconv.FormatBool(!storeEvery),
 		"compare.openwire.port=" + strconv.Itoa(p.openwire),
 		"compare.nio.port=" + strconv.Itoa(p.nio),
 		"compare.stomp.port=" + strconv.Itoa(p.stomp),
@@ -282,6 +288,12 @@ var errNoMQTT = errors.New("wharf: n/a (no MQTT listener)")
 // withMQTT it keeps the MQTT connector and returns errNoMQTT when Wharf
 // refuses it (a build without an MQTT listener).
 func startWharf(ctx context.Context, bin, confXML, dir string, withMQTT bool) (*broker, error) {
+	return startWharfStoring(ctx, bin, confXML, dir, withMQTT, false)
+}
+
+// startWharfStoring is startWharf with concurrentStoreAndDispatchQueues
+// off when storeEvery (brokerPorts.propsStoring).
+func startWharfStoring(ctx context.Context, bin, confXML, dir string, withMQTT, storeEvery bool) (*broker, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
 		return nil, err
 	}
@@ -298,7 +310,7 @@ func startWharf(ctx context.Context, bin, confXML, dir string, withMQTT bool) (*
 		return nil, err
 	}
 	args := []string{"run", "--config", conf, "--log-level", "warn", "--http=false"}
-	for _, p := range bp.props(filepath.Join(dir, "data")) {
+	for _, p := range bp.propsStoring(filepath.Join(dir, "data"), storeEvery) {
 		args = append(args, "-D"+p)
 	}
 	logPath := filepath.Join(dir, "wharf.log")

@@ -124,13 +124,18 @@ func TestCompareLatencyDiskAndSelfRows(t *testing.T) {
 	}
 	brokers := map[string]*broker{nameWharf: w, nameActiveMQ: inProcess(t, nameActiveMQ)}
 	var log bytes.Buffer
+	var freshStarts []string
 	r := &runner{brokers: brokers, rounds: 1, log: &log, scale: 1, diskDir: t.TempDir(), fsyncPerSec: 400,
-		missing: map[string]string{nameRabbitMQ: "not installed"}}
+		missing: map[string]string{nameRabbitMQ: "not installed"},
+		fresh: func(_ context.Context, name string, _ int, storeEvery bool) (*broker, error) {
+			freshStarts = append(freshStarts, fmt.Sprintf("%s storeEvery=%v", name, storeEvery))
+			return inProcess(t, name), nil
+		}}
 	latency := scenario{ID: "lat", Title: "latency, queue at a disk's share", conn: connSTOMP,
 		refs: []string{nameActiveMQ, nameRabbitMQ, nameDisk}, metric: latencyP99, rateOfDisk: 0.5, rateFor: time.Second,
 		set: func(c *bench.Config) { c.Size = 1024 }}
 	limit := scenario{ID: "lim", Title: "near the limit: sync persistent", conn: connSTOMP, refs: []string{nameDisk}, metric: throughput,
-		target: "Wharf/disk ≥ 0.95", set: func(c *bench.Config) {
+		target: "Wharf/disk ≥ 0.95", fresh: true, storeEvery: true, set: func(c *bench.Config) {
 			sync := true
 			c.Persistent, c.Sync, c.Count, c.Duration = true, &sync, 1<<30, 500*time.Millisecond
 		}}
@@ -149,6 +154,11 @@ func TestCompareLatencyDiskAndSelfRows(t *testing.T) {
 	want := []string{"lat wharf", "lat activemq", "lat disk", "lim wharf", "lim disk", "self wharf", "self wharf-stomp"}
 	if !slices.Equal(r.ran, want) {
 		t.Errorf("runs %v, want %v", r.ran, want)
+	}
+	// The near-the-limit row's Wharf is a fresh one that stores every
+	// message; the disk needs no broker.
+	if want := []string{"wharf storeEvery=true"}; !slices.Equal(freshStarts, want) {
+		t.Errorf("fresh starts %v, want %v", freshStarts, want)
 	}
 	for _, s := range samples["lat"] {
 		switch {
@@ -231,7 +241,7 @@ func TestCompareRounds(t *testing.T) {
 	var log bytes.Buffer
 	r := &runner{
 		brokers: brokers, rounds: 2, log: &log, scale: 1,
-		fresh: func(_ context.Context, name string, round int) (*broker, error) {
+		fresh: func(_ context.Context, name string, round int, _ bool) (*broker, error) {
 			freshStarts = append(freshStarts, fmt.Sprintf("%s/%d", name, round))
 			return inProcess(t, name), nil
 		},
@@ -443,6 +453,22 @@ func TestCompareBrokerConfig(t *testing.T) {
 			}
 			if kd := cfg.Persistence.KahaDB; cfg.Persistence.Kind != config.KindKahaDB || kd.JournalDiskSyncStrategy != config.SyncAlways {
 				t.Errorf("store %q with sync strategy %q, want KahaDB syncing always", cfg.Persistence.Kind, kd.JournalDiskSyncStrategy)
+			}
+			if !cfg.Persistence.KahaDB.ConcurrentStoreAndDispatchQueues {
+				t.Errorf("concurrentStoreAndDispatchQueues off, want ActiveMQ's default (on)")
+			}
+			// The near-the-limit rows' Wharf stores every message.
+			storing := map[string]string{}
+			for _, p := range bp.propsStoring(t.TempDir(), true) {
+				k, v, _ := strings.Cut(p, "=")
+				storing[k] = v
+			}
+			cfg, err = config.LoadFile(path, storing)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Persistence.KahaDB.ConcurrentStoreAndDispatchQueues {
+				t.Errorf("storing every message: concurrentStoreAndDispatchQueues on, want off")
 			}
 		})
 	}

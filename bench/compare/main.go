@@ -271,14 +271,14 @@ func run(ctx context.Context, o options, stdout, log io.Writer) (err error) {
 	r := &runner{
 		brokers: brokers, rounds: o.rounds, scale: o.scale, log: log, jmsCP: jmsCP, jmsErr: jmsErr,
 		deadline: start.Add(o.budget), diskDir: tmp, fsyncPerSec: m.FsyncPerSec, missing: missing,
-		fresh: func(ctx context.Context, name string, round int) (*broker, error) {
+		fresh: func(ctx context.Context, name string, round int, storeEvery bool) (*broker, error) {
 			// A directory per start: several fresh scenarios run in one
 			// round.
 			freshRuns++
 			dir := filepath.Join(tmp, fmt.Sprintf("%s-fresh-%d-%d", name, round, freshRuns))
 			switch name {
 			case nameWharf:
-				return startWharf(ctx, bin, string(confXML), dir, wharfMQTT)
+				return startWharfStoring(ctx, bin, string(confXML), dir, wharfMQTT, storeEvery)
 			case nameActiveMQ:
 				return startActiveMQ(ctx, string(confXML), string(log4j), dir)
 			case nameMosquitto:

@@ -49,7 +49,9 @@ type runner struct {
 	brokers map[string]*broker
 	// fresh starts a broker process of the given name for one run of a
 	// fresh scenario; the runner stops it after the run.
-	fresh  func(ctx context.Context, name string, round int) (*broker, error)
+	// storeEvery starts it with concurrentStoreAndDispatchQueues off
+	// (scenario.storeEvery).
+	fresh  func(ctx context.Context, name string, round int, storeEvery bool) (*broker, error)
 	rounds int
 	// deadline, when set, ends the comparison after the round in
 	// progress when the next one would not finish before it.
@@ -178,7 +180,7 @@ func (r *runner) measure(ctx context.Context, sc scenario, name string, round in
 	}
 	b, conn := r.target(name, sc.conn)
 	if sc.fresh {
-		fb, err := r.fresh(ctx, name, round)
+		fb, err := r.fresh(ctx, name, round, sc.storeEvery)
 		if err != nil {
 			s.Error = err.Error()
 			return s
