@@ -227,15 +227,9 @@ func newBrokerPorts() (brokerPorts, error) {
 	return brokerPorts{p[0], p[1], p[2], p[3], p[4], p[5], p[6]}, nil
 }
 
-func (p brokerPorts) props(data string) []string { return p.propsStoring(data, false) }
-
-// propsStoring are the properties with concurrentStoreAndDispatchQueues
-// off when storeEvery: every persistent queue message is written and
-// synced, whether or not its consumer has it already.
-func (p brokerPorts) propsStoring(data string, storeEvery bool) []string {
+func (p brokerPorts) props(data string) []string {
 	return []string{
 		"activemq.data=" + data,
-		"compare.concurrentStoreAndDispatch=" + strconv.FormatBool(!storeEvery),
 		"compare.openwire.port=" + strconv.Itoa(p.openwire),
 		"compare.nio.port=" + strconv.Itoa(p.nio),
 		"compare.stomp.port=" + strconv.Itoa(p.stomp),
@@ -281,6 +275,16 @@ func withoutConnectors(xml string, names ...string) string {
 	return strings.Join(out, "\n")
 }
 
+
+// storingEvery is the broker configuration with
+// concurrentStoreAndDispatchQueues off: every persistent queue message is
+// written and synced before its producer hears back, whether or not its
+// consumer has it already. (A placeholder in the shared file would not
+// do: ActiveMQ's schema validation takes a boolean attribute only.)
+func storingEvery(xml string) string {
+	return strings.Replace(xml, "<kahaDB ", `<kahaDB concurrentStoreAndDispatchQueues="false" `, 1)
+}
+
 // errNoMQTT is a Wharf that refuses the MQTT connector.
 var errNoMQTT = errors.New("wharf: n/a (no MQTT listener)")
 
@@ -292,7 +296,7 @@ func startWharf(ctx context.Context, bin, confXML, dir string, withMQTT bool) (*
 }
 
 // startWharfStoring is startWharf with concurrentStoreAndDispatchQueues
-// off when storeEvery (brokerPorts.propsStoring).
+// off when storeEvery (storingEvery).
 func startWharfStoring(ctx context.Context, bin, confXML, dir string, withMQTT, storeEvery bool) (*broker, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
 		return nil, err
@@ -300,6 +304,9 @@ func startWharfStoring(ctx context.Context, bin, confXML, dir string, withMQTT, 
 	xml := confXML
 	if !withMQTT {
 		xml = withoutMQTT(xml)
+	}
+	if storeEvery {
+		xml = storingEvery(xml)
 	}
 	conf := filepath.Join(dir, "activemq.xml")
 	if err := os.WriteFile(conf, []byte(xml), 0o644); err != nil {
@@ -310,7 +317,7 @@ func startWharfStoring(ctx context.Context, bin, confXML, dir string, withMQTT, 
 		return nil, err
 	}
 	args := []string{"run", "--config", conf, "--log-level", "warn", "--http=false"}
-	for _, p := range bp.propsStoring(filepath.Join(dir, "data"), storeEvery) {
+	for _, p := range bp.props(filepath.Join(dir, "data")) {
 		args = append(args, "-D"+p)
 	}
 	logPath := filepath.Join(dir, "wharf.log")

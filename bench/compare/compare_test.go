@@ -458,12 +458,10 @@ func TestCompareBrokerConfig(t *testing.T) {
 				t.Errorf("concurrentStoreAndDispatchQueues off, want ActiveMQ's default (on)")
 			}
 			// The near-the-limit rows' Wharf stores every message.
-			storing := map[string]string{}
-			for _, p := range bp.propsStoring(t.TempDir(), true) {
-				k, v, _ := strings.Cut(p, "=")
-				storing[k] = v
+			if err := os.WriteFile(path, []byte(storingEvery(tc.text)), 0o644); err != nil {
+				t.Fatal(err)
 			}
-			cfg, err = config.LoadFile(path, storing)
+			cfg, err = config.LoadFile(path, vars)
 			if err != nil {
 				t.Fatal(err)
 			}
