@@ -275,7 +275,6 @@ func withoutConnectors(xml string, names ...string) string {
 	return strings.Join(out, "\n")
 }
 
-
 // storingEvery is the broker configuration with
 // concurrentStoreAndDispatchQueues off: every persistent queue message is
 // written and synced before its producer hears back, whether or not its
