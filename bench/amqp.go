@@ -14,7 +14,9 @@ import (
 
 // The AMQP 1.0 client of `wharf bench`, over github.com/Azure/go-amqp.
 // Destinations are the addresses ActiveMQ's AMQP adapter reads:
-// "queue://name" and "topic://name" (a bare name would be a queue). A body
+// "queue://name" and "topic://name" (a bare name would be a queue), or
+// with --amqp-addresses rabbitmq RabbitMQ's "/queue/name" and
+// "/topic/name" (amqpOptions.address, set at link attach only). A body
 // travels in one data section (AMQP 1.0 §3.2.6); --persistent sets
 // header.durable (§3.2.1), which ActiveMQ maps to JMS PERSISTENT.
 //
