@@ -222,11 +222,14 @@ bench-engine:
 bench-store:
 	$(GO) run ./bench/store
 
-# Wharf against ActiveMQ 5.17 and Mosquitto on this machine, the same
-# `wharf bench` scenarios against each in turn for ROUNDS rounds (bench/compare):
-# installs what is missing when root, starts and stops every broker itself,
-# prints the table and writes bench/compare/results/<date>.json and .svg.
-# Under 15 minutes on 2 cores.
+# Wharf against ActiveMQ 5.17, Mosquitto and (when Debian's rabbitmq-server
+# is installed) RabbitMQ 3.10 on this machine, the same `wharf bench`
+# scenarios against each in turn for ROUNDS rounds (bench/compare), with
+# latency rows at fixed rates and rows against the disk's fsync rate:
+# installs what is missing when root (not RabbitMQ), starts and stops every
+# broker itself, prints the table and writes
+# bench/compare/results/<date>.json and .svg.
+# About 30 minutes on 2 cores (a 28-minute budget: -budget).
 ROUNDS ?= 3
 .PHONY: bench-compare
 bench-compare:

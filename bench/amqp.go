@@ -14,7 +14,9 @@ import (
 
 // The AMQP 1.0 client of `wharf bench`, over github.com/Azure/go-amqp.
 // Destinations are the addresses ActiveMQ's AMQP adapter reads:
-// "queue://name" and "topic://name" (a bare name would be a queue). A body
+// "queue://name" and "topic://name" (a bare name would be a queue), or
+// with --amqp-addresses rabbitmq RabbitMQ's "/queue/name" and
+// "/topic/name" (amqpOptions.address, set at link attach only). A body
 // travels in one data section (AMQP 1.0 §3.2.6); --persistent sets
 // header.durable (§3.2.1), which ActiveMQ maps to JMS PERSISTENT.
 //
@@ -65,6 +67,9 @@ type amqpOptions struct {
 	// autoAccept accepts an unsettled delivery on receipt (--ack auto);
 	// otherwise when the run acks it.
 	autoAccept bool
+	// rabbitMQ names destinations as RabbitMQ's AMQP 1.0 plugin does
+	// (Config.AMQPAddresses); otherwise as ActiveMQ does.
+	rabbitMQ bool
 }
 
 // amqpSession is one AMQP connection with one session on it: a sender
@@ -131,13 +136,35 @@ func amqpAddress(d dest) string {
 	return "queue://" + d.name
 }
 
+// address is d's address on the broker: ActiveMQ's, or RabbitMQ's
+// /queue/name and /topic/name.
+func (o amqpOptions) address(d dest) string {
+	if !o.rabbitMQ {
+		return amqpAddress(d)
+	}
+	if d.topic {
+		return "/topic/" + d.name
+	}
+	return "/queue/" + d.name
+}
+
+// durableQueue reports whether the links to or from d ask for a durable
+// terminus: RabbitMQ's plugin declares the queue of /queue/name durable
+// only then, and writes persistent messages to disk only in a durable
+// queue. Its sender and receiver links must agree, or the second
+// declaration fails. ActiveMQ decides by the message, not the link.
+func (o amqpOptions) durableQueue(d dest) bool {
+	return o.rabbitMQ && o.persistent && !d.topic
+}
+
 // parseAMQPAddress reads a reply-to back. A name without a known prefix
 // is a queue, as ActiveMQ takes it.
 func parseAMQPAddress(s string) dest {
 	for _, p := range []struct {
 		prefix string
 		topic  bool
-	}{{"queue://", false}, {"topic://", true}, {"temp-queue://", false}, {"temp-topic://", true}} {
+	}{{"queue://", false}, {"topic://", true}, {"temp-queue://", false}, {"temp-topic://", true},
+		{"/queue/", false}, {"/topic/", true}} {
 		if n, ok := strings.CutPrefix(s, p.prefix); ok {
 			return dest{name: n, topic: p.topic}
 		}
@@ -156,9 +183,13 @@ func (a *amqpSession) sender(ctx context.Context, to dest) (*amqp.Sender, error)
 	if a.o.presettled {
 		mode = amqp.SenderSettleModeSettled
 	}
-	snd, err := a.s.NewSender(ctx, amqpAddress(to), &amqp.SenderOptions{SettlementMode: &mode})
+	so := &amqp.SenderOptions{SettlementMode: &mode}
+	if a.o.durableQueue(to) {
+		so.TargetDurability = amqp.DurabilityConfiguration
+	}
+	snd, err := a.s.NewSender(ctx, a.o.address(to), so)
 	if err != nil {
-		return nil, fmt.Errorf("amqp sender to %s: %w", amqpAddress(to), err)
+		return nil, fmt.Errorf("amqp sender to %s: %w", a.o.address(to), err)
 	}
 	a.senders[to] = snd
 	return snd, nil
@@ -183,7 +214,7 @@ func (a *amqpSession) send(ctx context.Context, to dest, body []byte, replyTo *d
 		m.Header = &amqp.MessageHeader{Durable: true}
 	}
 	if replyTo != nil {
-		rt := amqpAddress(*replyTo)
+		rt := a.o.address(*replyTo)
 		m.Properties = &amqp.MessageProperties{ReplyTo: &rt}
 	}
 	if a.o.presettled {
@@ -254,6 +285,9 @@ func (a *amqpSession) subscribe(ctx context.Context, from dest, o subOptions) (s
 		credit = amqpDefaultCredit
 	}
 	ro := &amqp.ReceiverOptions{Credit: int32(credit)}
+	if a.o.durableQueue(from) {
+		ro.SourceDurability = amqp.DurabilityConfiguration
+	}
 	// Asking for a settle mode makes go-amqp refuse a broker that
 	// attaches with another (AMQP 1.0 §2.6.3: the attach reply carries
 	// the mode the broker will use).
@@ -264,9 +298,9 @@ func (a *amqpSession) subscribe(ctx context.Context, from dest, o subOptions) (s
 		// First: the accept settles the delivery; no round trip more.
 		ro.SettlementMode = new(amqp.ReceiverSettleModeFirst)
 	}
-	r, err := a.s.NewReceiver(ctx, amqpAddress(from), ro)
+	r, err := a.s.NewReceiver(ctx, a.o.address(from), ro)
 	if err != nil {
-		return nil, fmt.Errorf("amqp receiver on %s: %w", amqpAddress(from), err)
+		return nil, fmt.Errorf("amqp receiver on %s: %w", a.o.address(from), err)
 	}
 	return &amqpSub{r: r, presettled: a.o.presettled, acceptOnReceive: !a.o.presettled && a.o.autoAccept}, nil
 }

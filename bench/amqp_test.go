@@ -203,6 +203,8 @@ func TestAMQPValidate(t *testing.T) {
 		{"unknown settlement", "", func(c *Config) { c.Settle = "second" }, `--settle "second": want unsettled or presettled`},
 		{"credit beyond int32", "", func(c *Config) { c.Prefetch = 1 << 31 }, "link credit is at most"},
 		{"presettled over STOMP", "stomp://127.0.0.1:61613", func(c *Config) { c.Settle = SettlePresettled }, "only AMQP has settlement modes"},
+		{"unknown addressing", "", func(c *Config) { c.AMQPAddresses = "qpid" }, `--amqp-addresses "qpid": want activemq`},
+		{"RabbitMQ addresses over MQTT", "mqtt://127.0.0.1:1883", func(c *Config) { c.AMQPAddresses = AMQPRabbitMQ }, "only AMQP URLs take it"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -230,6 +232,10 @@ func TestAMQPValidate(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("a persistent presettled run: %v, want it valid", err)
 	}
+	cfg.AMQPAddresses = AMQPRabbitMQ
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("a run with RabbitMQ's addresses: %v, want it valid", err)
+	}
 	if cfg.SyncSends() {
 		t.Errorf("SyncSends() presettled and persistent = true, want false: nothing comes back to wait for")
 	}
@@ -253,9 +259,22 @@ func TestAMQPAddress(t *testing.T) {
 	check("temp-queue://ID:x-1", dest{name: "ID:x-1"})
 	check("temp-topic://ID:x-2", dest{name: "ID:x-2", topic: true})
 	check("plain", dest{name: "plain"})
+	check("/queue/a.b", dest{name: "a.b"})
+	check("/topic/a.b", dest{name: "a.b", topic: true})
 	for _, d := range []dest{{name: "q"}, {name: "t", topic: true}} {
 		if got := parseAMQPAddress(amqpAddress(d)); got != d {
 			t.Errorf("round trip of %+v through %q = %+v", d, amqpAddress(d), got)
 		}
+		// RabbitMQ's addresses (--amqp-addresses rabbitmq).
+		r := amqpOptions{rabbitMQ: true}
+		if a := r.address(d); a[0] != '/' || parseAMQPAddress(a) != d {
+			t.Errorf("RabbitMQ address of %+v = %q, read back as %+v", d, a, parseAMQPAddress(a))
+		}
+		if a := (amqpOptions{}).address(d); a != amqpAddress(d) {
+			t.Errorf("default address of %+v = %q, want ActiveMQ's %q", d, a, amqpAddress(d))
+		}
+	}
+	if got := (amqpOptions{rabbitMQ: true}).address(dest{name: "x", topic: true}); got != "/topic/x" {
+		t.Errorf("RabbitMQ topic address = %q, want /topic/x", got)
 	}
 }

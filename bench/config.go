@@ -62,6 +62,22 @@ const (
 	SettlePresettled Settlement = "presettled"
 )
 
+// AMQPAddressing is how AMQP 1.0 addresses name a queue or a topic,
+// which the standard leaves to each broker.
+type AMQPAddressing string
+
+// The addressings of `wharf bench --amqp-addresses`.
+const (
+	// AMQPActiveMQ is ActiveMQ's (and Wharf's): queue://name and
+	// topic://name.
+	AMQPActiveMQ AMQPAddressing = "activemq"
+	// AMQPRabbitMQ is RabbitMQ's AMQP 1.0 plugin's: /queue/name (the
+	// queue, declared by a consumer's link if missing) and /topic/name
+	// (amq.topic with routing key name; each receiver gets a queue of its
+	// own bound to it).
+	AMQPRabbitMQ AMQPAddressing = "rabbitmq"
+)
+
 // StampBytes is the size of the stamp at the head of every body, the
 // smallest allowed Config.Size.
 const StampBytes = stampBytes
@@ -149,6 +165,9 @@ type Config struct {
 	// Settle is the AMQP settlement mode; other protocols accept only
 	// SettleUnsettled, which is how they work anyway.
 	Settle Settlement
+	// AMQPAddresses is how AMQP addresses name destinations; empty is
+	// AMQPActiveMQ.
+	AMQPAddresses AMQPAddressing
 
 	// ConnectTimeout bounds each connection's setup.
 	ConnectTimeout time.Duration
@@ -342,6 +361,15 @@ func (c *Config) Validate() error {
 		}
 	default:
 		bad("--settle %q: want unsettled or presettled", c.Settle)
+	}
+	switch c.AMQPAddresses {
+	case "", AMQPActiveMQ:
+	case AMQPRabbitMQ:
+		if err == nil && t.Protocol != ProtocolAMQP {
+			bad("--amqp-addresses rabbitmq: only AMQP URLs take it, not %s", t.Protocol)
+		}
+	default:
+		bad("--amqp-addresses %q: want activemq (queue://name, topic://name) or rabbitmq (/queue/name, /topic/name)", c.AMQPAddresses)
 	}
 	errs = append(errs, c.loginProblems()...)
 	if err == nil {

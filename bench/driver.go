@@ -81,6 +81,7 @@ func newDialer(t Target, cfg *Config, tc *tls.Config) dialer {
 			persistent: persistent,
 			presettled: cfg.Settle == SettlePresettled,
 			autoAccept: cfg.Ack == AckAuto,
+			rabbitMQ:   cfg.AMQPAddresses == AMQPRabbitMQ,
 		}
 		return func(ctx context.Context, _ bool) (session, error) {
 			return dialAMQP(ctx, t, o)

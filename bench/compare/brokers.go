@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,6 +23,13 @@ const (
 	nameWharf     = "wharf"
 	nameActiveMQ  = "activemq"
 	nameMosquitto = "mosquitto"
+	nameRabbitMQ  = "rabbitmq"
+	// nameWharfSTOMP is Wharf over STOMP as the reference of a row that
+	// compares Wharf's AMQP with its own STOMP: the same broker process.
+	nameWharfSTOMP = "wharf-stomp"
+	// nameDisk is the disk as the reference of the near-the-limit rows:
+	// its write+fsync rate, measured next to Wharf's run.
+	nameDisk = "disk"
 )
 
 // displayName is how the table names a broker.
@@ -33,6 +41,12 @@ func displayName(b string) string {
 		return "ActiveMQ"
 	case nameMosquitto:
 		return "Mosquitto"
+	case nameRabbitMQ:
+		return "RabbitMQ"
+	case nameWharfSTOMP:
+		return "Wharf STOMP"
+	case nameDisk:
+		return "disk fsync"
 	}
 	return b
 }
@@ -47,6 +61,9 @@ const (
 	// (Mosquitto has one MQTT listener: both MQTT keys name it).
 	connSTOMPNIO = "stomp-nio"
 	connMQTTNIO  = "mqtt-nio"
+	// amqp://, AMQP 1.0: Wharf's and RabbitMQ's (Debian's ActiveMQ has no
+	// AMQP transport).
+	connAMQP = "amqp"
 )
 
 // broker is a running broker the scenarios are pointed at.
@@ -62,6 +79,11 @@ type broker struct {
 	stop func() error
 	// log is the path of its log file.
 	log string
+	// epmd is the port of the Erlang port mapper a RabbitMQ node started
+	// (0 for the others).
+	epmd int
+	// ctl runs rabbitmqctl against a RabbitMQ node (nil for the others).
+	ctl func(ctx context.Context, args ...string) (string, error)
 }
 
 // alive reports whether the broker process is still running.
@@ -195,14 +217,14 @@ func ports(n int) ([]int, error) {
 
 // brokerPorts are the connector ports of one broker instance, and the -D
 // properties that hand them to the shared activemq.xml.
-type brokerPorts struct{ openwire, nio, stomp, mqtt, stompNIO, mqttNIO int }
+type brokerPorts struct{ openwire, nio, stomp, mqtt, stompNIO, mqttNIO, amqp int }
 
 func newBrokerPorts() (brokerPorts, error) {
-	p, err := ports(6)
+	p, err := ports(7)
 	if err != nil {
 		return brokerPorts{}, err
 	}
-	return brokerPorts{p[0], p[1], p[2], p[3], p[4], p[5]}, nil
+	return brokerPorts{p[0], p[1], p[2], p[3], p[4], p[5], p[6]}, nil
 }
 
 func (p brokerPorts) props(data string) []string {
@@ -214,6 +236,7 @@ func (p brokerPorts) props(data string) []string {
 		"compare.mqtt.port=" + strconv.Itoa(p.mqtt),
 		"compare.stompnio.port=" + strconv.Itoa(p.stompNIO),
 		"compare.mqttnio.port=" + strconv.Itoa(p.mqttNIO),
+		"compare.amqp.port=" + strconv.Itoa(p.amqp),
 	}
 }
 
@@ -233,19 +256,32 @@ func (p brokerPorts) urls(withMQTT bool) map[string]string {
 	return u
 }
 
-// withoutMQTT is the broker configuration without its MQTT connector, for
-// a Wharf that has no MQTT listener: the element spans two lines.
-func withoutMQTT(xml string) string {
+// withoutMQTT is the broker configuration without its MQTT connectors,
+// for a Wharf that has no MQTT listener.
+func withoutMQTT(xml string) string { return withoutConnectors(xml, "mqtt", "mqtt-nio") }
+
+// withoutConnectors is the broker configuration without the named
+// transport connectors: each element spans two lines.
+func withoutConnectors(xml string, names ...string) string {
 	lines := strings.Split(xml, "\n")
 	var out []string
 	for i := 0; i < len(lines); i++ {
-		if strings.Contains(lines[i], `name="mqtt"`) || strings.Contains(lines[i], `name="mqtt-nio"`) {
+		if slices.ContainsFunc(names, func(n string) bool { return strings.Contains(lines[i], `name="`+n+`"`) }) {
 			i++ // and its uri line
 			continue
 		}
 		out = append(out, lines[i])
 	}
 	return strings.Join(out, "\n")
+}
+
+// storingEvery is the broker configuration with
+// concurrentStoreAndDispatchQueues off: every persistent queue message is
+// written and synced before its producer hears back, whether or not its
+// consumer has it already. (A placeholder in the shared file would not
+// do: ActiveMQ's schema validation takes a boolean attribute only.)
+func storingEvery(xml string) string {
+	return strings.Replace(xml, "<kahaDB ", `<kahaDB concurrentStoreAndDispatchQueues="false" `, 1)
 }
 
 // errNoMQTT is a Wharf that refuses the MQTT connector.
@@ -255,12 +291,21 @@ var errNoMQTT = errors.New("wharf: n/a (no MQTT listener)")
 // withMQTT it keeps the MQTT connector and returns errNoMQTT when Wharf
 // refuses it (a build without an MQTT listener).
 func startWharf(ctx context.Context, bin, confXML, dir string, withMQTT bool) (*broker, error) {
+	return startWharfStoring(ctx, bin, confXML, dir, withMQTT, false)
+}
+
+// startWharfStoring is startWharf with concurrentStoreAndDispatchQueues
+// off when storeEvery (storingEvery).
+func startWharfStoring(ctx context.Context, bin, confXML, dir string, withMQTT, storeEvery bool) (*broker, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
 		return nil, err
 	}
 	xml := confXML
 	if !withMQTT {
 		xml = withoutMQTT(xml)
+	}
+	if storeEvery {
+		xml = storingEvery(xml)
 	}
 	conf := filepath.Join(dir, "activemq.xml")
 	if err := os.WriteFile(conf, []byte(xml), 0o644); err != nil {
@@ -279,7 +324,7 @@ func startWharf(ctx context.Context, bin, confXML, dir string, withMQTT bool) (*
 	if err != nil {
 		return nil, err
 	}
-	addrs := []string{addr(bp.openwire), addr(bp.nio), addr(bp.stomp), addr(bp.stompNIO)}
+	addrs := []string{addr(bp.openwire), addr(bp.nio), addr(bp.stomp), addr(bp.stompNIO), addr(bp.amqp)}
 	if withMQTT {
 		addrs = append(addrs, addr(bp.mqtt), addr(bp.mqttNIO))
 	}
@@ -290,7 +335,9 @@ func startWharf(ctx context.Context, bin, confXML, dir string, withMQTT bool) (*
 		}
 		return nil, fmt.Errorf("wharf: %w", err)
 	}
-	return &broker{name: nameWharf, urls: bp.urls(withMQTT), pid: p.cmd.Process.Pid, exited: p.exited, stop: p.stop, log: logPath}, nil
+	urls := bp.urls(withMQTT)
+	urls[connAMQP] = "amqp://" + addr(bp.amqp)
+	return &broker{name: nameWharf, urls: urls, pid: p.cmd.Process.Pid, exited: p.exited, stop: p.stop, log: logPath}, nil
 }
 
 // startActiveMQ runs Debian's ActiveMQ with the shared activemq.xml and
@@ -301,7 +348,7 @@ func startActiveMQ(ctx context.Context, confXML, log4j, dir string) (*broker, er
 			return nil, err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "conf", "activemq.xml"), []byte(confXML), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "conf", "activemq.xml"), []byte(withoutConnectors(confXML, "amqp")), 0o644); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "conf", "log4j.properties"), []byte(log4j), 0o644); err != nil {

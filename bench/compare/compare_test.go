@@ -61,7 +61,9 @@ func TestCompareLineup(t *testing.T) {
 	withoutMQTT := &broker{name: nameWharf, urls: map[string]string{connOpenWire: "tcp://x"}}
 	amq := &broker{name: nameActiveMQ, urls: map[string]string{connOpenWire: "tcp://y", connMQTT: "mqtt://y"}}
 	mosq := &broker{name: nameMosquitto, urls: map[string]string{connMQTT: "mqtt://z"}}
+	rabbit := &broker{name: nameRabbitMQ, urls: map[string]string{connMQTT: "mqtt://r", connAMQP: "amqp://r"}}
 	mqtt := scenario{ID: "m", conn: connMQTT, refs: []string{nameMosquitto, nameActiveMQ}}
+	mqtt3 := scenario{ID: "m3", conn: connMQTT, refs: []string{nameMosquitto, nameActiveMQ, nameRabbitMQ}}
 	ow := scenario{ID: "o", conn: connOpenWire, refs: []string{nameActiveMQ}}
 	cases := []struct {
 		name      string
@@ -75,12 +77,14 @@ func TestCompareLineup(t *testing.T) {
 			[]string{nameWharf, nameMosquitto, nameActiveMQ}, [][2]string{{nameWharf, nameMosquitto}, {nameWharf, nameActiveMQ}}, false},
 		{"Wharf without MQTT: ActiveMQ against Mosquitto", withoutMQTT, mqtt,
 			[]string{nameMosquitto, nameActiveMQ}, [][2]string{{nameActiveMQ, nameMosquitto}}, true},
+		{"Wharf without MQTT, RabbitMQ too: ActiveMQ against Mosquitto and RabbitMQ", withoutMQTT, mqtt3,
+			[]string{nameMosquitto, nameActiveMQ, nameRabbitMQ}, [][2]string{{nameActiveMQ, nameMosquitto}, {nameActiveMQ, nameRabbitMQ}}, true},
 		{"OpenWire: Wharf then ActiveMQ", withoutMQTT, ow,
 			[]string{nameWharf, nameActiveMQ}, [][2]string{{nameWharf, nameActiveMQ}}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &runner{brokers: map[string]*broker{nameWharf: tc.wharf, nameActiveMQ: amq, nameMosquitto: mosq}}
+			r := &runner{brokers: map[string]*broker{nameWharf: tc.wharf, nameActiveMQ: amq, nameMosquitto: mosq, nameRabbitMQ: rabbit}}
 			order, pairs, note := r.lineup(tc.sc)
 			if !slices.Equal(order, tc.order) || fmt.Sprint(pairs) != fmt.Sprint(tc.pairs) {
 				t.Errorf("lineup = %v %v, want %v %v", order, pairs, tc.order, tc.pairs)
@@ -97,9 +101,133 @@ func inProcess(t *testing.T, name string) *broker {
 	t.Helper()
 	b := brokertest.Start(t, wiring.Factories())
 	ow := b.Addr("openwire").String()
-	return &broker{
+	br := &broker{
 		name: name, pid: os.Getpid(), exited: make(chan struct{}), stop: func() error { return nil },
 		urls: map[string]string{connOpenWire: "tcp://" + ow, connNIO: "tcp://" + ow, connSTOMP: "stomp://" + b.STOMPAddr()},
+	}
+	if a := b.AMQPAddr(); a != "" {
+		br.urls[connAMQP] = "amqp://" + a
+	}
+	return br
+}
+
+// TestCompareLatencyDiskAndSelfRows runs, against in-process brokers, the
+// new kinds of rows for one round each: a latency row at a fixed rate
+// (with the disk as a second reference, at a share of its fsync rate), a
+// near-the-limit row against the disk alone, and Wharf's AMQP against
+// its own STOMP; and checks who ran, the disk's samples, the target
+// rates, and how the table prints them.
+func TestCompareLatencyDiskAndSelfRows(t *testing.T) {
+	w := inProcess(t, nameWharf)
+	if w.urls[connAMQP] == "" {
+		t.Fatal("the in-process Wharf has no AMQP connector")
+	}
+	brokers := map[string]*broker{nameWharf: w, nameActiveMQ: inProcess(t, nameActiveMQ)}
+	var log bytes.Buffer
+	var freshStarts []string
+	r := &runner{brokers: brokers, rounds: 1, log: &log, scale: 1, diskDir: t.TempDir(), fsyncPerSec: 400,
+		missing: map[string]string{nameRabbitMQ: "not installed"},
+		fresh: func(_ context.Context, name string, _ int, storeEvery bool) (*broker, error) {
+			freshStarts = append(freshStarts, fmt.Sprintf("%s storeEvery=%v", name, storeEvery))
+			return inProcess(t, name), nil
+		}}
+	latency := scenario{ID: "lat", Title: "latency, queue at a disk's share", conn: connSTOMP,
+		refs: []string{nameActiveMQ, nameRabbitMQ, nameDisk}, metric: latencyP99, rateOfDisk: 0.5, rateFor: time.Second,
+		set: func(c *bench.Config) { c.Size = 1024 }}
+	limit := scenario{ID: "lim", Title: "near the limit: sync persistent", conn: connSTOMP, refs: []string{nameDisk}, metric: throughput,
+		target: "Wharf/disk ≥ 0.95", fresh: true, storeEvery: true, set: func(c *bench.Config) {
+			sync := true
+			c.Persistent, c.Sync, c.Count, c.Duration = true, &sync, 1<<30, 500*time.Millisecond
+		}}
+	self := scenario{ID: "self", Title: "queue, AMQP vs STOMP", conn: connAMQP, refs: []string{nameWharfSTOMP}, metric: throughput,
+		set: func(c *bench.Config) { c.Count = 300 }}
+	scs := []scenario{latency, limit, self}
+
+	order, _, note := r.lineup(latency)
+	if !slices.Equal(order, []string{nameWharf, nameActiveMQ, nameDisk}) || !strings.Contains(note, "rabbitmq: not installed") {
+		t.Errorf("latency lineup %v, note %q; want Wharf, ActiveMQ, the disk, and RabbitMQ's absence noted", order, note)
+	}
+	samples, done := r.run(context.Background(), scs)
+	if done != 1 {
+		t.Fatalf("%d rounds, want 1; log:\n%s", done, log.String())
+	}
+	want := []string{"lat wharf", "lat activemq", "lat disk", "lim wharf", "lim disk", "self wharf", "self wharf-stomp"}
+	if !slices.Equal(r.ran, want) {
+		t.Errorf("runs %v, want %v", r.ran, want)
+	}
+	// The near-the-limit row's Wharf is a fresh one that stores every
+	// message; the disk needs no broker.
+	if want := []string{"wharf storeEvery=true"}; !slices.Equal(freshStarts, want) {
+		t.Errorf("fresh starts %v, want %v", freshStarts, want)
+	}
+	for _, s := range samples["lat"] {
+		switch {
+		case !s.valid():
+			t.Errorf("latency sample %+v failed; log:\n%s", s, log.String())
+		case s.Broker == nameDisk && (s.Value != s.P99us || s.P50us <= 0 || s.P99us < s.P50us):
+			t.Errorf("disk's latency sample %+v: want its fsync p99 as the value, 0 < p50 <= p99", s)
+		case s.Broker != nameDisk && (s.TargetRate != 200 || s.Value != s.P99us || s.Received != 200):
+			t.Errorf("%s's latency sample %+v: want 200 messages at ½ of 400 fsync/s, the p99 as the value", s.Broker, s)
+		}
+	}
+	for _, s := range samples["lim"] {
+		if !s.valid() || s.Value <= 0 || (s.Broker == nameDisk && s.Value != s.ReceiveRate) {
+			t.Errorf("near-the-limit sample %+v: want a rate (fsync/s for the disk)", s)
+		}
+	}
+	for _, s := range samples["self"] {
+		if !s.valid() || s.Received != 300 {
+			t.Errorf("self sample %+v: want 300 received", s)
+		}
+	}
+
+	rep := &Report{Rounds: 1, Machine: Machine{FsyncPerSec: 400, FsyncP50us: 1500, FsyncP99us: 4200}}
+	for _, sc := range scs {
+		order, pairs, note := r.lineup(sc)
+		rep.Scenarios = append(rep.Scenarios, summarize(sc, order, pairs, note, samples[sc.ID]))
+	}
+	lat := rep.Scenarios[0]
+	if !lat.Latency || lat.HigherIsBetter || len(lat.Comparisons) != 2 || lat.Comparisons[1].Reference != nameDisk {
+		t.Errorf("latency report %+v: want a latency row, lower better, against ActiveMQ and the disk", lat)
+	}
+	if p := float64(lat.MedianP50us[nameWharf]); !(p > 0 && p <= float64(lat.Medians[nameWharf])) {
+		t.Errorf("Wharf's median p50 %v, p99 %v; want 0 < p50 <= p99", p, lat.Medians[nameWharf])
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	tbl := table.String()
+	for _, want := range []string{"p50 1.5ms, p99 4.2ms", "µs ↓", "p50 " + fmtMicros(float64(lat.MedianP50us[nameWharf])),
+		"disk fsync", "target Wharf/disk ≥ 0.95", "Wharf STOMP", "rabbitmq: not installed"} {
+		if !strings.Contains(tbl, want) {
+			t.Errorf("table lacks %q:\n%s", want, tbl)
+		}
+	}
+	// The disk's row has no p99 beside the fsync rate (its p99 is not a
+	// message's).
+	for line := range strings.Lines(tbl) {
+		if strings.HasPrefix(line, "near the limit") && strings.Contains(line, "p99 ") {
+			t.Errorf("near-the-limit row shows a p99: %s", line)
+		}
+	}
+}
+
+// TestCompareBehindTarget: an open-loop run that sent below its target
+// rate gets a note; one at its rate does not.
+func TestCompareBehindTarget(t *testing.T) {
+	ss := []Sample{
+		{Round: 1, Broker: nameWharf, Value: 900, SendRate: 9990, TargetRate: 10000},
+		{Round: 1, Broker: nameActiveMQ, Value: 5000, SendRate: 7000, TargetRate: 10000},
+	}
+	sc := scenario{ID: "l", Title: "latency", metric: latencyP99}
+	sr := summarize(sc, []string{nameWharf, nameActiveMQ}, [][2]string{{nameWharf, nameActiveMQ}}, "", ss)
+	notes := strings.Join(sr.Notes, "; ")
+	if !strings.Contains(notes, "activemq: 1 run(s) sent below 95% of the target rate") || strings.Contains(notes, "wharf:") {
+		t.Errorf("notes %q: want ActiveMQ's shortfall and nothing about Wharf", notes)
+	}
+	if c := sr.Comparisons[0]; float64(c.Ratio) != 900.0/5000 {
+		t.Errorf("latency ratio %v, want 0.18 (p99 Wharf/ActiveMQ)", c.Ratio)
 	}
 }
 
@@ -113,7 +241,7 @@ func TestCompareRounds(t *testing.T) {
 	var log bytes.Buffer
 	r := &runner{
 		brokers: brokers, rounds: 2, log: &log, scale: 1,
-		fresh: func(_ context.Context, name string, round int) (*broker, error) {
+		fresh: func(_ context.Context, name string, round int, _ bool) (*broker, error) {
 			freshStarts = append(freshStarts, fmt.Sprintf("%s/%d", name, round))
 			return inProcess(t, name), nil
 		},
@@ -281,14 +409,15 @@ func TestCompareNAInReport(t *testing.T) {
 }
 
 // TestCompareBrokerConfig: the shared activemq.xml loads in Wharf, with
-// and without its MQTT connector, with a disk sync per persistent send
-// and every connector on loopback.
+// and without its MQTT connector, and as ActiveMQ's copy without the AMQP
+// one, with a disk sync per persistent send and every connector on
+// loopback.
 func TestCompareBrokerConfig(t *testing.T) {
 	xmlText, err := os.ReadFile("activemq.xml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bp := brokerPorts{openwire: 1001, nio: 1002, stomp: 1003, mqtt: 1004, stompNIO: 1005, mqttNIO: 1006}
+	bp := brokerPorts{openwire: 1001, nio: 1002, stomp: 1003, mqtt: 1004, stompNIO: 1005, mqttNIO: 1006, amqp: 1007}
 	vars := map[string]string{}
 	for _, p := range bp.props(t.TempDir()) {
 		k, v, _ := strings.Cut(p, "=")
@@ -299,8 +428,9 @@ func TestCompareBrokerConfig(t *testing.T) {
 		text    string
 		schemes []string
 	}{
-		{"as ActiveMQ loads it", string(xmlText), []string{"tcp", "nio", "stomp", "mqtt", "stomp+nio", "mqtt+nio"}},
-		{"without MQTT", withoutMQTT(string(xmlText)), []string{"tcp", "nio", "stomp", "stomp+nio"}},
+		{"as Wharf loads it", string(xmlText), []string{"tcp", "nio", "stomp", "mqtt", "stomp+nio", "mqtt+nio", "amqp"}},
+		{"as ActiveMQ loads it", withoutConnectors(string(xmlText), "amqp"), []string{"tcp", "nio", "stomp", "mqtt", "stomp+nio", "mqtt+nio"}},
+		{"without MQTT", withoutMQTT(string(xmlText)), []string{"tcp", "nio", "stomp", "stomp+nio", "amqp"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "activemq.xml")
@@ -323,6 +453,20 @@ func TestCompareBrokerConfig(t *testing.T) {
 			}
 			if kd := cfg.Persistence.KahaDB; cfg.Persistence.Kind != config.KindKahaDB || kd.JournalDiskSyncStrategy != config.SyncAlways {
 				t.Errorf("store %q with sync strategy %q, want KahaDB syncing always", cfg.Persistence.Kind, kd.JournalDiskSyncStrategy)
+			}
+			if !cfg.Persistence.KahaDB.ConcurrentStoreAndDispatchQueues {
+				t.Errorf("concurrentStoreAndDispatchQueues off, want ActiveMQ's default (on)")
+			}
+			// The near-the-limit rows' Wharf stores every message.
+			if err := os.WriteFile(path, []byte(storingEvery(tc.text)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err = config.LoadFile(path, vars)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Persistence.KahaDB.ConcurrentStoreAndDispatchQueues {
+				t.Errorf("storing every message: concurrentStoreAndDispatchQueues on, want off")
 			}
 		})
 	}
@@ -374,13 +518,46 @@ func TestCompareRender(t *testing.T) {
 	}
 }
 
+// TestCompareFsyncRate: the disk sync test gives a rate and percentiles
+// of the write+fsync times consistent with it (the median is at most the
+// 99th percentile, and at most the time a whole second's worth of
+// operations leaves each).
 func TestCompareFsyncRate(t *testing.T) {
-	rate, err := fsyncRate(t.TempDir(), 50*time.Millisecond)
+	p, err := fsyncRate(t.TempDir(), 100*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rate <= 0 {
-		t.Errorf("fsync rate %v, want a positive rate", rate)
+	if p.PerSec <= 0 || p.N < 1 || p.P50 <= 0 || p.P99 < p.P50 {
+		t.Errorf("fsync probe %+v, want a positive rate and 0 < p50 <= p99", p)
+	}
+	if mean := time.Duration(float64(time.Second) / p.PerSec); p.P50 > 2*mean+time.Millisecond {
+		t.Errorf("fsync p50 %v is far above the mean time %v of %.0f/s", p.P50, mean, p.PerSec)
+	}
+}
+
+// TestComparePercentile: nearest rank, on unsorted input, which it leaves
+// alone.
+func TestComparePercentile(t *testing.T) {
+	var ts []time.Duration
+	for i := 100; i >= 1; i-- {
+		ts = append(ts, time.Duration(i)*time.Millisecond)
+	}
+	for _, c := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, 50 * time.Millisecond}, {0.99, 99 * time.Millisecond}, {1, 100 * time.Millisecond}, {0, time.Millisecond}} {
+		if got := percentile(ts, c.q); got != c.want {
+			t.Errorf("percentile(1..100 ms, %v) = %v, want %v", c.q, got, c.want)
+		}
+	}
+	if ts[0] != 100*time.Millisecond {
+		t.Errorf("percentile sorted its input in place")
+	}
+	if got := percentile([]time.Duration{7}, 0.99); got != 7 {
+		t.Errorf("percentile of one = %v, want it", got)
+	}
+	if got := percentile(nil, 0.5); got != 0 {
+		t.Errorf("percentile of none = %v, want 0", got)
 	}
 }
 
@@ -395,8 +572,10 @@ func TestCompareScenariosBounded(t *testing.T) {
 			}
 			continue
 		}
-		cfg := sc.config("tcp://127.0.0.1:1", 0, 1)
+		cfg := sc.config("tcp://127.0.0.1:1", 0, 1, 300)
 		switch sc.conn {
+		case connAMQP:
+			cfg.URL = "amqp://127.0.0.1:1"
 		case connMQTT, connMQTTNIO:
 			cfg.URL = "mqtt://127.0.0.1:1"
 		case connSTOMP, connSTOMPNIO:
@@ -414,9 +593,18 @@ func TestCompareScenariosBounded(t *testing.T) {
 // TestCompareJMSResultLine: JmsBench's result line gives the rate and the
 // seconds; its failure line gives nothing.
 func TestCompareJMSResultLine(t *testing.T) {
-	m := jmsResult.FindStringSubmatch("RESULT topic nonpersistent 20000 x 1024 B, 10 receiver(s): 41234 msgs/s received (4.85 s)")
+	m := jmsResult.FindStringSubmatch("RESULT topic nonpersistent 20000 x 1024 B, 1 producer(s), 10 receiver(s): 41234 msgs/s received (4.85 s)")
 	if m == nil || m[1] != "41234" || m[2] != "4.85" {
 		t.Fatalf("result line parsed as %q", m)
+	}
+	// JmsBench's arguments: the pairs go last, 1 unless set.
+	got := jmsRun{persistent: true, size: 1024, pairs: 4}.args("tcp://h:1", 4000)
+	if want := []string{"tcp://h:1", "queue", "persistent", "4000", "1024", "0", "4"}; !slices.Equal(got, want) {
+		t.Errorf("JmsBench arguments %q, want %q", got, want)
+	}
+	got = jmsRun{topic: true, size: 100, subs: 10}.args("tcp://h:1", 5)
+	if want := []string{"tcp://h:1", "topic", "nonpersistent", "5", "100", "10", "1"}; !slices.Equal(got, want) {
+		t.Errorf("JmsBench arguments %q, want %q", got, want)
 	}
 	if m := jmsResult.FindStringSubmatch("FAILED received 10 of 20"); m != nil {
 		t.Fatalf("failure line parsed as %q", m)

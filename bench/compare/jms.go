@@ -22,6 +22,21 @@ import (
 type jmsRun struct {
 	topic, persistent bool
 	count, size, subs int
+	// pairs > 1 runs that many producers (a thread and session each) and
+	// queue consumers.
+	pairs int
+}
+
+// args are JmsBench's arguments for a run of count messages against url.
+func (j jmsRun) args(url string, count int) []string {
+	kind, persistence := "queue", "nonpersistent"
+	if j.topic {
+		kind = "topic"
+	}
+	if j.persistent {
+		persistence = "persistent"
+	}
+	return []string{url, kind, persistence, strconv.Itoa(count), strconv.Itoa(j.size), strconv.Itoa(j.subs), strconv.Itoa(max(j.pairs, 1))}
 }
 
 // jmsClasspath is the classpath of Debian's ActiveMQ JMS client.
@@ -59,13 +74,10 @@ func (r *runner) measureJMS(ctx context.Context, j jmsRun, b *broker, s Sample) 
 		s.Error = "JMS client unavailable: " + r.jmsErr
 		return s
 	}
-	count := max(int(float64(j.count)*r.scale), 1)
-	kind, persistence, receivers := "queue", "nonpersistent", 1
+	count := max(int(float64(j.count)*r.scale), max(j.pairs, 1))
+	receivers := 1
 	if j.topic {
-		kind, receivers = "topic", j.subs
-	}
-	if j.persistent {
-		persistence = "persistent"
+		receivers = j.subs
 	}
 	url := b.urls[connOpenWire]
 	cpu0, err := cpuSeconds(b.pid)
@@ -75,8 +87,7 @@ func (r *runner) measureJMS(ctx context.Context, j jmsRun, b *broker, s Sample) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, jmsTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "java", "-cp", r.jmsCP, "JmsBench", url, kind, persistence,
-		strconv.Itoa(count), strconv.Itoa(j.size), strconv.Itoa(j.subs))
+	cmd := exec.CommandContext(ctx, "java", append([]string{"-cp", r.jmsCP, "JmsBench"}, j.args(url, count)...)...)
 	out, err := cmd.CombinedOutput()
 	cpu1, cerr := cpuSeconds(b.pid)
 	if err != nil {

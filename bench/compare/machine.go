@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,6 +34,10 @@ type Machine struct {
 	// file system did per second, measured at the start of the run: the
 	// ceiling of a persistent send that waits for its own disk sync.
 	FsyncPerSec float64 `json:"fsync_per_s"`
+	// FsyncP50us and FsyncP99us are the median and 99th percentile of
+	// those write+fsync times, in µs.
+	FsyncP50us float64 `json:"fsync_p50_us,omitempty"`
+	FsyncP99us float64 `json:"fsync_p99_us,omitempty"`
 	// DataFS is the data directory and its file system type.
 	DataDir string `json:"data_dir"`
 	DataFS  string `json:"data_fs"`
@@ -48,7 +54,10 @@ type Machine struct {
 	ActiveMQ  string `json:"activemq"`
 	Java      string `json:"java"`
 	Mosquitto string `json:"mosquitto"`
+	RabbitMQ  string `json:"rabbitmq,omitempty"`
 }
+
+func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 // describe fills in m from /proc, the tools and a disk sync test in
 // dataDir, which takes about fsyncFor.
@@ -63,11 +72,12 @@ func describe(ctx context.Context, repo, wharfBin, dataDir string, fsyncFor time
 	m.PortRange = strings.Join(strings.Fields(readTrim("/proc/sys/net/ipv4/ip_local_port_range")), "-")
 	m.TWReuse = readTrim("/proc/sys/net/ipv4/tcp_tw_reuse")
 	m.DataFS = fsType(dataDir)
-	rate, err := fsyncRate(dataDir, fsyncFor)
+	probe, err := fsyncRate(dataDir, fsyncFor)
 	if err != nil {
 		return m, fmt.Errorf("disk sync test in %s: %w", dataDir, err)
 	}
-	m.FsyncPerSec = rate
+	m.FsyncPerSec = probe.PerSec
+	m.FsyncP50us, m.FsyncP99us = micros(probe.P50), micros(probe.P99)
 	m.Commit = "unknown"
 	if c, err := output(ctx, repo, "git", "rev-parse", "--short", "HEAD"); err == nil {
 		m.Commit = c
@@ -83,6 +93,7 @@ func describe(ctx context.Context, repo, wharfBin, dataDir string, fsyncFor time
 	java, _ := output(ctx, repo, "sh", "-c", "java -version 2>&1")
 	m.Java, _, _ = strings.Cut(java, "\n")
 	m.Mosquitto = mosquitto.Version()
+	m.RabbitMQ = rabbitMQVersion(ctx)
 	return m, nil
 }
 
@@ -114,29 +125,53 @@ func procField(path, key, sep string) string {
 	return ""
 }
 
+// fsyncProbe is a disk sync test's outcome: how many write+fsync of 4 KiB
+// a second, and the distribution of their times.
+type fsyncProbe struct {
+	PerSec   float64
+	P50, P99 time.Duration
+	N        int
+}
+
 // fsyncRate writes 4 KiB and fsyncs it, appending, in a loop for about d
-// in a file in dir, and returns the operations per second: what a journal
-// that syncs every write can do at most.
-func fsyncRate(dir string, d time.Duration) (float64, error) {
+// in a file in dir, and returns the operations per second and the
+// percentiles of their times: what a journal that syncs every write can
+// do at most, and how long one such write takes.
+func fsyncRate(dir string, d time.Duration) (fsyncProbe, error) {
 	f, err := os.CreateTemp(dir, "fsync-test-")
 	if err != nil {
-		return 0, err
+		return fsyncProbe{}, err
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
 	buf := bytes.Repeat([]byte{'w'}, 4096)
-	n := 0
+	var times []time.Duration
 	start := time.Now()
 	for time.Since(start) < d {
+		t0 := time.Now()
 		if _, err := f.Write(buf); err != nil {
-			return 0, err
+			return fsyncProbe{}, err
 		}
 		if err := f.Sync(); err != nil {
-			return 0, err
+			return fsyncProbe{}, err
 		}
-		n++
+		times = append(times, time.Since(t0))
 	}
-	return float64(n) / time.Since(start).Seconds(), nil
+	p := fsyncProbe{PerSec: float64(len(times)) / time.Since(start).Seconds(), N: len(times)}
+	p.P50, p.P99 = percentile(times, 0.50), percentile(times, 0.99)
+	return p, nil
+}
+
+// percentile is the q-quantile of ts by the nearest-rank method: the
+// smallest time at or above which a fraction q of them lie; 0 for none.
+func percentile(ts []time.Duration, q float64) time.Duration {
+	if len(ts) == 0 {
+		return 0
+	}
+	s := slices.Clone(ts)
+	slices.Sort(s)
+	rank := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[min(max(rank, 0), len(s)-1)]
 }
 
 // fsType names the file system dir is on, from statfs(2)'s f_type.

@@ -9,13 +9,18 @@
 // this tree, and starts every broker itself on loopback ports with its data
 // in a temporary directory: Wharf and ActiveMQ with the same activemq.xml
 // (this directory's, KahaDB with a disk sync per persistent send),
-// Mosquitto with unbounded per-client queues; each broker in a session of
-// its own. Three OpenWire scenarios run with ActiveMQ's own JMS client as
-// well as with wharf bench's Go driver (bench/jms/JmsBench.java, compiled
-// at the start). Every run is bounded in count and time (a JMS run by its
-// count and a 3-minute timeout), a time budget bounds the whole (15 minutes on a 2-core
-// machine), and every broker it started is stopped when it ends, on
-// Ctrl-C too (Linux also kills them should this program die first).
+// Mosquitto with unbounded per-client queues, and, when Debian's
+// rabbitmq-server is installed (it is not installed for you), a private
+// RabbitMQ node with its STOMP, MQTT and AMQP 1.0 plugins (rabbitmq.go);
+// each broker in a session of its own. Three OpenWire scenarios run with
+// ActiveMQ's own JMS client as well as with wharf bench's Go driver
+// (bench/jms/JmsBench.java, compiled at the start). Latency rows send open
+// loop at a fixed rate; the near-the-limit rows compare Wharf with the
+// disk's write+fsync rate measured in the same round. Every run is
+// bounded in count and time (a JMS run by its count and a 3-minute
+// timeout), a time budget bounds the whole (28 minutes), and every broker
+// it started is stopped when it ends, on Ctrl-C too (Linux also kills them
+// should this program die first).
 //
 // Results: the table on stdout, bench/compare/results/<date>.json with
 // every run, and <date>.svg, a bar chart of the ratios.
@@ -36,6 +41,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -71,7 +77,7 @@ func main() {
 	flag.StringVar(&o.dir, "dir", "", "parent of the temporary directory with the brokers' data; its file system is the one the disk sync test measures (default $TMPDIR or /tmp)")
 	flag.Float64Var(&o.scale, "scale", 1, "multiply every count, duration and connection count, e.g. 0.1 for a quick try")
 	flag.StringVar(&o.only, "only", "", "run only the scenarios whose id matches this regular expression, e.g. 'mqtt|idle'")
-	flag.DurationVar(&o.budget, "budget", 13*time.Minute, "start no round that would end later than this after the start")
+	flag.DurationVar(&o.budget, "budget", 28*time.Minute, "start no round that would end later than this after the start")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (broker logs and data)")
 	flag.StringVar(&o.render, "render", "", "run nothing: print the table of a saved results/<date>.json and redraw its .svg")
 	flag.Parse()
@@ -198,7 +204,7 @@ func run(ctx context.Context, o options, stdout, log io.Writer) (err error) {
 	// The brokers, stopped on the way out whatever happens.
 	brokers := map[string]*broker{}
 	defer func() {
-		for _, name := range []string{nameWharf, nameActiveMQ, nameMosquitto} {
+		for _, name := range allBrokers {
 			if b := brokers[name]; b != nil {
 				if serr := b.stop(); serr != nil {
 					fmt.Fprintf(log, "stopping %s: %v\n", name, serr)
@@ -206,7 +212,7 @@ func run(ctx context.Context, o options, stdout, log io.Writer) (err error) {
 			}
 		}
 	}()
-	fmt.Fprintln(log, "starting wharf, activemq and mosquitto on loopback")
+	fmt.Fprintln(log, "starting wharf, activemq, mosquitto and rabbitmq on loopback")
 	w, err := startWharf(ctx, bin, string(confXML), filepath.Join(tmp, "wharf"), true)
 	if errors.Is(err, errNoMQTT) {
 		fmt.Fprintln(log, errNoMQTT.Error()+": the MQTT scenarios compare ActiveMQ with Mosquitto")
@@ -224,9 +230,25 @@ func run(ctx context.Context, o options, stdout, log io.Writer) (err error) {
 	if brokers[nameMosquitto], err = startMosquitto(ctx, filepath.Join(tmp, "mosquitto")); err != nil {
 		return err
 	}
-	for _, name := range []string{nameWharf, nameActiveMQ, nameMosquitto} {
-		b := brokers[name]
-		fmt.Fprintf(log, "  %-9s pid %-7d %s\n", name, b.pid, strings.Join(sortedURLs(b.urls), " "))
+	// RabbitMQ is optional: without it (or when it does not start) its
+	// rows compare the others, with a note.
+	missing := map[string]string{}
+	switch {
+	case !rabbitMQInstalled():
+		missing[nameRabbitMQ] = "not installed (apt-get install rabbitmq-server)"
+	case !uses(scs, nameRabbitMQ):
+	default:
+		if brokers[nameRabbitMQ], err = startRabbitMQ(ctx, filepath.Join(tmp, "rabbitmq")); err != nil {
+			first, _, _ := strings.Cut(err.Error(), "\n")
+			missing[nameRabbitMQ] = "did not start: " + first
+			fmt.Fprintln(log, err)
+			delete(brokers, nameRabbitMQ)
+		}
+	}
+	for _, name := range allBrokers {
+		if b := brokers[name]; b != nil {
+			fmt.Fprintf(log, "  %-9s pid %-7d %s\n", name, b.pid, strings.Join(sortedURLs(b.urls), " "))
+		}
 	}
 
 	warmUp(ctx, brokers, o.scale, log)
@@ -248,19 +270,21 @@ func run(ctx context.Context, o options, stdout, log io.Writer) (err error) {
 
 	r := &runner{
 		brokers: brokers, rounds: o.rounds, scale: o.scale, log: log, jmsCP: jmsCP, jmsErr: jmsErr,
-		deadline: start.Add(o.budget),
-		fresh: func(ctx context.Context, name string, round int) (*broker, error) {
+		deadline: start.Add(o.budget), diskDir: tmp, fsyncPerSec: m.FsyncPerSec, missing: missing,
+		fresh: func(ctx context.Context, name string, round int, storeEvery bool) (*broker, error) {
 			// A directory per start: several fresh scenarios run in one
 			// round.
 			freshRuns++
 			dir := filepath.Join(tmp, fmt.Sprintf("%s-fresh-%d-%d", name, round, freshRuns))
 			switch name {
 			case nameWharf:
-				return startWharf(ctx, bin, string(confXML), dir, wharfMQTT)
+				return startWharfStoring(ctx, bin, string(confXML), dir, wharfMQTT, storeEvery)
 			case nameActiveMQ:
 				return startActiveMQ(ctx, string(confXML), string(log4j), dir)
 			case nameMosquitto:
 				return startMosquitto(ctx, dir)
+			case nameRabbitMQ:
+				return startRabbitMQ(ctx, dir)
 			}
 			return nil, fmt.Errorf("no broker called %q", name)
 		},
@@ -298,13 +322,30 @@ func run(ctx context.Context, o options, stdout, log io.Writer) (err error) {
 	return nil
 }
 
+// allBrokers are the long-lived brokers, in the order they are listed
+// and stopped.
+var allBrokers = []string{nameWharf, nameActiveMQ, nameMosquitto, nameRabbitMQ}
+
+// uses reports whether one of scs compares with the broker called name.
+func uses(scs []scenario, name string) bool {
+	for _, sc := range scs {
+		if slices.Contains(sc.refs, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // warmUp sends a short non-persistent load through each broker first, so
 // that the first round does not measure a JVM's JIT compiler at work.
 func warmUp(ctx context.Context, brokers map[string]*broker, scale float64, log io.Writer) {
 	fmt.Fprintln(log, "warming up")
-	for _, name := range []string{nameWharf, nameActiveMQ, nameMosquitto} {
+	for _, name := range allBrokers {
 		b := brokers[name]
-		for _, conn := range []string{connOpenWire, connSTOMP, connMQTT} {
+		if b == nil {
+			continue
+		}
+		for _, conn := range []string{connOpenWire, connSTOMP, connMQTT, connAMQP} {
 			url := b.urls[conn]
 			if url == "" {
 				continue
@@ -314,6 +355,7 @@ func warmUp(ctx context.Context, brokers map[string]*broker, scale float64, log 
 			if conn == connMQTT {
 				c.Scenario, c.Subscribers = bench.ScenarioTopic, 2
 			}
+			brokerSettings(name, &c)
 			if _, err := bench.Run(ctx, c, bench.RunOptions{}); err != nil {
 				fmt.Fprintf(log, "  warm-up of %s over %s: %v\n", name, conn, err)
 			}
@@ -323,7 +365,7 @@ func warmUp(ctx context.Context, brokers map[string]*broker, scale float64, log 
 
 func sortedURLs(u map[string]string) []string {
 	var out []string
-	for _, k := range []string{connOpenWire, connNIO, connSTOMP, connMQTT} {
+	for _, k := range []string{connOpenWire, connNIO, connSTOMP, connMQTT, connAMQP} {
 		if v := u[k]; v != "" {
 			out = append(out, v)
 		}

@@ -34,6 +34,12 @@ type ScenarioReport struct {
 	Metric         string `json:"metric"`
 	Unit           string `json:"unit"`
 	HigherIsBetter bool   `json:"higher_is_better"`
+	// Latency marks a latency row (open loop at a fixed rate): Medians
+	// are p99s, MedianP50us the p50s beside them.
+	Latency     bool             `json:"latency,omitempty"`
+	MedianP50us map[string]maybe `json:"median_p50_us,omitempty"`
+	// Target is what the ratio should reach (the near-the-limit rows).
+	Target string `json:"target,omitempty"`
 	// Brokers are the brokers that ran it, in the order they ran.
 	Brokers     []string         `json:"brokers"`
 	Medians     map[string]maybe `json:"medians"`
@@ -84,6 +90,7 @@ func summarize(sc scenario, order []string, pairs [][2]string, note string, samp
 	sr := ScenarioReport{
 		ID: sc.ID, Title: sc.Title, Metric: sc.metric.name, Unit: sc.metric.unit, HigherIsBetter: sc.metric.higherIsBetter,
 		Brokers: order, Medians: map[string]maybe{}, Samples: samples,
+		Latency: sc.metric.latency, Target: sc.target,
 	}
 	if sr.Samples == nil {
 		sr.Samples = []Sample{}
@@ -95,8 +102,23 @@ func summarize(sc scenario, order []string, pairs [][2]string, note string, samp
 		sr.MedianP99us = map[string]maybe{}
 		sr.MedianCPUus = map[string]maybe{}
 	}
+	if sr.Latency {
+		sr.MedianP50us = map[string]maybe{}
+	}
+	if sr.Target != "" {
+		sr.Notes = append(sr.Notes, "target "+sr.Target)
+	}
 	for _, b := range order {
 		sr.Medians[b] = maybe(medianOf(samples, b))
+		if sr.MedianP50us != nil {
+			var p50 []float64
+			for _, s := range samples {
+				if s.Broker == b && s.valid() {
+					p50 = append(p50, s.P50us)
+				}
+			}
+			sr.MedianP50us[b] = maybe(median(p50))
+		}
 		if sr.MedianP99us != nil {
 			var p99 []float64
 			for _, s := range samples {
@@ -129,7 +151,7 @@ func summarize(sc scenario, order []string, pairs [][2]string, note string, samp
 // drops messages is not faster for it, and the note says so).
 func problems(samples []Sample, b string) []string {
 	var out []string
-	failed, unclean := 0, 0
+	failed, unclean, behind := 0, 0, 0
 	var firstErr string
 	var lost, dup, ooo, errs int64
 	for _, s := range samples {
@@ -143,6 +165,11 @@ func problems(samples []Sample, b string) []string {
 			}
 			continue
 		}
+		// An open-loop run whose sends fell behind their schedule: its
+		// latency includes the wait, as it should, and the note says so.
+		if s.TargetRate > 0 && s.SendRate < behindShare*s.TargetRate {
+			behind++
+		}
 		if s.Lost+s.Duplicates+s.OutOfOrder+s.Errors > 0 {
 			unclean++
 			lost, dup, ooo, errs = lost+s.Lost, dup+s.Duplicates, ooo+s.OutOfOrder, errs+s.Errors
@@ -152,12 +179,19 @@ func problems(samples []Sample, b string) []string {
 		first, _, _ := strings.Cut(firstErr, "\n")
 		out = append(out, fmt.Sprintf("%s: %d run(s) failed (%s)", b, failed, first))
 	}
+	if behind > 0 {
+		out = append(out, fmt.Sprintf("%s: %d run(s) sent below %.0f%% of the target rate", b, behind, behindShare*100))
+	}
 	if unclean > 0 {
 		out = append(out, fmt.Sprintf("%s: %d run(s) not exactly-once: lost %d, duplicated %d, out of order %d, errors %d",
 			b, unclean, lost, dup, ooo, errs))
 	}
 	return out
 }
+
+// behindShare is the share of an open-loop run's target rate below which
+// its sends count as held back.
+const behindShare = 0.95
 
 // WriteJSON writes the report, indented.
 func (r *Report) WriteJSON(w io.Writer) error {
@@ -184,15 +218,20 @@ func (r *Report) writeTable(w io.Writer) {
 	fmt.Fprintf(w, "Wharf against reference brokers, %d round(s) of A B A B; medians, ratio A/B per round: median (min–max)\n", r.Rounds)
 	fmt.Fprintf(w, "machine   %d cores (%s), %s memory, Linux %s; load average %s at the start\n",
 		m.Cores, m.CPU, fmtBytes(float64(m.MemBytes)), m.Kernel, m.LoadAvg)
-	fmt.Fprintf(w, "disk      %.0f fsync/s (write+fsync 4 KiB, 1 s, %s in %s)\n", m.FsyncPerSec, m.DataFS, m.DataDir)
+	fmt.Fprintf(w, "disk      %.0f fsync/s, p50 %s, p99 %s (write+fsync 4 KiB, 1 s, %s in %s)\n",
+		m.FsyncPerSec, fmtMicros(m.FsyncP50us), fmtMicros(m.FsyncP99us), m.DataFS, m.DataDir)
 	fmt.Fprintf(w, "limits    RLIMIT_NOFILE %d; ephemeral ports %s (tcp_tw_reuse %s)\n", m.NoFile, m.PortRange, m.TWReuse)
-	fmt.Fprintf(w, "software  %s (commit %s, %s); %s on %s; %s\n", m.Wharf, m.Commit, m.GoVersion, m.ActiveMQ, m.Java, m.Mosquitto)
+	rabbit := ""
+	if m.RabbitMQ != "" {
+		rabbit = "; " + m.RabbitMQ
+	}
+	fmt.Fprintf(w, "software  %s (commit %s, %s); %s on %s; %s%s\n", m.Wharf, m.Commit, m.GoVersion, m.ActiveMQ, m.Java, m.Mosquitto, rabbit)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note      %s\n", n)
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "scenario\tunit\tA median\tB median\tA/B\tmin–max\tp99 A / B\tCPU/msg A / B\tnotes\n")
+	fmt.Fprintf(tw, "scenario\tunit\tA median\tB median\tA/B\tmin–max\tlatency A / B\tCPU/msg A / B\tnotes\n")
 	for _, s := range r.Scenarios {
 		dir := "↑"
 		if !s.HigherIsBetter {
@@ -205,8 +244,12 @@ func (r *Report) writeTable(w io.Writer) {
 		for _, c := range s.Comparisons {
 			a, b := s.Medians[c.Subject], s.Medians[c.Reference]
 			p99 := ""
-			if s.MedianP99us != nil {
-				p99 = fmtMicros(float64(s.MedianP99us[c.Subject])) + " / " + fmtMicros(float64(s.MedianP99us[c.Reference]))
+			switch {
+			case s.Latency:
+				// The value columns are the p99s.
+				p99 = "p50 " + fmtMicros(float64(s.MedianP50us[c.Subject])) + " / " + fmtMicros(float64(s.MedianP50us[c.Reference]))
+			case s.MedianP99us != nil && c.Reference != nameDisk:
+				p99 = "p99 " + fmtMicros(float64(s.MedianP99us[c.Subject])) + " / " + fmtMicros(float64(s.MedianP99us[c.Reference]))
 			}
 			cpu := ""
 			if s.MedianCPUus != nil {
@@ -220,6 +263,8 @@ func (r *Report) writeTable(w io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\n↑ higher is better, ↓ lower is better; A/B > 1 means A has more of the unit. msg/s counts deliveries (10 per message in a fan-out 1→10).")
+	fmt.Fprintln(w, "Latency rows send open loop at a fixed rate; latency is from each message's scheduled send time to its receipt (µs: the medians are p99s).")
+	fmt.Fprintln(w, "Rows against \"disk fsync\" have no broker as reference: the disk's write+fsync of 4 KiB, measured in the same round next to Wharf's run (fsync/s, or its p99).")
 	fmt.Fprintln(w, "CPU/msg is the broker's user+system CPU time per delivery (median over the rounds); the load generator runs on the same cores.")
 }
 
@@ -252,6 +297,8 @@ func fmtValue(v float64, unit string) string {
 		return "n/a"
 	case unit == "B/conn":
 		return fmtBytes(v)
+	case unit == "µs":
+		return fmtMicros(v)
 	case v >= 1e6:
 		return fmt.Sprintf("%.2fM", v/1e6)
 	case v >= 1e4:

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"wharf/bench"
@@ -33,7 +34,10 @@ type Sample struct {
 	RSSStart    int64   `json:"rss_start_bytes,omitempty"`
 	RSSMax      int64   `json:"rss_max_bytes,omitempty"`
 	CPUSeconds  float64 `json:"broker_cpu_s,omitempty"`
-	Seconds     float64 `json:"elapsed_s"`
+	// TargetRate is an open-loop run's send rate, msg/s; SendRate falls
+	// short of it when the broker held the sender back.
+	TargetRate float64 `json:"target_rate,omitempty"`
+	Seconds    float64 `json:"elapsed_s"`
 }
 
 // valid reports whether s has a value to compare.
@@ -45,7 +49,9 @@ type runner struct {
 	brokers map[string]*broker
 	// fresh starts a broker process of the given name for one run of a
 	// fresh scenario; the runner stops it after the run.
-	fresh  func(ctx context.Context, name string, round int) (*broker, error)
+	// storeEvery starts it with concurrentStoreAndDispatchQueues off
+	// (scenario.storeEvery).
+	fresh  func(ctx context.Context, name string, round int, storeEvery bool) (*broker, error)
 	rounds int
 	// deadline, when set, ends the comparison after the round in
 	// progress when the next one would not finish before it.
@@ -54,6 +60,14 @@ type runner struct {
 	log      io.Writer
 	// ran records "scenario broker" for each run in order, for tests.
 	ran []string
+	// diskDir is where the disk's runs (nameDisk) write and fsync; empty
+	// leaves the disk out. fsyncPerSec is the rate measured at the start,
+	// for the scenarios that send at a share of it.
+	diskDir     string
+	fsyncPerSec float64
+	// missing says why a reference broker is not running (not
+	// installed, failed to start), for the notes of its rows.
+	missing map[string]string
 	// jmsCP is the classpath of the compiled JMS client benchmark, empty
 	// when it could not be built (jmsErr says why).
 	jmsCP, jmsErr string
@@ -66,13 +80,18 @@ func (r *runner) lineup(sc scenario) (order []string, pairs [][2]string, note st
 	// A fresh scenario starts its own processes, of the brokers that are
 	// running with the connector it needs.
 	has := func(name string) bool {
-		b := r.brokers[name]
-		return b != nil && b.urls[sc.conn] != "" && (!sc.fresh || r.fresh != nil)
+		if name == nameDisk {
+			return r.diskDir != ""
+		}
+		b, conn := r.target(name, sc.conn)
+		return b != nil && b.urls[conn] != "" && (!sc.fresh || r.fresh != nil)
 	}
-	var refs []string
+	var refs, notes []string
 	for _, ref := range sc.refs {
 		if has(ref) {
 			refs = append(refs, ref)
+		} else if why := r.missing[ref]; why != "" {
+			notes = append(notes, ref+": "+why)
 		}
 	}
 	if has(nameWharf) {
@@ -80,22 +99,39 @@ func (r *runner) lineup(sc scenario) (order []string, pairs [][2]string, note st
 		for _, ref := range refs {
 			pairs = append(pairs, [2]string{nameWharf, ref})
 		}
-		return order, pairs, ""
+		return order, pairs, strings.Join(notes, "; ")
 	}
-	note = fmt.Sprintf("wharf: n/a (no %s listener)", connLabel(sc.conn))
+	note = strings.Join(append([]string{fmt.Sprintf("wharf: n/a (no %s listener)", connLabel(sc.conn))}, notes...), "; ")
 	if len(refs) == 0 {
 		return nil, nil, note
 	}
-	// The last reference (ActiveMQ) against the first (Mosquitto).
+	// ActiveMQ, the broker Wharf reimplements, against the others (the
+	// last reference when ActiveMQ is not among them).
 	subject := refs[len(refs)-1]
-	for _, ref := range refs[:len(refs)-1] {
-		pairs = append(pairs, [2]string{subject, ref})
+	if slices.Contains(refs, nameActiveMQ) {
+		subject = nameActiveMQ
+	}
+	for _, ref := range refs {
+		if ref != subject {
+			pairs = append(pairs, [2]string{subject, ref})
+		}
 	}
 	return refs, pairs, note
 }
 
+// target is the broker process and connector a run of the broker called
+// name uses: nameWharfSTOMP is Wharf's own process over STOMP.
+func (r *runner) target(name, conn string) (*broker, string) {
+	if name == nameWharfSTOMP {
+		return r.brokers[nameWharf], connSTOMP
+	}
+	return r.brokers[name], conn
+}
+
 func connLabel(conn string) string {
 	switch conn {
+	case connAMQP:
+		return "AMQP"
 	case connMQTT, connMQTTNIO:
 		return "MQTT"
 	case connSTOMP, connSTOMPNIO:
@@ -139,9 +175,12 @@ func (r *runner) run(ctx context.Context, scs []scenario) (map[string][]Sample, 
 // measure runs sc once against the broker called name.
 func (r *runner) measure(ctx context.Context, sc scenario, name string, round int) Sample {
 	s := Sample{Round: round, Broker: name}
-	b := r.brokers[name]
+	if name == nameDisk {
+		return r.measureDisk(sc, s)
+	}
+	b, conn := r.target(name, sc.conn)
 	if sc.fresh {
-		fb, err := r.fresh(ctx, name, round)
+		fb, err := r.fresh(ctx, name, round, sc.storeEvery)
 		if err != nil {
 			s.Error = err.Error()
 			return s
@@ -156,7 +195,9 @@ func (r *runner) measure(ctx context.Context, sc scenario, name string, round in
 	if sc.jms != nil {
 		return r.measureJMS(ctx, *sc.jms, b, s)
 	}
-	cfg := sc.config(b.urls[sc.conn], b.pid, r.scale)
+	cfg := sc.config(b.urls[conn], b.pid, r.scale, r.fsyncPerSec)
+	brokerSettings(name, &cfg)
+	s.TargetRate = cfg.Rate
 	res, err := bench.Run(ctx, cfg, bench.RunOptions{})
 	if err != nil {
 		s.Error = err.Error()
@@ -184,6 +225,28 @@ func (r *runner) measure(ctx context.Context, sc scenario, name string, round in
 	return s
 }
 
+// diskProbeTime is how long the disk's run in a round writes and syncs.
+const diskProbeTime = time.Second
+
+// measureDisk is the disk's run next to Wharf's: write+fsync of 4 KiB in
+// the data directory's file system for diskProbeTime. Its value is in
+// the scenario's metric: operations per second for a throughput row, the
+// 99th percentile of their times for a latency row.
+func (r *runner) measureDisk(sc scenario, s Sample) Sample {
+	p, err := fsyncRate(r.diskDir, diskProbeTime)
+	if err != nil {
+		s.Error = err.Error()
+		return s
+	}
+	s.Seconds, s.SendRate, s.ReceiveRate = diskProbeTime.Seconds(), p.PerSec, p.PerSec
+	s.P50us, s.P99us = micros(p.P50), micros(p.P99)
+	s.Value = p.PerSec
+	if sc.metric.latency {
+		s.Value = s.P99us
+	}
+	return s
+}
+
 // describeSample is a run's progress line.
 func describeSample(m metric, s Sample) string {
 	if !s.valid() {
@@ -192,8 +255,16 @@ func describeSample(m metric, s Sample) string {
 	if s.Opened > 0 {
 		return fmt.Sprintf("%s per connection (%d opened)", fmtValue(s.Value, m.unit), s.Opened)
 	}
-	out := fmt.Sprintf("%s %s", fmtValue(s.Value, m.unit), m.unit)
-	out += fmt.Sprintf("  p99 %s  sent %d received %d", fmtMicros(s.P99us), s.Sent, s.Received)
+	if s.Broker == nameDisk {
+		return fmt.Sprintf("%.0f fsync/s  p50 %s  p99 %s", s.ReceiveRate, fmtMicros(s.P50us), fmtMicros(s.P99us))
+	}
+	var out string
+	if m.latency {
+		out = fmt.Sprintf("p50 %s  p99 %s  sent at %.0f msg/s (target %.0f)  sent %d received %d",
+			fmtMicros(s.P50us), fmtMicros(s.P99us), s.SendRate, s.TargetRate, s.Sent, s.Received)
+	} else {
+		out = fmt.Sprintf("%s %s  p99 %s  sent %d received %d", fmtValue(s.Value, m.unit), m.unit, fmtMicros(s.P99us), s.Sent, s.Received)
+	}
 	if bad := s.Lost + s.Duplicates + s.OutOfOrder + s.Errors; bad > 0 {
 		out += fmt.Sprintf("  (lost %d, duplicated %d, out of order %d, errors %d)", s.Lost, s.Duplicates, s.OutOfOrder, s.Errors)
 	}

@@ -151,6 +151,12 @@ AMQP (amqp:// URLs):
                         client/individual and --sync are refused). Other
                         protocols take only unsettled. E.g.
                         --settle presettled (default unsettled)
+  --amqp-addresses STYLE
+                        how addresses name destinations: activemq
+                        (queue://name, topic://name; ActiveMQ and Wharf) or
+                        rabbitmq (/queue/name, /topic/name; RabbitMQ's AMQP
+                        1.0 plugin), e.g. --amqp-addresses rabbitmq
+                        (default activemq)
 
 TLS (stomp+ssl://, ssl://, mqtt+ssl://, amqp+ssl:// URLs):
   --ca FILE             PEM certificates that sign the broker's; the
@@ -220,6 +226,7 @@ type benchFlags struct {
 	cfg                 bench.Config
 	scenario, ack, plot *string
 	settle              *string
+	amqpAddresses       *string
 	sync                optionalBool
 	asJSON              *bool
 }
@@ -256,6 +263,7 @@ func newBenchFlags() *benchFlags {
 	fs.IntVar(&cfg.QoS, "qos", cfg.QoS, "")
 	fs.BoolVar(&cfg.CleanSession, "clean-session", cfg.CleanSession, "")
 	f.settle = fs.String("settle", string(cfg.Settle), "")
+	f.amqpAddresses = fs.String("amqp-addresses", string(bench.AMQPActiveMQ), "")
 	fs.IntVar(&cfg.Connections, "connections", cfg.Connections, "")
 	fs.DurationVar(&cfg.Hold, "hold", cfg.Hold, "")
 	fs.DurationVar(&cfg.ConnectTimeout, "connect-timeout", cfg.ConnectTimeout, "")
@@ -282,6 +290,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	cfg := f.cfg
 	cfg.Scenario, cfg.Ack, cfg.Sync = bench.Scenario(*f.scenario), bench.AckMode(*f.ack), f.sync.v
 	cfg.Settle = bench.Settlement(*f.settle)
+	cfg.AMQPAddresses = bench.AMQPAddressing(*f.amqpAddresses)
 	if cfg.Scenario != bench.ScenarioConnections && cfg.Count == 0 && cfg.Duration == 0 {
 		cfg.Count = 10000
 	}
