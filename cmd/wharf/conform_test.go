@@ -352,7 +352,7 @@ func TestWharfConformActiveMQ(t *testing.T) {
 	amqURLs := startActiveMQ(t)
 	code, out, errOut := runConformCmd(t, append(append([]string{"conform"}, urlArgs("--url", amqURLs)...), "--json")...)
 	if code != 0 {
-		t.Fatalf("against ActiveMQ: exit %d; stderr %s\n%s", code, errOut, clip(out))
+		t.Fatalf("against ActiveMQ: exit %d; stderr %s\n%s", code, errOut, failedCases(out))
 	}
 	var rep conform.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
@@ -388,7 +388,7 @@ func TestWharfConformActiveMQ(t *testing.T) {
 	wharfURLs := wharfRun(t)
 	code, out, errOut = runConformCmd(t, append(append(append([]string{"conform"}, urlArgs("--url", wharfURLs)...), urlArgs("--against", amqURLs)...), "--json")...)
 	if code != 0 {
-		t.Fatalf("differential: exit %d; stderr %s\n%s", code, errOut, clip(out))
+		t.Fatalf("differential: exit %d; stderr %s\n%s", code, errOut, failedCases(out))
 	}
 	rep = conform.Report{}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
@@ -882,4 +882,33 @@ func freeTCPPorts(t *testing.T, n int) []int {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports
+}
+
+// failedCases lists the unexpected differences and failed cases of a
+// differential report (JSON), with their reasons, for a failing run's
+// message; the report clipped when it does not parse.
+func failedCases(out string) string {
+	var rep conform.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		return clip(out)
+	}
+	var b strings.Builder
+	for _, d := range rep.Differences {
+		if !d.Expected {
+			fmt.Fprintf(&b, "unexpected difference %s: wharf %s %q, reference %s %q\n", d.Case, d.A.Status, d.A.Reason, d.B.Status, d.B.Reason)
+		}
+	}
+	for _, r := range rep.Results {
+		if r.Status == conform.Fail {
+			fmt.Fprintf(&b, "wharf failed %s: %s\n", r.Case, r.Reason)
+		}
+	}
+	if rep.Against != nil {
+		for _, r := range rep.Against.Results {
+			if r.Status == conform.Fail {
+				fmt.Fprintf(&b, "reference failed %s: %s\n", r.Case, r.Reason)
+			}
+		}
+	}
+	return b.String()
 }
