@@ -197,6 +197,12 @@ func tail(path string, n int) string {
 // other processes; a broker that loses the race fails to start and says
 // so in its log.
 func ports(n int) ([]int, error) {
+	return pickPorts(n, net.ListenConfig{}, "tcp", "127.0.0.1:0")
+}
+
+// pickPorts binds n listeners on address with lc, all held together so
+// that the ports differ, and returns their ports once they are closed.
+func pickPorts(n int, lc net.ListenConfig, network, address string) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
@@ -205,7 +211,7 @@ func ports(n int) ([]int, error) {
 	}()
 	var out []int
 	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := lc.Listen(context.Background(), network, address)
 		if err != nil {
 			return nil, err
 		}

@@ -206,22 +206,7 @@ func strictPorts(n int) ([]int, error) {
 		})
 		return errors.Join(err, serr)
 	}}
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var out []int
-	for range n {
-		l, err := lc.Listen(context.Background(), "tcp4", "0.0.0.0:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	return out, nil
+	return pickPorts(n, lc, "tcp4", "0.0.0.0:0")
 }
 
 // rabbitMQInstalled reports whether Debian's rabbitmq-server is here.
