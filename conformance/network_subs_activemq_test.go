@@ -154,25 +154,8 @@ func TestConformanceNetworkVirtualDestSubsMixed(t *testing.T) {
 	skipWithoutActiveMQ(t)
 	for _, pair := range [][2]string{{"activemq", "activemq"}, {"wharf", "activemq"}, {"activemq", "wharf"}} {
 		t.Run(pair[0]+"->"+pair[1], func(t *testing.T) {
-			var bAddr string
-			if pair[1] == "wharf" {
-				bAddr = startWharfNetwork(t, "B", "use_virtual_dest_subs: true\n").openwire
-			} else {
-				xml := bytes.Replace(amqNetworkXML("B", ""), []byte(`brokerName="B"`), []byte(`brokerName="B" useVirtualDestSubs="true"`), 1)
-				bAddr = startActiveMQXML(t, xml).openwire
-			}
-			var aAddr string
-			if pair[0] == "wharf" {
-				w := startWharfNetwork(t, "A", fmt.Sprintf("network_connectors:\n  - uri: \"static:(tcp://%s)\"\n    use_virtual_dest_subs: true\n    dynamically_included_destinations: [{topic: \"VirtualTopic.>\"}]\n", bAddr))
-				w.waitLine(regexp.MustCompile(`"msg":"network bridge started"`), procStartTimeout)
-				aAddr = w.openwire
-			} else {
-				a := startActiveMQXML(t, amqNetworkXML("A", fmt.Sprintf(`<networkConnectors><networkConnector uri="static:(tcp://%s)" useVirtualDestSubs="true">
-  <dynamicallyIncludedDestinations><topic physicalName="VirtualTopic.>"/></dynamicallyIncludedDestinations>
-</networkConnector></networkConnectors>`, bAddr)))
-				a.waitLine(regexp.MustCompile(`Network connection between .* has been established`), procStartTimeout)
-				aAddr = a.openwire
-			}
+			bAddr := startVirtualB(t, pair[1], "use_virtual_dest_subs: true\n", `useVirtualDestSubs="true"`)
+			aAddr := startVirtualA(t, pair[0], bAddr)
 			k := netConsumer(t, bAddr, "queue://Consumer.A.VirtualTopic.Orders")
 			waitNetworkConsumers(t, aAddr, "topic://VirtualTopic.Orders", 1)
 			netSendP(t, aAddr, "topic://VirtualTopic.Orders", "v", 10)
@@ -222,27 +205,10 @@ func TestConformanceNetworkVirtualDestSubsOnCreationMixed(t *testing.T) {
 	const queue = "queue://Consumer.A.VirtualTopic.Orders"
 	for _, pair := range [][2]string{{"activemq", "activemq"}, {"activemq", "wharf"}, {"wharf", "activemq"}} {
 		t.Run(pair[0]+"->"+pair[1], func(t *testing.T) {
-			var bAddr string
-			if pair[1] == "wharf" {
-				bAddr = startWharfNetwork(t, "B", "use_virtual_dest_subs: true\nuse_virtual_dest_subs_on_creation: true\n").openwire
-			} else {
-				xml := bytes.Replace(amqNetworkXML("B", ""), []byte(`brokerName="B"`),
-					[]byte(`brokerName="B" useVirtualDestSubs="true" useVirtualDestSubsOnCreation="true"`), 1)
-				bAddr = startActiveMQXML(t, xml).openwire
-			}
+			bAddr := startVirtualB(t, pair[1], "use_virtual_dest_subs: true\nuse_virtual_dest_subs_on_creation: true\n",
+				`useVirtualDestSubs="true" useVirtualDestSubsOnCreation="true"`)
 			netSendP(t, bAddr, queue, "pre", 1)
-			var aAddr string
-			if pair[0] == "wharf" {
-				w := startWharfNetwork(t, "A", fmt.Sprintf("network_connectors:\n  - uri: \"static:(tcp://%s)\"\n    use_virtual_dest_subs: true\n    dynamically_included_destinations: [{topic: \"VirtualTopic.>\"}]\n", bAddr))
-				w.waitLine(regexp.MustCompile(`"msg":"network bridge started"`), procStartTimeout)
-				aAddr = w.openwire
-			} else {
-				a := startActiveMQXML(t, amqNetworkXML("A", fmt.Sprintf(`<networkConnectors><networkConnector uri="static:(tcp://%s)" useVirtualDestSubs="true">
-  <dynamicallyIncludedDestinations><topic physicalName="VirtualTopic.>"/></dynamicallyIncludedDestinations>
-</networkConnector></networkConnectors>`, bAddr)))
-				a.waitLine(regexp.MustCompile(`Network connection between .* has been established`), procStartTimeout)
-				aAddr = a.openwire
-			}
+			aAddr := startVirtualA(t, pair[0], bAddr)
 			waitNetworkConsumers(t, aAddr, "topic://VirtualTopic.Orders", 1)
 			netSendP(t, aAddr, "topic://VirtualTopic.Orders", "v", 10)
 			k := netConsumer(t, bAddr, queue)
@@ -250,4 +216,34 @@ func TestConformanceNetworkVirtualDestSubsOnCreationMixed(t *testing.T) {
 			netReceiveP(t, k, "v", 10)
 		})
 	}
+}
+
+// startVirtualB starts broker B of the virtual destination tests: Wharf
+// ("wharf") with wharfYAML, or ActiveMQ with amqAttrs on its <broker>;
+// it returns B's OpenWire address.
+func startVirtualB(t *testing.T, kind, wharfYAML, amqAttrs string) string {
+	t.Helper()
+	if kind == "wharf" {
+		return startWharfNetwork(t, "B", wharfYAML).openwire
+	}
+	xml := bytes.Replace(amqNetworkXML("B", ""), []byte(`brokerName="B"`), []byte(`brokerName="B" `+amqAttrs), 1)
+	return startActiveMQXML(t, xml).openwire
+}
+
+// startVirtualA starts broker A (kind "wharf" or "activemq") with a
+// network connector to bAddr, useVirtualDestSubs on and VirtualTopic.>
+// dynamically included, waits for its bridge, and returns A's OpenWire
+// address.
+func startVirtualA(t *testing.T, kind, bAddr string) string {
+	t.Helper()
+	if kind == "wharf" {
+		w := startWharfNetwork(t, "A", fmt.Sprintf("network_connectors:\n  - uri: \"static:(tcp://%s)\"\n    use_virtual_dest_subs: true\n    dynamically_included_destinations: [{topic: \"VirtualTopic.>\"}]\n", bAddr))
+		w.waitLine(regexp.MustCompile(`"msg":"network bridge started"`), procStartTimeout)
+		return w.openwire
+	}
+	a := startActiveMQXML(t, amqNetworkXML("A", fmt.Sprintf(`<networkConnectors><networkConnector uri="static:(tcp://%s)" useVirtualDestSubs="true">
+  <dynamicallyIncludedDestinations><topic physicalName="VirtualTopic.>"/></dynamicallyIncludedDestinations>
+</networkConnector></networkConnectors>`, bAddr)))
+	a.waitLine(regexp.MustCompile(`Network connection between .* has been established`), procStartTimeout)
+	return a.openwire
 }
