@@ -128,3 +128,39 @@ func BenchmarkSTOMPIdleSession(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSTOMPSessionSend is what a SEND costs a session from the bytes
+// read to the engine, 16 frames to a read (a producer that keeps sending):
+// the decoder taken from its pool and given back once a read, the frames
+// decoded and mapped, the messages sent to a topic nobody subscribes to
+// (nothing piles up, and no receipt is written).
+func BenchmarkSTOMPSessionSend(b *testing.B) {
+	e := conntest.Engine(b)
+	srv := NewServer(e, DefaultOptions())
+	tc := &conntest.Conn{}
+	s := srv.Handler(tc).(*session)
+	b.Cleanup(func() { s.OnClose(nil) })
+	s.OnData([]byte("CONNECT\naccept-version:1.2\nhost:x\n\n\x00"))
+	if !tc.Await(wait, func(out []byte, _ bool) bool { return bytes.HasPrefix(out, []byte("CONNECTED\n")) }) {
+		b.Fatalf("no CONNECTED: %q", tc.Written())
+	}
+	body := bytes.Repeat([]byte{'x'}, 1024)
+	const perRead = 16
+	var in []byte
+	for range perRead {
+		in = append(in, "SEND\ndestination:/topic/bench.drop\ncontent-length:1024\n\n"...)
+		in = append(append(in, body...), 0)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(in) / perRead))
+	n := 0
+	for b.Loop() {
+		if n%perRead == 0 {
+			s.OnData(in)
+		}
+		n++
+	}
+	if tc.Closed() {
+		b.Fatalf("the session closed: %q", tc.Written())
+	}
+}

@@ -27,6 +27,9 @@ type session struct {
 	srv *Server
 	tc  transport.Conn
 	log *slog.Logger
+	// dec is the decoder while a read is handled or a frame is partly
+	// read; between frames it goes back to decoders and is nil (issue 18:
+	// an idle connection holds none). Transport goroutine only.
 	dec *wire.Decoder
 
 	// Touched only by the transport goroutine (OnData, OnClose). The
@@ -63,7 +66,6 @@ func newSession(srv *Server, tc transport.Conn) *session {
 		srv:     srv,
 		tc:      tc,
 		log:     connlog.New(srv.log, tc.ID(), tc.RemoteAddr(), "stomp"),
-		dec:     wire.NewDecoder(srv.opts.Limits),
 		version: wire.V10,
 		// The maps are made on first use (issue 18: an idle connection
 		// holds none); reading or deleting from a nil map is safe.
@@ -80,6 +82,10 @@ func (s *session) OnData(b []byte) error {
 		return nil
 	}
 	handshake := !s.live.Connected()
+	if s.dec == nil {
+		s.dec = decoders.Get().(*wire.Decoder)
+		s.dec.Resume(s.srv.opts.Limits, s.version)
+	}
 	buf := frameBufs.Get().(*[]wire.Frame)
 	frames, _, err := s.dec.Feed(b, (*buf)[:0])
 	for {
@@ -109,8 +115,15 @@ func (s *session) OnData(b []byte) error {
 		// A frame that cannot be parsed is fatal (ActiveMQ StompFrameError).
 		s.sendError(nil, fatal(wireErrorText(err)))
 	}
+	if s.dec.Idle() && !s.dead {
+		decoders.Put(s.dec)
+		s.dec = nil
+	}
 	return nil
 }
+
+// decoders holds the decoders of connections between frames.
+var decoders = sync.Pool{New: func() any { return new(wire.Decoder) }}
 
 // OnClose releases everything the connection held in the engine.
 func (s *session) OnClose(err error) {
