@@ -590,6 +590,41 @@ func TestCompareScenariosBounded(t *testing.T) {
 	}
 }
 
+// TestCompareAMQPvsSTOMPSameGuarantee: the AMQP-vs-STOMP row runs AMQP
+// presettled and STOMP ack:auto without receipts (at-most-once both), and
+// the same scenario against RabbitMQ's AMQP stays unsettled.
+func TestCompareAMQPvsSTOMPSameGuarantee(t *testing.T) {
+	var found bool
+	for _, sc := range scenarios() {
+		if sc.ID != "queue-1k-amqp-vs-stomp" {
+			if sc.conn == connAMQP && sc.config("amqp://127.0.0.1:1", 0, 1, 300).Settle != bench.SettleUnsettled {
+				t.Errorf("%s: AMQP settle mode %q, want unsettled", sc.ID, sc.config("amqp://127.0.0.1:1", 0, 1, 300).Settle)
+			}
+			continue
+		}
+		found = true
+		amqp := sc.config("amqp://127.0.0.1:1", 0, 1, 300)
+		stomp := sc.config("stomp://127.0.0.1:1", 0, 1, 300)
+		if amqp.Settle != bench.SettlePresettled || amqp.Ack != bench.AckAuto {
+			t.Errorf("AMQP side: settle %q ack %q, want presettled, auto", amqp.Settle, amqp.Ack)
+		}
+		if stomp.Settle != bench.SettleUnsettled || stomp.Ack != bench.AckAuto || stomp.SyncSends() {
+			t.Errorf("STOMP side: settle %q ack %q sync %v, want unsettled (no mode), auto, asynchronous", stomp.Settle, stomp.Ack, stomp.SyncSends())
+		}
+		for _, c := range []bench.Config{amqp, stomp} {
+			if err := c.Validate(); err != nil {
+				t.Errorf("%s: %v", c.URL, err)
+			}
+		}
+		if amqp.Count != stomp.Count || amqp.Size != stomp.Size || amqp.Producers != stomp.Producers || amqp.Consumers != stomp.Consumers {
+			t.Errorf("the two sides differ in load: %+v vs %+v", amqp, stomp)
+		}
+	}
+	if !found {
+		t.Fatal("no queue-1k-amqp-vs-stomp row")
+	}
+}
+
 // TestCompareJMSResultLine: JmsBench's result line gives the rate and the
 // seconds; its failure line gives nothing.
 func TestCompareJMSResultLine(t *testing.T) {

@@ -78,6 +78,9 @@ func newConn(srv *Server, tc transport.Conn) *conn {
 		sessions: map[uint16]*session{},
 		maxFrame: wire.MinMaxFrameSize,
 	}
+	// Every frame is handled before the next Feed (OnData); what outlives
+	// it copies (partialTransfer, settleJoin).
+	c.dec.ReuseBodies()
 	c.acceptFlushed = c.onAcceptFlushed
 	c.live.After(srv.opts.ConnectTimeout, func() {
 		c.mu.Lock()

@@ -81,6 +81,10 @@
 //   - One multi-frame delivery at a time per session, bounded by
 //     MaxMessageSize (wireFormat.maxFrameSize) across its frames; an aborted
 //     one is dropped (§2.6.14).
+//   - The decoder reuses the Transfer and Disposition performatives of
+//     one OnData in the next (wire.Decoder.ReuseBodies): what outlives the
+//     frame's handling copies them (a multi-frame delivery's first
+//     transfer, Transfer.Clone; a settleJoin's range end).
 //   - A message from the client aliases the frame's payload (ToMessage
 //     shares byte slices with the decoded message), so that payload is not
 //     reused once the message is sent to the engine. Deliver encodes into

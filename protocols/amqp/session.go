@@ -37,7 +37,7 @@ type session struct {
 	remoteNextIn   uint32 // the client's next-incoming-id as of its last flow
 	remoteWindow   uint32 // the client's incoming-window as of its last flow
 	backlog        []pendingTransfer
-	unsettled      map[uint32]*outDelivery // by delivery id
+	unsettled      map[uint32]outDelivery // by delivery id
 	ended          bool
 }
 
@@ -172,7 +172,19 @@ func (s *session) onTransfer(t *wire.Transfer, payload []byte) {
 			s.c.closeWith(wire.ErrCondInvalidField, "first transfer of a delivery without a delivery-id")
 			return
 		}
-		s.partial = &partialTransfer{l: l, first: t}
+		if !t.More && !t.Aborted {
+			// A delivery in one frame (the usual one): handled as it is,
+			// with no partial delivery to gather it in.
+			if len(payload) > s.c.srv.opts.MaxMessageSize {
+				l.detachWith(wire.ErrCondMessageSizeExceeded, fmt.Sprintf("message over %d bytes", s.c.srv.opts.MaxMessageSize))
+				return
+			}
+			l.onDelivery(t, payload)
+			return
+		}
+		// The decoder reuses t after this Feed (ReuseBodies): a delivery
+		// that spans frames keeps a copy of its first transfer.
+		s.partial = &partialTransfer{l: l, first: t.Clone()}
 	}
 	p := s.partial
 	if t.Aborted {
@@ -205,7 +217,7 @@ func (s *session) onTransfer(t *wire.Transfer, payload []byte) {
 
 // transfer sends one delivery on l, or holds it while the client's
 // incoming window is shut. Called with c.outMu held.
-func (s *session) transferLocked(l *link, d *outDelivery, payload []byte) {
+func (s *session) transferLocked(l *link, d outDelivery, payload []byte) {
 	if s.ended {
 		return
 	}
@@ -229,7 +241,7 @@ type xferScratch struct {
 // pendingTransfer is a delivery held back by the session window.
 type pendingTransfer struct {
 	l       *link
-	d       *outDelivery
+	d       outDelivery
 	payload []byte
 }
 
@@ -258,7 +270,7 @@ func (s *session) flushLocked() {
 }
 
 // sendLocked writes the transfer frames of d. Called with c.outMu held.
-func (s *session) sendLocked(l *link, d *outDelivery, payload []byte) {
+func (s *session) sendLocked(l *link, d outDelivery, payload []byte) {
 	c := s.c
 	c.flushAcceptedLocked()
 	id := s.nextDeliveryID
@@ -284,7 +296,7 @@ func (s *session) sendLocked(l *link, d *outDelivery, payload []byte) {
 	}
 	if !d.presettled {
 		if s.unsettled == nil {
-			s.unsettled = map[uint32]*outDelivery{}
+			s.unsettled = map[uint32]outDelivery{}
 		}
 		s.unsettled[id] = d
 	}
@@ -308,11 +320,11 @@ func (s *session) onDisposition(d *wire.Disposition) {
 	}
 	// A disposition usually settles one delivery, or a few: room for them
 	// on the stack.
-	var doneBuf [8]*outDelivery
+	var doneBuf [8]outDelivery
 	done := doneBuf[:0]
 	s.c.outMu.Lock()
 	for id := d.First; ; id++ {
-		if od := s.unsettled[id]; od != nil {
+		if od, ok := s.unsettled[id]; ok {
 			if d.Settled || d.State != nil {
 				delete(s.unsettled, id)
 				done = append(done, od)
@@ -326,8 +338,8 @@ func (s *session) onDisposition(d *wire.Disposition) {
 	if d.Settled || len(done) == 0 {
 		// Settled by the client: the broker confirms nothing, and the
 		// outcomes take the fast path (written without a disk sync).
-		for _, od := range done {
-			od.l.settle(od, d.State, nil)
+		for i := range done {
+			done[i].l.settle(&done[i], d.State, nil)
 		}
 		return
 	}
@@ -337,10 +349,15 @@ func (s *session) onDisposition(d *wire.Disposition) {
 	// disk (settleJoin), so that a crash cannot bring back a message whose
 	// acceptance the broker settled (issue 13 item 9; ActiveMQ syncs a
 	// queue ack that asked for a response).
-	j := &settleJoin{s: s, reply: wire.Disposition{Role: wire.RoleSender, First: d.First, Last: d.Last, Settled: true, State: d.State}}
+	j := &settleJoin{s: s, reply: wire.Disposition{Role: wire.RoleSender, First: d.First, Settled: true, State: d.State}}
+	if d.Last != nil {
+		// d is the decoder's until the next Feed (ReuseBodies).
+		j.last = *d.Last
+		j.reply.Last = &j.last
+	}
 	j.left.Store(int32(len(done)) + 1) // + 1: held until all are posted
-	for _, od := range done {
-		if !od.l.settle(od, d.State, j) {
+	for i := range done {
+		if !done[i].l.settle(&done[i], d.State, j) {
 			j.Complete(0, nil)
 		}
 	}
@@ -357,6 +374,7 @@ func (s *session) onDisposition(d *wire.Disposition) {
 type settleJoin struct {
 	s      *session
 	reply  wire.Disposition
+	last   uint32 // reply.Last points here when set
 	left   atomic.Int32
 	failed atomic.Bool
 }

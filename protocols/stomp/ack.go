@@ -95,7 +95,7 @@ func (s *session) onAck(f *wire.Frame, nack bool) *protocolError {
 		s.mu.Lock()
 		s.tokenSeq++
 		token = s.tokenSeq
-		s.receipts[token] = r
+		s.addReceiptLocked(token, r)
 		s.mu.Unlock()
 		s.acksOut.Add(1)
 		comp = (*ackDone)(s)
@@ -189,6 +189,9 @@ func (s *session) onTx(f *wire.Frame, verb string) *protocolError {
 		}
 		err = s.conn.Begin(txID)
 		if err == nil {
+			if s.txs == nil {
+				s.txs = map[string]bool{}
+			}
 			s.txs[txID] = true
 		}
 	case "COMMIT", "ABORT":

@@ -79,6 +79,9 @@ func (s *session) tempDestination(name string) (message.Destination, *protocolEr
 		return message.Destination{}, engineError(err)
 	}
 	s.mu.Lock()
+	if s.tempByKey == nil {
+		s.tempByKey, s.tempName = map[string]message.Destination{}, map[message.Destination]string{}
+	}
 	s.tempByKey[name] = d
 	s.tempName[d] = name
 	s.mu.Unlock()

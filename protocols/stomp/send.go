@@ -40,7 +40,7 @@ func (s *session) onSend(f *wire.Frame) *protocolError {
 		s.mu.Lock()
 		s.tokenSeq++
 		token = s.tokenSeq
-		s.receipts[token] = r
+		s.addReceiptLocked(token, r)
 		s.mu.Unlock()
 	}
 	// Flow control: a send the engine has not completed yet is outstanding

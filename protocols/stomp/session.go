@@ -27,9 +27,13 @@ type session struct {
 	srv *Server
 	tc  transport.Conn
 	log *slog.Logger
+	// dec is the decoder while a read is handled or a frame is partly
+	// read; between frames it goes back to decoders and is nil (issue 18:
+	// an idle connection holds none). Transport goroutine only.
 	dec *wire.Decoder
 
-	// Touched only by the transport goroutine (OnData, OnClose).
+	// Touched only by the transport goroutine (OnData, OnClose). The
+	// maps here and under mu are nil until their first entry.
 	version string
 	conn    *engine.Conn
 	subs    map[string]*subscription // by SUBSCRIBE id ("" for 1.0 without id)
@@ -59,17 +63,12 @@ type session struct {
 
 func newSession(srv *Server, tc transport.Conn) *session {
 	s := &session{
-		srv:       srv,
-		tc:        tc,
-		log:       connlog.New(srv.log, tc.ID(), tc.RemoteAddr(), "stomp"),
-		dec:       wire.NewDecoder(srv.opts.Limits),
-		version:   wire.V10,
-		subs:      map[string]*subscription{},
-		txs:       map[string]bool{},
-		tempByKey: map[string]message.Destination{},
-		tempName:  map[message.Destination]string{},
-		receipts:  map[uint64]string{},
-		bySubNum:  map[uint64]*subscription{},
+		srv:     srv,
+		tc:      tc,
+		log:     connlog.New(srv.log, tc.ID(), tc.RemoteAddr(), "stomp"),
+		version: wire.V10,
+		// The maps are made on first use (issue 18: an idle connection
+		// holds none); reading or deleting from a nil map is safe.
 	}
 	s.flow = sendflow.Gate{Limit: maxOutstandingSends, Conn: tc, Log: s.log}
 	s.live.ConnectDeadline(srv.opts.ConnectTimeout, tc, s.log, func() { srv.e.CountHandshakeTimeout("stomp") })
@@ -83,6 +82,10 @@ func (s *session) OnData(b []byte) error {
 		return nil
 	}
 	handshake := !s.live.Connected()
+	if s.dec == nil {
+		s.dec = decoders.Get().(*wire.Decoder)
+		s.dec.Resume(s.srv.opts.Limits, s.version)
+	}
 	buf := frameBufs.Get().(*[]wire.Frame)
 	frames, _, err := s.dec.Feed(b, (*buf)[:0])
 	for {
@@ -112,8 +115,15 @@ func (s *session) OnData(b []byte) error {
 		// A frame that cannot be parsed is fatal (ActiveMQ StompFrameError).
 		s.sendError(nil, fatal(wireErrorText(err)))
 	}
+	if s.dec.Idle() && !s.dead {
+		decoders.Put(s.dec)
+		s.dec = nil
+	}
 	return nil
 }
+
+// decoders holds the decoders of connections between frames.
+var decoders = sync.Pool{New: func() any { return new(wire.Decoder) }}
 
 // OnClose releases everything the connection held in the engine.
 func (s *session) OnClose(err error) {
@@ -126,6 +136,15 @@ func (s *session) OnClose(err error) {
 	if err != nil {
 		s.log.Debug("connection closed", "err", err)
 	}
+}
+
+// addReceiptLocked records the receipt r of the frame whose completion
+// carries token. Called with s.mu held.
+func (s *session) addReceiptLocked(token uint64, r string) {
+	if s.receipts == nil {
+		s.receipts = map[uint64]string{}
+	}
+	s.receipts[token] = r
 }
 
 func (s *session) write(b []byte) {

@@ -484,3 +484,48 @@ func TestSTOMPConnectTimeout(t *testing.T) {
 		t.Fatalf("wrote %q to a connection that never connected", out)
 	}
 }
+
+// TestSTOMPDecoderPooledBetweenFrames: an idle session holds no decoder;
+// one that has read part of a frame keeps it until the frame is whole, and
+// a decoder taken from the pool decodes under the negotiated version (1.2
+// unescapes "\c" in a SEND's header).
+func TestSTOMPDecoderPooledBetweenFrames(t *testing.T) {
+	_, srv := newSTOMPServer(t, DefaultOptions())
+	c := dialSTOMP(t, srv)
+	if c.s.dec != nil {
+		t.Fatal("a session holds a decoder before its first read")
+	}
+	c.connect()
+	if c.s.dec != nil {
+		t.Fatal("an idle session holds a decoder after CONNECT")
+	}
+	c.send("SUBSCRIBE\nid:0\ndestination:/queue/pooled\nreceipt:r0\n\n\x00")
+	c.expect("RECEIPT\nreceipt-id:r0")
+	send := "SEND\ndestination:/queue/pooled\nk:v\\cw\nreceipt:r1\n\nbody\x00"
+	from := 0
+	for _, cut := range []int{3, 30, len(send) - 1} {
+		c.send(send[from:cut])
+		if c.s.dec == nil {
+			t.Fatalf("cut at %d: the session gave its decoder back with a frame partly read", cut)
+		}
+		from = cut
+	}
+	c.send(send[from:])
+	if c.s.dec != nil {
+		t.Fatal("the session kept its decoder after a whole frame")
+	}
+	// The RECEIPT and the MESSAGE come from different goroutines, in
+	// either order.
+	got := map[string]wire.Frame{}
+	for range 2 {
+		f := c.next()
+		got[f.Command] = f
+	}
+	if r, ok := got[wire.CmdReceipt]; !ok || header(t, r, "receipt-id") != "r1" {
+		t.Fatalf("no RECEIPT r1 among %v", got)
+	}
+	m, ok := got[wire.CmdMessage]
+	if !ok || header(t, m, "k") != "v:w" || string(m.Body) != "body" {
+		t.Fatalf("MESSAGE %+v; want header k v:w (unescaped under 1.2) and body \"body\"", m)
+	}
+}

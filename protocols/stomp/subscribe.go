@@ -146,6 +146,9 @@ func (s *session) onSubscribe(f *wire.Frame) *protocolError {
 	_, wantReceipt := f.Get("receipt")
 	spec.Paused = wantReceipt && !spec.Browser
 	s.mu.Lock()
+	if s.bySubNum == nil {
+		s.bySubNum = map[uint64]*subscription{}
+	}
 	s.bySubNum[sub.num] = sub
 	s.mu.Unlock()
 	es, err := s.conn.Subscribe(spec, sub)
@@ -158,6 +161,9 @@ func (s *session) onSubscribe(f *wire.Frame) *protocolError {
 	sub.mu.Lock()
 	sub.sub = es
 	sub.mu.Unlock()
+	if s.subs == nil {
+		s.subs = map[string]*subscription{}
+	}
 	s.subs[id] = sub
 	s.subList = append(s.subList, sub)
 	s.receipt(f)

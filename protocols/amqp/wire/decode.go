@@ -143,6 +143,9 @@ type reader struct {
 	maxCount int
 	zeroLeft int  // zero-width array elements still allowed (see Limits)
 	alias    bool // binary values may alias b instead of being copied
+	// arena, when not nil, provides the top-level transfer or disposition
+	// (Decoder.ReuseBodies).
+	arena *bodyArena
 }
 
 func newReader(b []byte, l *Limits, alias bool) reader {

@@ -43,6 +43,64 @@ type Decoder struct {
 	// rd decodes frame bodies. It lives here, not on the stack, because
 	// escape analysis would move it to the heap on every frame.
 	rd reader
+
+	// arena, when set (ReuseBodies), holds the transfers and dispositions
+	// decoded by the last Feed.
+	arena *bodyArena
+}
+
+// ReuseBodies makes the decoder decode transfers and dispositions into
+// performatives it owns and reuses: such a Frame's Body, and the values
+// its pointer fields point to, are good only until the next Feed. A
+// caller that keeps one longer copies it (Transfer.Clone). Their binary
+// fields and the transfer's Payload stay the frame's own, as always.
+// A broker's connection uses it: they are the frames of every message
+// (issue 18: a delivery allocated a Transfer and a Disposition each).
+func (d *Decoder) ReuseBodies() {
+	if d.arena == nil {
+		d.arena = &bodyArena{}
+	}
+}
+
+// arenaKeep bounds the performatives an arena keeps for reuse: past it, a
+// Feed that decodes more frames allocates the rest, which are not kept
+// (a burst does not pin memory for good).
+const arenaKeep = 64
+
+// bodyArena is the reusable transfers and dispositions of one Decoder,
+// handed out in order since the last Feed.
+type bodyArena struct {
+	transfers []*transferBox
+	disps     []*dispositionBox
+	nt, nd    int
+}
+
+func (a *bodyArena) reset() { a.nt, a.nd = 0, 0 }
+
+func (a *bodyArena) transfer() *transferBox {
+	if a.nt == len(a.transfers) {
+		if a.nt == arenaKeep {
+			return &transferBox{}
+		}
+		a.transfers = append(a.transfers, &transferBox{})
+	}
+	b := a.transfers[a.nt]
+	a.nt++
+	*b = transferBox{}
+	return b
+}
+
+func (a *bodyArena) disposition() *dispositionBox {
+	if a.nd == len(a.disps) {
+		if a.nd == arenaKeep {
+			return &dispositionBox{}
+		}
+		a.disps = append(a.disps, &dispositionBox{})
+	}
+	b := a.disps[a.nd]
+	a.nd++
+	*b = dispositionBox{}
+	return b
 }
 
 // NewDecoder returns a decoder for a new connection: it expects a protocol
@@ -114,6 +172,9 @@ func (d *Decoder) Err() error { return d.err }
 func (d *Decoder) Feed(b []byte, out []Frame) ([]Frame, error) {
 	if d.err != nil {
 		return out, d.err
+	}
+	if d.arena != nil {
+		d.arena.reset()
 	}
 	in, owned := b, false
 	if len(d.pending) > 0 {
@@ -284,10 +345,19 @@ func (d *Decoder) frame(body []byte) (Frame, error) {
 		}
 		return f, nil // §2.4.5: an empty frame is a heartbeat
 	}
-	d.rd = newReader(body, &d.lim, false)
+	// A transfer's body is copied whole, once: its delivery-tag and its
+	// payload then alias that copy, the frame's own, instead of being
+	// copied one by one (one allocation a message, not two). Other
+	// performatives copy the few binary values they have.
+	alias := isTransfer(body)
+	if alias {
+		body = append(make([]byte, 0, len(body)), body...)
+	}
+	d.rd = newReader(body, &d.lim, alias)
+	d.rd.arena = d.arena
 	p, err := decodePerformative(&d.rd, d.ftype)
 	used := d.rd.i
-	d.rd.b = nil // do not pin the caller's input
+	d.rd.b, d.rd.arena = nil, nil // do not pin the caller's input
 	if err != nil {
 		return f, err
 	}
@@ -298,9 +368,27 @@ func (d *Decoder) frame(body []byte) (Frame, error) {
 		if _, ok := p.(*Transfer); !ok {
 			return f, newError(ErrCondDecodeError, ErrMalformed, "%d bytes follow the %s performative", len(rest), codeName(p.Descriptor()))
 		}
-		f.Payload = append(make([]byte, 0, len(rest)), rest...)
+		if alias {
+			f.Payload = rest[:len(rest):len(rest)]
+		} else {
+			f.Payload = append(make([]byte, 0, len(rest)), rest...)
+		}
 	}
 	return f, nil
+}
+
+// isTransfer reports whether a frame body starts with the transfer
+// performative's descriptor as encoders write it (0x00 0x53 0x14, or the
+// ulong form 0x00 0x80 and 8 bytes): the test only chooses how the body
+// is copied; decodePerformative checks the body either way.
+func isTransfer(body []byte) bool {
+	if len(body) >= 3 && body[0] == codeDescribed && body[1] == 0x53 {
+		return body[2] == byte(codeTransfer)
+	}
+	if len(body) >= 10 && body[0] == codeDescribed && body[1] == 0x80 {
+		return binary.BigEndian.Uint64(body[2:]) == codeTransfer
+	}
+	return false
 }
 
 // decodePerformative decodes the performative (or SASL body) at the start

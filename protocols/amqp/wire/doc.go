@@ -9,7 +9,11 @@
 // stream split at any byte; the decoder keeps exactly what it needs between
 // calls. Frames it returns own their memory: they never alias the input
 // slice or the decoder's reusable buffers, so the caller may reuse its read
-// buffer at once and hand the frames to other goroutines. DecodeMessage is
+// buffer at once and hand the frames to other goroutines; with ReuseBodies
+// (a broker's connection) the Transfer and Disposition bodies of one Feed
+// are the decoder's and are reused by the next one, while their binary
+// fields and a Transfer's Payload stay the frame's own (one copy of a
+// transfer's body, which its delivery-tag and payload alias). DecodeMessage is
 // the exception, on purpose: a Message aliases the bytes it was decoded
 // from (normally a Transfer's Payload, which the frame owns), so a 1 MiB
 // body is not copied twice. The Append* functions are pure, safe from any

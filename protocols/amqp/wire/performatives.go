@@ -433,7 +433,12 @@ func decodeTransfer(r *reader) (Composite, error) {
 	if err != nil {
 		return nil, err
 	}
-	box := &transferBox{}
+	var box *transferBox
+	if r.arena != nil {
+		box = r.arena.transfer()
+	} else {
+		box = &transferBox{}
+	}
 	t := &box.t
 	t.Handle = f.mandUint("handle")
 	if v, ok := f.uintField("delivery-id"); ok {
@@ -458,6 +463,27 @@ func decodeTransfer(r *reader) (Composite, error) {
 	t.Aborted = f.bool("aborted")
 	t.Batchable = f.bool("batchable")
 	return t, f.finish()
+}
+
+// Clone returns a copy of t whose pointer fields point to values of its
+// own (a decoder with ReuseBodies reuses t's); DeliveryTag and State are
+// shared, being the frame's own.
+func (t *Transfer) Clone() *Transfer {
+	box := &transferBox{t: *t}
+	c := &box.t
+	if t.DeliveryID != nil {
+		box.deliveryID, c.DeliveryID = *t.DeliveryID, &box.deliveryID
+	}
+	if t.MessageFormat != nil {
+		box.fmt, c.MessageFormat = *t.MessageFormat, &box.fmt
+	}
+	if t.Settled != nil {
+		box.settled, c.Settled = *t.Settled, &box.settled
+	}
+	if t.RcvSettleMode != nil {
+		box.rcvSettleMode, c.RcvSettleMode = *t.RcvSettleMode, &box.rcvSettleMode
+	}
+	return c
 }
 
 func (t *Transfer) appendComposite(dst []byte) []byte {
@@ -500,19 +526,34 @@ type Disposition struct {
 func (*Disposition) Descriptor() uint64   { return codeDisposition }
 func (*Disposition) frameType() FrameType { return FrameAMQP }
 
+// dispositionBox holds a Disposition and the target of Last, so that
+// decoding one costs a single allocation, or none from an arena.
+type dispositionBox struct {
+	d    Disposition
+	last uint32
+}
+
 func decodeDisposition(r *reader) (Composite, error) {
 	f, err := r.composite("disposition", 6)
 	if err != nil {
 		return nil, err
 	}
-	d := &Disposition{}
+	var box *dispositionBox
+	if r.arena != nil {
+		box = r.arena.disposition()
+	} else {
+		box = &dispositionBox{}
+	}
+	d := &box.d
 	role, ok := f.boolField("role")
 	if !ok {
 		f.missing("role")
 	}
 	d.Role = Role(role)
 	d.First = f.mandUint("first")
-	d.Last = f.optUint("last")
+	if v, ok := f.uintField("last"); ok {
+		box.last, d.Last = v, &box.last
+	}
 	d.Settled = f.bool("settled")
 	d.State = deliveryState(f.composite("state", deliveryStateCodes...))
 	d.Batchable = f.bool("batchable")

@@ -572,6 +572,26 @@ func (d *Decoder) finishFrame() bool {
 	return stop
 }
 
+// Idle reports whether d is between frames and has not failed: it holds no
+// part of a frame and no bytes held back, so the only state it carries is
+// its limits and its version. An owner with many quiet connections may
+// then put d in a pool and later Resume another decoder in its place
+// (issue 18: an idle connection holds no decoder).
+func (d *Decoder) Idle() bool {
+	return d.err == nil && d.state == stCommand && len(d.head) == 0 && len(d.pending) == 0
+}
+
+// Resume makes d (new, or Idle and taken from a pool) the decoder of a
+// connection whose previous decoder was Idle with limits l and version v
+// (see SetVersion). Buffers d kept are reused.
+func (d *Decoder) Resume(l Limits, v string) {
+	d.lim = l.withDefaults()
+	d.SetVersion(v)
+	d.err = nil
+	d.pending = nil
+	d.reset()
+}
+
 // Trim releases the buffers the decoder keeps for the frames to come,
 // when it is between frames (no part of one read): a session calls it
 // once its handshake is done, so that a connection that then stays idle
