@@ -330,6 +330,7 @@ func (r *replayer) op(op engine.StoreOp, l journal.Location) error {
 		return err
 	}
 	ss.recs, ss.owners = ss.recs[:0], ss.owners[:0]
+	ss.resetArena()
 	if err := ss.encode(&op); err != nil {
 		return err
 	}

@@ -169,7 +169,12 @@ type shardStore struct {
 
 	recs   [][]byte
 	owners []func(l journal.Location) // per record: what to note once its location is known
-	seqs   []uint64                   // the engine's sequences of this batch's adds
+	// arena holds the add records of the batch being encoded (addRecord);
+	// enc and msgBuf marshal its converted messages (marshalAdd).
+	arena  []byte
+	enc    *wire.Encoder
+	msgBuf []byte
+	seqs   []uint64 // the engine's sequences of this batch's adds
 	lastGC time.Time
 	// lastSync: the last periodic journal sync (journalDiskSyncStrategy
 	// periodic).
@@ -247,16 +252,78 @@ func setStoredDest(m *message.Message, d message.Destination) {
 // original frame), or a restart would hand it back without its
 // OriginalDestination.
 func marshalMessage(m *message.Message, redeliveries int32) ([]byte, error) {
-	if m.Original.Protocol == "openwire" && m.Original.Kept() && redeliveries == m.RedeliveryCounter && m.OriginalDestination.IsZero() {
-		if b := m.Original.Marshalled(); len(b) > 0 {
-			return b, nil
-		}
+	if b := keptMarshalled(m, redeliveries); b != nil {
+		return b, nil
 	}
 	w, err := marshal.FromEngine(m, redeliveries)
 	if err != nil {
 		return nil, err
 	}
 	return wire.Marshal(w, wire.StoreFormat())
+}
+
+// keptMarshalled is the frame of m kept from OpenWire when marshalMessage
+// stores it as it is, else nil. The caller must not write to it.
+func keptMarshalled(m *message.Message, redeliveries int32) []byte {
+	if m.Original.Protocol == "openwire" && m.Original.Kept() && redeliveries == m.RedeliveryCounter && m.OriginalDestination.IsZero() {
+		if b := m.Original.Marshalled(); len(b) > 0 {
+			return b
+		}
+	}
+	return nil
+}
+
+// marshalAdd is marshalMessage for the add being encoded: a converted
+// message is marshalled by the shard's encoder into its buffer (msgBuf),
+// valid until the next call, instead of a fresh encoder and buffer per
+// message. The store's format has no marshal cache, so a reused encoder
+// writes the same bytes as a fresh one.
+func (ss *shardStore) marshalAdd(m *message.Message) ([]byte, error) {
+	if b := keptMarshalled(m, m.RedeliveryCounter); b != nil {
+		return b, nil
+	}
+	w, err := marshal.FromEngine(m, m.RedeliveryCounter)
+	if err != nil {
+		return nil, err
+	}
+	if ss.enc == nil {
+		ss.enc = wire.NewEncoder(wire.StoreFormat())
+	}
+	b, err := ss.enc.Append(ss.msgBuf[:0], w)
+	if err != nil {
+		return nil, err
+	}
+	if cap(b) <= maxKeptBuffer {
+		ss.msgBuf = b[:0]
+	}
+	return b, nil
+}
+
+// maxKeptBuffer bounds the buffers the shard keeps from one batch to the
+// next (msgBuf, arena): one large message does not pin its size.
+const maxKeptBuffer = 8 << 20
+
+// addRecord encodes c into the batch's record arena: the add records of a
+// batch share one buffer, reset when the next batch starts (apply,
+// replayer.op), instead of one allocation each. Nothing keeps an add's
+// record past its batch: the journal copies it (Append), and owners and
+// ack compaction keep only locations and removal records.
+func (ss *shardStore) addRecord(c *command.AddMessage) []byte {
+	start := len(ss.arena)
+	out := command.Encode(ss.arena, c)
+	// A grown arena is a new array: the records already carved from the
+	// old one stay valid there, and the new one is only appended to.
+	ss.arena = out
+	return out[start:len(out):len(out)]
+}
+
+// resetArena starts a new batch's records (addRecord).
+func (ss *shardStore) resetArena() {
+	if cap(ss.arena) > maxKeptBuffer {
+		ss.arena = nil
+		return
+	}
+	ss.arena = ss.arena[:0]
 }
 
 func unmarshalMessage(b []byte) (*message.Message, error) {
@@ -361,6 +428,7 @@ func (ss *shardStore) apply(ops []engine.StoreOp, sync bool) error {
 		return err
 	}
 	ss.recs, ss.owners, ss.seqs = ss.recs[:0], ss.owners[:0], ss.seqs[:0]
+	ss.resetArena()
 	ss.batch = ops
 	defer func() { ss.batch = nil }()
 	for i := range ops {
@@ -477,7 +545,7 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 			ss.msgs[k] = s
 			ss.index(op.Dest, op.Msg.ID, op.Seq)
 		} else {
-			b, err := marshalMessage(op.Msg, op.Msg.RedeliveryCounter)
+			b, err := ss.marshalAdd(op.Msg)
 			if err != nil {
 				return err
 			}
@@ -486,7 +554,7 @@ func (ss *shardStore) encode(op *engine.StoreOp) error {
 			ss.msgs[k] = s
 			ss.seqs = append(ss.seqs, op.Seq)
 			ss.index(op.Dest, op.Msg.ID, op.Seq)
-			ss.add(command.Encode(nil, &command.AddMessage{
+			ss.add(ss.addRecord(&command.AddMessage{
 				Destination: kahaDest(op.Dest), MessageID: op.Msg.ID, Message: b, Priority: int32(op.Msg.Priority),
 			}), func(l journal.Location) {
 				s.file, s.loc = l.File, l
