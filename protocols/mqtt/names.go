@@ -61,6 +61,53 @@ func (s *session) mqttTopic(d, orig message.Destination) string {
 	return convertName(name)
 }
 
+// topicCache remembers the last conversion of a topic name between its
+// MQTT and its engine form, which would otherwise cost two allocations per
+// message (convertName copies the name to swap '/' and '.'): a fan-out
+// sends every subscriber the same topic, and a publisher mostly publishes
+// to one. Each is owned by one side of the session (sessionExt says which
+// lock guards it). An empty from means nothing is cached.
+type topicCache struct {
+	from string
+	to   string
+}
+
+// publishDest is the engine destination of a PUBLISH to MQTT topic name
+// topic: topicFor, through the session's inbound cache. topic may share
+// the packet's buffer: the cache keeps a copy. Called with mu held.
+func (s *session) publishDest(topic string) message.Destination {
+	c := &s.ext().inTopic
+	if topic != c.from || topic == "" {
+		// From a copy: convertName returns a name without separators
+		// as it is, which would keep the packet alive in the cache.
+		c.from = strings.Clone(topic)
+		d := s.topicFor(c.from)
+		c.to = d.Name
+		return d
+	}
+	return message.TopicDest(c.to)
+}
+
+// deliveryTopic is mqttTopic(d, orig) through the session's outbound
+// cache. Called with outMu held.
+func (s *session) deliveryTopic(d, orig message.Destination) string {
+	if !d.Type.IsTopic() && orig.Type.IsTopic() {
+		d = orig
+	}
+	c := &s.ext().outTopic
+	if d.Name != c.from || d.Name == "" {
+		t := s.mqttTopic(d, message.Destination{})
+		// A copy: the engine's name may share a larger buffer (a
+		// decoded frame) that the cache would otherwise keep alive.
+		c.from, c.to = strings.Clone(d.Name), t
+		if t == d.Name {
+			c.to = c.from
+		}
+		return t
+	}
+	return c.to
+}
+
 // qosNames are the names ActiveMQ gives its durable subscriptions, by QoS
 // (the QoS enum of the fusesource client it uses).
 var qosNames = [3]string{"AT_MOST_ONCE", "AT_LEAST_ONCE", "EXACTLY_ONCE"}
