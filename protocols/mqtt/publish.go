@@ -194,15 +194,22 @@ func (s *session) onPubRel(p *wire.Packet) {
 // name (topicFor).
 func (s *session) toMessage(dest message.Destination, qos byte, retain bool, payload []byte, pr *wire.Properties) *message.Message {
 	now := time.Now().UnixMilli()
-	m := &message.Message{
+	// The message and room for its two usual properties in one
+	// allocation: they live as long as each other.
+	mp := &struct {
+		m     message.Message
+		props [2]message.Property
+	}{}
+	m := &mp.m
+	*m = message.Message{
 		Destination: dest,
 		Priority:    message.DefaultPriority,
 		Persistent:  qos > 0,
 		Timestamp:   now,
 		BodyType:    message.BytesBody,
 		Body:        payload,
+		Props:       mp.props[:0],
 	}
-	m.Props = make(message.Properties, 0, 2)
 	m.Props = append(m.Props, message.Property{Name: QoSProperty, Value: message.IntValue(int32(qos))})
 	if retain {
 		m.Props = append(m.Props, message.Property{Name: engine.RetainProperty, Value: message.BoolValue(true)})
