@@ -66,26 +66,57 @@ func (s *session) mqttTopic(d, orig message.Destination) string {
 // message (convertName copies the name to swap '/' and '.'): a fan-out
 // sends every subscriber the same topic, and a publisher mostly publishes
 // to one. Each is owned by one side of the session (sessionExt says which
-// lock guards it). An empty from means nothing is cached.
+// lock guards it).
+//
+// Only a conversion that made a new string is cached, and the name it was
+// made from is not kept: a later name hits when converting it would give
+// conv (swapped), so a miss costs what convertName costs and nothing
+// more, and the cache never holds on to a string it did not make (a
+// packet's buffer, a decoded frame's).
 type topicCache struct {
-	from string
-	to   string
+	conv string // the converted name
+	full string // the result: conv, or the engine name conv is the end of
 }
 
+// swapped reports whether convertName(a) == b, without converting.
+func swapped(a, b string) bool {
+	if len(a) != len(b) || a == "" {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if nameSwap[a[i]] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// nameSwap is convertName's byte mapping.
+var nameSwap = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+	}
+	for _, p := range [][2]byte{{'/', '.'}, {'+', '*'}, {'#', '>'}} {
+		t[p[0]], t[p[1]] = p[1], p[0]
+	}
+	return t
+}()
+
 // publishDest is the engine destination of a PUBLISH to MQTT topic name
-// topic: topicFor, through the session's inbound cache. topic may share
-// the packet's buffer: the cache keeps a copy. Called with mu held.
+// topic: topicFor, through the session's inbound cache. Called with mu
+// held.
 func (s *session) publishDest(topic string) message.Destination {
 	c := &s.ext().inTopic
-	if topic != c.from || topic == "" {
-		// From a copy: convertName returns a name without separators
-		// as it is, which would keep the packet alive in the cache.
-		c.from = strings.Clone(topic)
-		d := s.topicFor(c.from)
-		c.to = d.Name
-		return d
+	if swapped(topic, c.conv) {
+		return message.TopicDest(c.full)
 	}
-	return message.TopicDest(c.to)
+	d := s.topicFor(topic)
+	if d.Name != topic {
+		// topicFor made d.Name (swapped, or prefixed): keep it, and its
+		// end, which is the topic converted (convertName keeps lengths).
+		c.conv, c.full = d.Name[len(d.Name)-len(topic):], d.Name
+	}
+	return d
 }
 
 // deliveryTopic is mqttTopic(d, orig) through the session's outbound
@@ -94,18 +125,19 @@ func (s *session) deliveryTopic(d, orig message.Destination) string {
 	if !d.Type.IsTopic() && orig.Type.IsTopic() {
 		d = orig
 	}
-	c := &s.ext().outTopic
-	if d.Name != c.from || d.Name == "" {
-		t := s.mqttTopic(d, message.Destination{})
-		// A copy: the engine's name may share a larger buffer (a
-		// decoded frame) that the cache would otherwise keep alive.
-		c.from, c.to = strings.Clone(d.Name), t
-		if t == d.Name {
-			c.to = c.from
-		}
-		return t
+	name := d.Name
+	if s.srv.opts.VirtualTopics {
+		name = strings.TrimPrefix(name, virtualTopicPrefix)
 	}
-	return c.to
+	c := &s.ext().outTopic
+	if swapped(name, c.conv) {
+		return c.full
+	}
+	t := convertName(name)
+	if t != name {
+		c.conv, c.full = t, t // made by convertName
+	}
+	return t
 }
 
 // qosNames are the names ActiveMQ gives its durable subscriptions, by QoS
