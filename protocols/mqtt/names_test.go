@@ -79,7 +79,7 @@ func TestMQTTTopicCaches(t *testing.T) {
 // publisher's PUBLISH to the engine's name, a delivery back): no
 // allocation once cached; convertName alone allocates for each.
 func BenchmarkTopicCache(b *testing.B) {
-	_, srv := newMQTTServer(&testing.T{}, DefaultOptions())
+	srv := NewServer(conntest.Engine(b), DefaultOptions())
 	s := srv.Handler(&conntest.Conn{}).(*session)
 	d := s.topicFor("sensors/1/temp")
 	b.Run("cached", func(b *testing.B) {
