@@ -61,6 +61,85 @@ func (s *session) mqttTopic(d, orig message.Destination) string {
 	return convertName(name)
 }
 
+// topicCache remembers the last conversion of a topic name between its
+// MQTT and its engine form, which would otherwise cost two allocations per
+// message (convertName copies the name to swap '/' and '.'): a fan-out
+// sends every subscriber the same topic, and a publisher mostly publishes
+// to one. Each is owned by one side of the session (sessionExt says which
+// lock guards it).
+//
+// Only a conversion that made a new string is cached, and the name it was
+// made from is not kept: a later name hits when converting it would give
+// conv (swapped), so a miss costs what convertName costs and nothing
+// more, and the cache never holds on to a string it did not make (a
+// packet's buffer, a decoded frame's).
+type topicCache struct {
+	conv string // the converted name
+	full string // the result: conv, or the engine name conv is the end of
+}
+
+// swapped reports whether convertName(a) == b, without converting.
+func swapped(a, b string) bool {
+	if len(a) != len(b) || a == "" {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if nameSwap[a[i]] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// nameSwap is convertName's byte mapping.
+var nameSwap = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+	}
+	for _, p := range [][2]byte{{'/', '.'}, {'+', '*'}, {'#', '>'}} {
+		t[p[0]], t[p[1]] = p[1], p[0]
+	}
+	return t
+}()
+
+// publishDest is the engine destination of a PUBLISH to MQTT topic name
+// topic: topicFor, through the session's inbound cache. Called with mu
+// held.
+func (s *session) publishDest(topic string) message.Destination {
+	c := &s.ext().inTopic
+	if swapped(topic, c.conv) {
+		return message.TopicDest(c.full)
+	}
+	d := s.topicFor(topic)
+	if d.Name != topic {
+		// topicFor made d.Name (swapped, or prefixed): keep it, and its
+		// end, which is the topic converted (convertName keeps lengths).
+		c.conv, c.full = d.Name[len(d.Name)-len(topic):], d.Name
+	}
+	return d
+}
+
+// deliveryTopic is mqttTopic(d, orig) through the session's outbound
+// cache. Called with outMu held.
+func (s *session) deliveryTopic(d, orig message.Destination) string {
+	if !d.Type.IsTopic() && orig.Type.IsTopic() {
+		d = orig
+	}
+	name := d.Name
+	if s.srv.opts.VirtualTopics {
+		name = strings.TrimPrefix(name, virtualTopicPrefix)
+	}
+	c := &s.ext().outTopic
+	if swapped(name, c.conv) {
+		return c.full
+	}
+	t := convertName(name)
+	if t != name {
+		c.conv, c.full = t, t // made by convertName
+	}
+	return t
+}
+
 // qosNames are the names ActiveMQ gives its durable subscriptions, by QoS
 // (the QoS enum of the fusesource client it uses).
 var qosNames = [3]string{"AT_MOST_ONCE", "AT_LEAST_ONCE", "EXACTLY_ONCE"}

@@ -73,7 +73,7 @@ func (s *session) onPublish(p *wire.Packet) {
 		s.acknowledgePublish(p.QoS, p.PacketID)
 		return
 	}
-	m := s.toMessage(topic, p.QoS, p.Retain, p.Payload, p.Props)
+	m := s.toMessage(s.publishDest(topic), p.QoS, p.Retain, p.Payload, p.Props)
 	var token uint64
 	x := s.ext()
 	if p.QoS > 0 {
@@ -190,18 +190,26 @@ func (s *session) onPubRel(p *wire.Packet) {
 // MQTT 5 properties map to their JMS counterparts: Response Topic to
 // JMSReplyTo, Correlation Data to JMSCorrelationID, Message Expiry to
 // JMSExpiration, User Properties to string properties, and a UTF-8 Payload
-// Format to a TextMessage.
-func (s *session) toMessage(topic string, qos byte, retain bool, payload []byte, pr *wire.Properties) *message.Message {
+// Format to a TextMessage. dest is the engine topic of the PUBLISH's topic
+// name (topicFor).
+func (s *session) toMessage(dest message.Destination, qos byte, retain bool, payload []byte, pr *wire.Properties) *message.Message {
 	now := time.Now().UnixMilli()
-	m := &message.Message{
-		Destination: s.topicFor(topic),
+	// The message and room for its two usual properties in one
+	// allocation: they live as long as each other.
+	mp := &struct {
+		m     message.Message
+		props [2]message.Property
+	}{}
+	m := &mp.m
+	*m = message.Message{
+		Destination: dest,
 		Priority:    message.DefaultPriority,
 		Persistent:  qos > 0,
 		Timestamp:   now,
 		BodyType:    message.BytesBody,
 		Body:        payload,
+		Props:       mp.props[:0],
 	}
-	m.Props = make(message.Properties, 0, 2)
 	m.Props = append(m.Props, message.Property{Name: QoSProperty, Value: message.IntValue(int32(qos))})
 	if retain {
 		m.Props = append(m.Props, message.Property{Name: engine.RetainProperty, Value: message.BoolValue(true)})
@@ -233,5 +241,5 @@ func (s *session) toMessage(topic string, qos byte, retain bool, payload []byte,
 // willMessage is the message a will publishes.
 func (s *session) willMessage(c *wire.Connect) *message.Message {
 	payload := append([]byte(nil), c.WillPayload...)
-	return s.toMessage(strings.Clone(c.WillTopic), c.WillQoS, c.WillRetain, payload, c.WillProps)
+	return s.toMessage(s.topicFor(strings.Clone(c.WillTopic)), c.WillQoS, c.WillRetain, payload, c.WillProps)
 }

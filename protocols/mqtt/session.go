@@ -81,11 +81,12 @@ type sessionExt struct {
 	willDelay uint32 // MQTT 5 Will Delay Interval (s)
 	subs      map[string]*subscription
 	aliases   map[uint16]string // MQTT 5 inbound topic aliases
+	inTopic   topicCache        // publishDest: MQTT topic -> engine name
 
 	// Guarded by session.outMu.
-	out      []byte // encode buffer of deliveries
-	nextPID  uint16
-	inflight map[uint16]*outFlight
+	out      []byte     // encode buffer of deliveries
+	outTopic topicCache // deliveryTopic: engine name -> MQTT topic
+	inflight flights
 	waiting  []waitingDelivery
 
 	// flow stops reading past maxOutstandingSends publishes the engine has

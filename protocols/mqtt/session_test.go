@@ -426,7 +426,7 @@ func TestMQTTPublishQoS(t *testing.T) {
 					t.Fatalf("a.b enqueued %d messages, want 2", n)
 				}
 				sub.s.outMu.Lock()
-				left := len(sub.s.ext().inflight)
+				left := sub.s.ext().inflight.len()
 				sub.s.outMu.Unlock()
 				if left != 0 {
 					t.Fatalf("%d deliveries in flight after the client acknowledged them", left)

@@ -55,6 +55,7 @@ type outFlight struct {
 	// durable: QoS 2, the acknowledgement is on disk and PUBREL may go
 	// out (relDone); PUBCOMP is taken only after it.
 	durable bool
+	used    bool // a delivery is in this slot of flights.ring
 }
 
 // waitingDelivery is a delivery held back by the client's Receive Maximum.
@@ -430,11 +431,8 @@ func (s *session) resumeSession() {
 	s.srv.mu.Unlock()
 	s.outMu.Lock()
 	x := s.ext()
-	if len(pids) > 0 && x.inflight == nil {
-		x.inflight = map[uint16]*outFlight{}
-	}
 	for _, pid := range pids {
-		x.inflight[pid] = &outFlight{qos: 2, released: true, durable: true}
+		x.inflight.put(pid, outFlight{qos: 2, released: true, durable: true})
 	}
 	s.outMu.Unlock()
 	for _, pid := range pids {
@@ -481,7 +479,7 @@ func (sub *subscription) Deliver(d engine.Delivery) {
 		}
 		return
 	}
-	if x := s.ext(); len(x.inflight) >= int(s.recvMax) {
+	if x := s.ext(); x.inflight.len() >= int(s.recvMax) || !x.inflight.canAlloc() {
 		x.waiting = append(x.waiting, waitingDelivery{sub: sub, d: d, qos: qos})
 		return
 	}
@@ -500,30 +498,11 @@ func (sub *subscription) settle(d engine.Delivery) {
 // sendInflight sends a QoS 1 or 2 delivery under a fresh packet id.
 // Called with outMu held.
 func (s *session) sendInflight(sub *subscription, d engine.Delivery, qos byte) {
-	pid := s.allocPID()
 	x := s.ext()
-	if x.inflight == nil {
-		x.inflight = map[uint16]*outFlight{} // made on first use: idle connections are many
-	}
-	x.inflight[pid] = &outFlight{es: d.Sub, id: d.ID, qos: qos}
+	pid := x.inflight.alloc(outFlight{es: d.Sub, id: d.ID, qos: qos})
 	if !s.writePublish(sub, d, qos, pid) {
-		delete(x.inflight, pid)
+		x.inflight.del(pid)
 		d.Sub.Settle(d.ID)
-	}
-}
-
-// allocPID returns a packet id no in-flight delivery uses. Called with
-// outMu held; the Receive Maximum (at most 65535) keeps one free.
-func (s *session) allocPID() uint16 {
-	x := s.ext()
-	for {
-		x.nextPID++
-		if x.nextPID == 0 {
-			x.nextPID = 1
-		}
-		if x.inflight[x.nextPID] == nil {
-			return x.nextPID
-		}
 	}
 }
 
@@ -531,7 +510,7 @@ func (s *session) allocPID() uint16 {
 // outMu held.
 func (s *session) pump() {
 	x := s.ext()
-	for len(x.waiting) > 0 && len(x.inflight) < int(s.recvMax) {
+	for len(x.waiting) > 0 && x.inflight.len() < int(s.recvMax) && x.inflight.canAlloc() {
 		w := x.waiting[0]
 		x.waiting[0] = waitingDelivery{}
 		x.waiting = x.waiting[1:]
@@ -555,7 +534,7 @@ func (s *session) writePublish(sub *subscription, d engine.Delivery, qos byte, p
 		QoS:      qos,
 		PacketID: pid,
 		Dup:      qos > 0 && d.Redeliveries > 0,
-		Topic:    s.mqttTopic(m.Destination, m.OriginalDestination),
+		Topic:    s.deliveryTopic(m.Destination, m.OriginalDestination),
 		Payload:  payloadOf(m),
 	}
 	if v, ok := m.Props.Get(engine.RetainedProperty); ok && v.Bool() {
@@ -716,36 +695,38 @@ func javaStringHash(s string) int32 {
 
 func (s *session) onPubAck(p *wire.Packet) {
 	s.outMu.Lock()
-	f := s.ext().inflight[p.PacketID]
-	if f == nil || f.qos != 1 {
+	fp := s.ext().inflight.get(p.PacketID)
+	if fp == nil || fp.qos != 1 {
 		s.outMu.Unlock()
 		return // unknown or duplicate: nothing to do
 	}
-	delete(s.ext().inflight, p.PacketID)
+	f := *fp
+	s.ext().inflight.del(p.PacketID)
 	s.pump()
 	s.outMu.Unlock()
-	s.ack(f)
+	s.ack(&f)
 }
 
 func (s *session) onPubRec(p *wire.Packet) {
 	s.outMu.Lock()
-	f := s.ext().inflight[p.PacketID]
-	if f == nil || f.qos != 2 {
+	fp := s.ext().inflight.get(p.PacketID)
+	if fp == nil || fp.qos != 2 {
 		s.outMu.Unlock()
 		if s.version == wire.Version5 {
 			s.writeAck(wire.PUBREL, p.PacketID, wire.ReasonPacketIDNotFound)
 		}
 		return
 	}
-	first := !f.released
-	f.released = true
+	first := !fp.released
+	fp.released = true
+	f := *fp // fp is good while outMu is held
 	if s.version == wire.Version5 && p.ReasonCode >= 0x80 {
 		// The client refused the message: the exchange ends here, and the
 		// broker confirms nothing: the fast path.
-		delete(s.ext().inflight, p.PacketID)
+		s.ext().inflight.del(p.PacketID)
 		s.pump()
 		s.outMu.Unlock()
-		s.ack(f)
+		s.ack(&f)
 		return
 	}
 	durable := f.durable
@@ -766,7 +747,7 @@ func (s *session) onPubRec(p *wire.Packet) {
 		}
 		s.cs.x().released[p.PacketID] = false
 		s.srv.mu.Unlock()
-		s.ackDurable(f, p.PacketID)
+		s.ackDurable(&f, p.PacketID)
 		return
 	}
 	if durable {
@@ -824,7 +805,7 @@ func (r *relDone) Complete(token uint64, err error) {
 		return
 	}
 	s.outMu.Lock()
-	f := s.ext().inflight[pid]
+	f := s.ext().inflight.get(pid)
 	send := f != nil && f.released && !f.durable
 	if send {
 		f.durable = true
@@ -837,13 +818,13 @@ func (r *relDone) Complete(token uint64, err error) {
 
 func (s *session) onPubComp(p *wire.Packet) {
 	s.outMu.Lock()
-	f := s.ext().inflight[p.PacketID]
+	f := s.ext().inflight.get(p.PacketID)
 	if f == nil || !f.durable {
 		// Unknown, or before its PUBREL: the packet id stays taken.
 		s.outMu.Unlock()
 		return
 	}
-	delete(s.ext().inflight, p.PacketID)
+	s.ext().inflight.del(p.PacketID)
 	s.pump()
 	s.outMu.Unlock()
 	s.srv.mu.Lock()
