@@ -202,14 +202,17 @@ func (s *session) onAck(a *wire.MessageAck) (deferred bool, err error) {
 	if a.AckType == wire.AckIndividual || lo < 0 {
 		lo = hi
 	}
-	batch := append([]dispatched(nil), c.dispatched[lo:hi+1]...)
+	// The usual ack names one message or a short run: its copy stays on
+	// the stack.
+	var buf [8]dispatched
+	batch := append(buf[:0], c.dispatched[lo:hi+1]...)
 	consumed := a.AckType != wire.AckDelivered && a.AckType != wire.AckRedelivered
 	if consumed {
-		c.dispatched = append(c.dispatched[:lo], c.dispatched[hi+1:]...)
+		c.dispatched = removeDispatched(c.dispatched, lo, hi)
 		if tx != "" && a.AckType != wire.AckPoison && a.AckType != wire.AckExpired {
 			// If the transaction rolls back, the client redelivers these
 			// itself and acks them again: keep them to put back.
-			s.txAcked[tx] = append(s.txAcked[tx], txAckedBatch{c: c, batch: batch})
+			s.txAcked[tx] = append(s.txAcked[tx], txAckedBatch{c: c, batch: slices.Clone(batch)})
 		}
 	} else if a.AckType == wire.AckDelivered {
 		for i := lo; i <= hi; i++ {
@@ -256,6 +259,23 @@ func (s *session) onAck(a *wire.MessageAck) (deferred bool, err error) {
 	}
 	join.Complete(0, nil)
 	return true, nil
+}
+
+// removeDispatched removes list[lo:hi+1]. Acks come in dispatch order,
+// so the run is usually at the front: the list is then resliced past it
+// (the slots cleared, so that they keep no message id alive) instead of
+// its remainder being copied down: with a topic's prefetch of 32,767 the
+// copy moved the whole window on every ack (issue 18: 17 % of the
+// broker's CPU in a JMS fan-out 1→10). append reallocates once the
+// backing array's tail is used up, which drops the head with it.
+func removeDispatched(list []dispatched, lo, hi int) []dispatched {
+	if lo == 0 {
+		clear(list[:hi+1])
+		return list[hi+1:]
+	}
+	n := copy(list[lo:], list[hi+1:])
+	clear(list[lo+n:])
+	return list[:lo+n]
 }
 
 // ackJoin answers a MessageAck that asked for a response once the engine
