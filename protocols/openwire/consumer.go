@@ -86,8 +86,8 @@ func (s *session) onConsumer(c *wire.ConsumerInfo) {
 	}
 	cons.sub = sub
 	key := c.ConsumerId.String()
-	s.consumers[key] = cons
-	s.jmsSessionOf(c.ConsumerId.ConnectionId, c.ConsumerId.SessionId).consumers[key] = cons
+	put(&s.consumers, key, cons)
+	put(&s.jmsSessionOf(c.ConsumerId.ConnectionId, c.ConsumerId.SessionId).consumers, key, cons)
 	s.respond(c, nil)
 	if p := sub.Prefetch(); p != int(c.PrefetchSize) {
 		// The policy replaced the client's default: tell it, as the broker
@@ -212,7 +212,7 @@ func (s *session) onAck(a *wire.MessageAck) (deferred bool, err error) {
 		if tx != "" && a.AckType != wire.AckPoison && a.AckType != wire.AckExpired {
 			// If the transaction rolls back, the client redelivers these
 			// itself and acks them again: keep them to put back.
-			s.txAcked[tx] = append(s.txAcked[tx], txAckedBatch{c: c, batch: slices.Clone(batch)})
+			put(&s.txAcked, tx, append(s.txAcked[tx], txAckedBatch{c: c, batch: slices.Clone(batch)}))
 		}
 	} else if a.AckType == wire.AckDelivered {
 		for i := lo; i <= hi; i++ {
