@@ -24,10 +24,9 @@ type session struct {
 	log *slog.Logger
 	dec *wire.Decoder
 
-	// writeMu guards enc and out: see the package comment.
+	// writeMu guards enc: see the package comment.
 	writeMu sync.Mutex
 	enc     *wire.Encoder
-	out     []byte
 
 	// Touched only by the transport goroutine.
 	negotiated bool
@@ -123,20 +122,39 @@ func (s *session) send(ds wire.DataStructure) { _ = s.sendErr(ds) }
 
 // sendErr is send reporting what failed (the duplex bridge's writer).
 func (s *session) sendErr(ds wire.DataStructure) error {
+	bp := outBufs.Get().(*[]byte)
+	defer putOutBuf(bp)
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	b, err := s.enc.Append(s.out[:0], ds)
+	b, err := s.enc.Append((*bp)[:0], ds)
+	*bp = b
 	if err != nil {
 		s.log.Warn("encode failed", "type", wire.TypeName(ds.DataStructureType()), "err", err)
 		return err
 	}
-	s.out = b
 	s.wrote.Store(true)
-	if err := s.tc.Write(b); err != nil {
+	if err := s.tc.Write(b); err != nil { // Write copies b
 		s.log.Debug("write failed", "err", err)
 		return err
 	}
 	return nil
+}
+
+// outBufs are the buffers frames are encoded into before the transport
+// copies them. Pooled rather than one per session (issue 18): an idle
+// connection holds none (it held the largest frame it had sent, 350 bytes
+// after the handshake, a whole message after a large dispatch).
+var outBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledOut is the largest buffer put back in outBufs: one encoded for
+// a larger frame is left to the collector rather than kept for small ones.
+const maxPooledOut = 64 << 10
+
+func putOutBuf(bp *[]byte) {
+	if cap(*bp) > maxPooledOut {
+		*bp = nil
+	}
+	outBufs.Put(bp)
 }
 
 // respond answers a command that asked for a response.
