@@ -34,6 +34,10 @@ type consumer struct {
 	// by MessageAck (transport goroutine).
 	mu         sync.Mutex
 	dispatched []dispatched
+
+	// borrowed is the credit the consumer holds back while the
+	// connection's outbound is over its bound (outflow.go).
+	borrowed atomic.Int64
 }
 
 // dispatched is a message the client holds and has not acknowledged.
@@ -79,6 +83,9 @@ func (s *session) onConsumer(c *wire.ConsumerInfo) {
 		spec.DefaultPrefetch = c.PrefetchSize == defaultTopicPrefetch
 	}
 	cons := &consumer{s: s, id: c.ConsumerId, dest: c.Destination}
+	if s.flow.Load() == nil {
+		s.flow.Store(&outFlow{})
+	}
 	sub, err := s.conn.Subscribe(spec, cons)
 	if err != nil {
 		s.respond(c, err)
@@ -151,6 +158,9 @@ func (c *consumer) Deliver(d engine.Delivery) {
 	// marshal cache keeps ids and destinations, never the message).
 	if !shared {
 		marshal.Release(w)
+	}
+	if f := s.flow.Load(); f != nil && !d.Sub.Spec().Browser {
+		c.throttle(f, d.Sub)
 	}
 }
 

@@ -57,7 +57,10 @@ type session struct {
 
 	closed   atomic.Bool
 	readSeen atomic.Bool
-	wrote    atomic.Bool
+	// flow bounds what consumers queue unwritten (outflow.go); set with
+	// the first consumer.
+	flow  atomic.Pointer[outFlow]
+	wrote atomic.Bool
 	// handshook is negotiated, for the negotiation timer's goroutine.
 	handshook atomic.Bool
 	timers    timers.Set // heart-beat, keep-alive and connect timers
@@ -136,6 +139,9 @@ func (s *session) sendErr(ds wire.DataStructure) error {
 	if err := s.tc.Write(b); err != nil { // Write copies b
 		s.log.Debug("write failed", "err", err)
 		return err
+	}
+	if f := s.flow.Load(); f != nil {
+		s.accountWrite(f, len(b))
 	}
 	return nil
 }
