@@ -19,8 +19,16 @@ func (c *discardConn) Write(b []byte) error { c.n += len(b); return nil }
 // BenchmarkOpenWireSessionSend is one MessageDispatch of a 1 KiB
 // BytesMessage through session.send: encoded into a pooled buffer and
 // handed to the transport (which copies it). allocs/op is the encode
-// path's: the pooled buffer costs none once warm.
+// path's: the pooled buffer costs none once warm. flow=on is a
+// connection with consumers, whose sends are counted for the bound on
+// unwritten bytes (outflow.go: a mark every 1 MiB).
 func BenchmarkOpenWireSessionSend(b *testing.B) {
+	for _, flow := range []bool{false, true} {
+		b.Run(map[bool]string{false: "flow=off", true: "flow=on"}[flow], func(b *testing.B) { benchSessionSend(b, flow) })
+	}
+}
+
+func benchSessionSend(b *testing.B, flow bool) {
 	e := conntest.Engine(b)
 	srv, err := NewServer(e, DefaultOptions())
 	if err != nil {
@@ -34,6 +42,9 @@ func BenchmarkOpenWireSessionSend(b *testing.B) {
 		b.Fatal(err)
 	}
 	s.enc.SetFormat(f)
+	if flow {
+		s.flow.Store(&outFlow{})
+	}
 	q := wire.NewQueue("bench")
 	cons := &wire.ConsumerId{ConnectionId: "ID:bench-1", SessionId: 1, Value: 1}
 	prod := &wire.ProducerId{ConnectionId: "ID:bench-2", SessionId: 1, Value: 1}
