@@ -34,6 +34,10 @@ type consumer struct {
 	// by MessageAck (transport goroutine).
 	mu         sync.Mutex
 	dispatched []dispatched
+
+	// borrowed is the credit the consumer holds back while the
+	// connection's outbound is over its bound (outflow.go).
+	borrowed atomic.Int64
 }
 
 // dispatched is a message the client holds and has not acknowledged.
@@ -79,6 +83,9 @@ func (s *session) onConsumer(c *wire.ConsumerInfo) {
 		spec.DefaultPrefetch = c.PrefetchSize == defaultTopicPrefetch
 	}
 	cons := &consumer{s: s, id: c.ConsumerId, dest: c.Destination}
+	if s.flow.Load() == nil {
+		s.flow.Store(&outFlow{})
+	}
 	sub, err := s.conn.Subscribe(spec, cons)
 	if err != nil {
 		s.respond(c, err)
@@ -86,8 +93,8 @@ func (s *session) onConsumer(c *wire.ConsumerInfo) {
 	}
 	cons.sub = sub
 	key := c.ConsumerId.String()
-	s.consumers[key] = cons
-	s.jmsSessionOf(c.ConsumerId.ConnectionId, c.ConsumerId.SessionId).consumers[key] = cons
+	put(&s.consumers, key, cons)
+	put(&s.jmsSessionOf(c.ConsumerId.ConnectionId, c.ConsumerId.SessionId).consumers, key, cons)
 	s.respond(c, nil)
 	if p := sub.Prefetch(); p != int(c.PrefetchSize) {
 		// The policy replaced the client's default: tell it, as the broker
@@ -152,6 +159,9 @@ func (c *consumer) Deliver(d engine.Delivery) {
 	if !shared {
 		marshal.Release(w)
 	}
+	if f := s.flow.Load(); f != nil && !d.Sub.Spec().Browser {
+		c.throttle(f, d.Sub)
+	}
 }
 
 // onAck applies a MessageAck to the range of dispatched messages it names
@@ -202,14 +212,17 @@ func (s *session) onAck(a *wire.MessageAck) (deferred bool, err error) {
 	if a.AckType == wire.AckIndividual || lo < 0 {
 		lo = hi
 	}
-	batch := append([]dispatched(nil), c.dispatched[lo:hi+1]...)
+	// The usual ack names one message or a short run: its copy stays on
+	// the stack.
+	var buf [8]dispatched
+	batch := append(buf[:0], c.dispatched[lo:hi+1]...)
 	consumed := a.AckType != wire.AckDelivered && a.AckType != wire.AckRedelivered
 	if consumed {
-		c.dispatched = append(c.dispatched[:lo], c.dispatched[hi+1:]...)
+		c.dispatched = removeDispatched(c.dispatched, lo, hi)
 		if tx != "" && a.AckType != wire.AckPoison && a.AckType != wire.AckExpired {
 			// If the transaction rolls back, the client redelivers these
 			// itself and acks them again: keep them to put back.
-			s.txAcked[tx] = append(s.txAcked[tx], txAckedBatch{c: c, batch: batch})
+			put(&s.txAcked, tx, append(s.txAcked[tx], txAckedBatch{c: c, batch: slices.Clone(batch)}))
 		}
 	} else if a.AckType == wire.AckDelivered {
 		for i := lo; i <= hi; i++ {
@@ -256,6 +269,23 @@ func (s *session) onAck(a *wire.MessageAck) (deferred bool, err error) {
 	}
 	join.Complete(0, nil)
 	return true, nil
+}
+
+// removeDispatched removes list[lo:hi+1]. Acks come in dispatch order,
+// so the run is usually at the front: the list is then resliced past it
+// (the slots cleared, so that they keep no message id alive) instead of
+// its remainder being copied down: with a topic's prefetch of 32,767 the
+// copy moved the whole window on every ack (issue 18: 17 % of the
+// broker's CPU in a JMS fan-out 1→10). append reallocates once the
+// backing array's tail is used up, which drops the head with it.
+func removeDispatched(list []dispatched, lo, hi int) []dispatched {
+	if lo == 0 {
+		clear(list[:hi+1])
+		return list[hi+1:]
+	}
+	n := copy(list[lo:], list[hi+1:])
+	clear(list[lo+n:])
+	return list[:lo+n]
 }
 
 // ackJoin answers a MessageAck that asked for a response once the engine

@@ -39,7 +39,7 @@ func (s *session) onMessage(w *wire.Message) {
 		s.pendingMu.Lock()
 		s.tokenSeq++
 		token = s.tokenSeq
-		s.pending[token] = ps
+		put(&s.pending, token, ps)
 		s.pendingMu.Unlock()
 	}
 	if err := s.conn.Send(m, txKey(w.TransactionId), s, token); err != nil {

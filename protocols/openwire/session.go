@@ -24,10 +24,9 @@ type session struct {
 	log *slog.Logger
 	dec *wire.Decoder
 
-	// writeMu guards enc and out: see the package comment.
+	// writeMu guards enc: see the package comment.
 	writeMu sync.Mutex
 	enc     *wire.Encoder
-	out     []byte
 
 	// Touched only by the transport goroutine.
 	negotiated bool
@@ -58,10 +57,25 @@ type session struct {
 
 	closed   atomic.Bool
 	readSeen atomic.Bool
-	wrote    atomic.Bool
+	// flow bounds what consumers queue unwritten (outflow.go); set with
+	// the first consumer.
+	flow  atomic.Pointer[outFlow]
+	wrote atomic.Bool
 	// handshook is negotiated, for the negotiation timer's goroutine.
 	handshook atomic.Bool
 	timers    timers.Set // heart-beat, keep-alive and connect timers
+}
+
+// put sets m[k] = v, making the map on the first entry. The session's
+// maps start nil: an idle connection (one session, nothing else) holds
+// none of them (issue 18: eight empty maps were 380 of the 5,600 heap
+// bytes an idle OpenWire connection held). Reads, deletes and ranges of a
+// nil map need nothing.
+func put[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = map[K]V{}
+	}
+	(*m)[k] = v
 }
 
 type jmsSession struct {
@@ -84,17 +98,11 @@ type pendingSend struct {
 
 func newSession(srv *Server, tc transport.Conn) *session {
 	s := &session{
-		srv:       srv,
-		tc:        tc,
-		log:       connlog.New(srv.log, tc.ID(), tc.RemoteAddr(), "openwire"),
-		dec:       wire.NewDecoder(wire.InitialFormat(srv.opts.Local.Version), srv.opts.Limits),
-		enc:       wire.NewEncoder(wire.InitialFormat(srv.opts.Local.Version)),
-		sessions:  map[int64]*jmsSession{},
-		consumers: map[string]*consumer{},
-		producers: map[string]*producer{},
-		txs:       map[string]bool{},
-		txAcked:   map[string][]txAckedBatch{},
-		pending:   map[uint64]pendingSend{},
+		srv: srv,
+		tc:  tc,
+		log: connlog.New(srv.log, tc.ID(), tc.RemoteAddr(), "openwire"),
+		dec: wire.NewDecoder(wire.InitialFormat(srv.opts.Local.Version), srv.opts.Limits),
+		enc: wire.NewEncoder(wire.InitialFormat(srv.opts.Local.Version)),
 	}
 	// Both sides send WireFormatInfo at once (reference/openwire.md §3).
 	s.send(srv.info)
@@ -117,20 +125,42 @@ func (s *session) send(ds wire.DataStructure) { _ = s.sendErr(ds) }
 
 // sendErr is send reporting what failed (the duplex bridge's writer).
 func (s *session) sendErr(ds wire.DataStructure) error {
+	bp := outBufs.Get().(*[]byte)
+	defer putOutBuf(bp)
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	b, err := s.enc.Append(s.out[:0], ds)
+	b, err := s.enc.Append((*bp)[:0], ds)
+	*bp = b
 	if err != nil {
 		s.log.Warn("encode failed", "type", wire.TypeName(ds.DataStructureType()), "err", err)
 		return err
 	}
-	s.out = b
 	s.wrote.Store(true)
-	if err := s.tc.Write(b); err != nil {
+	if err := s.tc.Write(b); err != nil { // Write copies b
 		s.log.Debug("write failed", "err", err)
 		return err
 	}
+	if f := s.flow.Load(); f != nil {
+		s.accountWrite(f, len(b))
+	}
 	return nil
+}
+
+// outBufs are the buffers frames are encoded into before the transport
+// copies them. Pooled rather than one per session (issue 18): an idle
+// connection holds none (it held the largest frame it had sent, 350 bytes
+// after the handshake, a whole message after a large dispatch).
+var outBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledOut is the largest buffer put back in outBufs: one encoded for
+// a larger frame is left to the collector rather than kept for small ones.
+const maxPooledOut = 64 << 10
+
+func putOutBuf(bp *[]byte) {
+	if cap(*bp) > maxPooledOut {
+		*bp = nil
+	}
+	outBufs.Put(bp)
 }
 
 // respond answers a command that asked for a response.
@@ -207,9 +237,9 @@ func (s *session) closeConnection() {
 		s.log.Warn("connection cleanup failed", "err", err)
 	}
 	s.conn = nil
-	s.consumers = map[string]*consumer{}
-	s.producers = map[string]*producer{}
-	s.sessions = map[int64]*jmsSession{}
+	s.consumers = nil
+	s.producers = nil
+	s.sessions = nil
 }
 
 func (s *session) handle(ds wire.DataStructure) {
@@ -455,7 +485,7 @@ func (s *session) onSession(c *wire.SessionInfo) error {
 		return err
 	}
 	if c.SessionId != nil {
-		s.sessions[c.SessionId.Value] = &jmsSession{consumers: map[string]*consumer{}, producers: map[string]*producer{}}
+		put(&s.sessions, c.SessionId.Value, &jmsSession{})
 	}
 	return nil
 }
@@ -465,8 +495,8 @@ func (s *session) jmsSessionOf(connID string, sessionID int64) *jmsSession {
 	if js == nil {
 		// Sessions are implicit for some clients (and the Java client's
 		// connection-level advisory consumer uses session -1).
-		js = &jmsSession{consumers: map[string]*consumer{}, producers: map[string]*producer{}}
-		s.sessions[sessionID] = js
+		js = &jmsSession{}
+		put(&s.sessions, sessionID, js)
 	}
 	return js
 }
@@ -492,8 +522,8 @@ func (s *session) onProducer(c *wire.ProducerInfo) error {
 	}
 	p := &producer{id: c.ProducerId, window: c.WindowSize, reg: s.conn.AddProducer(d)}
 	key := c.ProducerId.String()
-	s.producers[key] = p
-	s.jmsSessionOf(c.ProducerId.ConnectionId, c.ProducerId.SessionId).producers[key] = p
+	put(&s.producers, key, p)
+	put(&s.jmsSessionOf(c.ProducerId.ConnectionId, c.ProducerId.SessionId).producers, key, p)
 	return nil
 }
 

@@ -41,7 +41,7 @@ func (s *session) onTransaction(t *wire.TransactionInfo) {
 			break
 		}
 		if err = s.conn.Begin(key); err == nil {
-			s.txs[key] = true
+			put(&s.txs, key, true)
 		} else if errors.Is(err, engine.ErrTxExists) {
 			// TransactionBroker.beginTransaction's words.
 			err = engine.WithClientText(err, "Transaction '"+javaTxString(t.TransactionId)+"' has already been started.")

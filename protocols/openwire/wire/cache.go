@@ -61,6 +61,68 @@ type marshalCache struct {
 	uniq    int64
 	journal []cacheAdd // additions during the current frame, for rollback
 	nextAt  int        // next at the start of the current frame
+	// memo remembers the slots of keys recently found, so that the ids
+	// and destinations every frame repeats (the consumer's id, the
+	// message's producer and destination) are found without hashing
+	// their strings (issue 18: the map's hashing was half of encoding a
+	// MessageDispatch). Made at the first index hit: an idle connection,
+	// which only ever adds, holds none.
+	memo *[memoSize]memoEntry
+	// nullSlot is 1 + the slot of the null key, 0 when not known.
+	nullSlot int16
+}
+
+// memoSize is the number of memo entries (a power of two).
+const memoSize = 16
+
+// memoEntry says that key was in slot. It is a hint, checked against
+// slots before use: an entry whose slot was evicted, overwritten or
+// rolled back since is a miss.
+type memoEntry struct {
+	key  cacheKey
+	slot int16
+}
+
+// memoOf is key's memo entry: a mix of its fields that leaves the
+// string's bytes alone (its length stands for it), so that finding the
+// entry costs no hashing.
+func memoOf(key cacheKey) int {
+	x := uint64(key.t) ^ uint64(len(key.s))<<8 ^ uint64(key.a)<<24 ^ uint64(key.b)<<44
+	return int(x * 0x9E3779B97F4A7C15 >> 60) // the top 4 bits: memoSize entries
+}
+
+// lookup returns key's slot, if the cache holds it: from the memo when it
+// is there and still true, else from the index (and then remembered).
+//
+// slots[i] == key holds exactly when index[key] == i: add, begin and
+// rollback change the two together. The null key (slots not yet used
+// hold it too, so they cannot vouch for it) is remembered in nullSlot,
+// which every change to the index that may touch it forgets.
+func (m *marshalCache) lookup(key cacheKey) (int16, bool) {
+	if key == (cacheKey{}) {
+		if m.nullSlot > 0 {
+			return m.nullSlot - 1, true
+		}
+		i, ok := m.index[key]
+		if ok {
+			m.nullSlot = i + 1
+		}
+		return i, ok
+	}
+	h := memoOf(key)
+	if m.memo != nil {
+		if e := &m.memo[h]; e.key == key && int(e.slot) < len(m.slots) && m.slots[e.slot] == key {
+			return e.slot, true
+		}
+	}
+	i, ok := m.index[key]
+	if ok {
+		if m.memo == nil {
+			m.memo = new([memoSize]memoEntry)
+		}
+		m.memo[h] = memoEntry{key: key, slot: i}
+	}
+	return i, ok
 }
 
 func newMarshalCache(size int) *marshalCache {
@@ -129,6 +191,7 @@ func (m *marshalCache) keyOf(v DataStructure) cacheKey {
 // pass and then forgets everything, which only costs cache hits.
 func (m *marshalCache) begin() {
 	for n := 0; len(m.index) > 0 && len(m.index) > m.size-marshalCacheFreeSpace; n++ {
+		m.nullSlot = 0 // an eviction may delete the null key's entry
 		if n == m.size {
 			clear(m.index)
 			clear(m.slots)
@@ -159,6 +222,7 @@ func (m *marshalCache) add(key cacheKey) int16 {
 	}
 	m.slots = grow(m.slots, i, m.size)
 	prev := m.slots[i]
+	m.nullSlot = 0 // key or prev may be the null key
 	m.journal = append(m.journal, cacheAdd{slot: i, prev: prev, key: key})
 	// DEVIATION: Java keeps the overwritten value's map entry, so a later
 	// frame could reference slot i for it and the peer would read the new
@@ -175,6 +239,7 @@ func (m *marshalCache) add(key cacheKey) int16 {
 // rollback undoes the current frame's additions after an encode error, so
 // the cache never references a frame the peer did not receive.
 func (m *marshalCache) rollback() {
+	m.nullSlot = 0
 	for i := len(m.journal) - 1; i >= 0; i-- {
 		a := m.journal[i]
 		delete(m.index, a.key)

@@ -460,7 +460,7 @@ func (c *codec) cobj(name string, p *DataStructure) {
 			return
 		}
 		key := c.wc.keyOf(v)
-		idx, found := c.wc.index[key]
+		idx, found := c.wc.lookup(key)
 		c.putBool(!found)
 		if found {
 			c.putU16(uint16(idx))

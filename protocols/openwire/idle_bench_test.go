@@ -1,0 +1,190 @@
+package openwire
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"syscall"
+	"testing"
+
+	"wharf/protocols/internal/conntest"
+	"wharf/protocols/openwire/wire"
+	"wharf/protocols/transport"
+)
+
+// What an idle OpenWire connection costs the broker's heap (issue 18: the
+// idle-connections row of bench-compare, 8.3 KiB of resident memory per
+// connection): n real loopback connections through the transport against
+// a real engine, each doing what `wharf bench --scenario connections`
+// does (WireFormatInfo, ConnectionInfo, SessionInfo, each answered) and
+// then nothing. The clients are raw sockets (syscall, not net.Conn) so
+// that the process's heap holds the broker's side only.
+
+// owIdleConns opens n idle OpenWire connections and returns the heap
+// (bytes, after a full GC) each one holds, and a function closing them.
+// With OPENWIRE_IDLE_HEAPPROFILE=<file> it also writes a heap profile of
+// the open connections to <file>.
+func owIdleConns(tb testing.TB, n int) (perConn float64, closeAll func()) {
+	tb.Helper()
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Cur < uint64(2*(n+200)+100) {
+		tb.Skipf("descriptor limit %d is below the %d this needs (ulimit -n)", lim.Cur, 2*(n+200)+100)
+	}
+	e := conntest.Engine(tb)
+	srv, err := NewServer(e, DefaultOptions())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	l, err := transport.Listen("127.0.0.1:0", srv.Handler, transport.Options{NumEventLoop: 2, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { l.Close() })
+	port := l.Addr().(*net.TCPAddr).Port
+	var fds []int
+	closeAll = func() {
+		for _, fd := range fds {
+			syscall.Close(fd)
+		}
+		fds = nil
+		l.Close()
+	}
+	tb.Cleanup(closeAll)
+	open := func(k int) {
+		for i := 0; i < k; i++ {
+			fd, err := owDialIdle(port, len(fds))
+			if err != nil {
+				tb.Fatalf("connection %d: %v", len(fds), err)
+			}
+			fds = append(fds, fd)
+		}
+	}
+	open(200) // pools, event-loop buffers and maps reach their size
+	before := owHeapAfterGC()
+	open(n)
+	after := owHeapAfterGC()
+	if f := os.Getenv("OPENWIRE_IDLE_HEAPPROFILE"); f != "" {
+		w, err := os.Create(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		err = pprof.Lookup("heap").WriteTo(w, 0)
+		w.Close()
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if got := l.Conns(); got != len(fds) {
+		tb.Fatalf("listener holds %d connections, want %d", got, len(fds))
+	}
+	return float64(int64(after)-int64(before)) / float64(n), closeAll
+}
+
+func owHeapAfterGC() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// owIdleHello returns what the Go client sends to open a connection
+// and one session: WireFormatInfo in the initial format, then
+// ConnectionInfo and SessionInfo (ids from n) in the format both sides
+// agree on (the client's defaults: tight, cached); and that format.
+func owIdleHello(n int) (wfi, rest []byte, f wire.Format, err error) {
+	local := wire.DefaultOptions()
+	info, err := wire.NewWireFormatInfo(local)
+	if err != nil {
+		return nil, nil, f, err
+	}
+	if wfi, err = wire.NewEncoder(wire.InitialFormat(local.Version)).Append(nil, info); err != nil {
+		return nil, nil, f, err
+	}
+	// The broker advertises the same defaults but for its names.
+	if f, err = wire.Negotiate(local, local); err != nil {
+		return nil, nil, f, err
+	}
+	enc := wire.NewEncoder(f)
+	conn := &wire.ConnectionId{Value: fmt.Sprintf("ID:idle-%d", n)}
+	rest, err = enc.Append(nil, &wire.ConnectionInfo{BaseCommand: wire.BaseCommand{CommandId: 1, ResponseRequired: true}, ConnectionId: conn, ClientId: conn.Value})
+	if err != nil {
+		return nil, nil, f, err
+	}
+	rest, err = enc.Append(rest, &wire.SessionInfo{BaseCommand: wire.BaseCommand{CommandId: 2, ResponseRequired: true}, SessionId: &wire.SessionId{ConnectionId: conn.Value, Value: 1}})
+	return wfi, rest, f, err
+}
+
+// owDialIdle connects a raw socket to 127.0.0.1:port, opens a connection
+// and a session (owIdleHello) and reads until both are answered with a
+// Response, which must not be an ExceptionResponse.
+func owDialIdle(port, n int) (int, error) {
+	wfi, rest, f, err := owIdleHello(n)
+	if err != nil {
+		return -1, err
+	}
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		return -1, err
+	}
+	fail := func(err error) (int, error) { syscall.Close(fd); return -1, err }
+	if err := syscall.Connect(fd, &syscall.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return fail(err)
+	}
+	for _, b := range [][]byte{wfi, rest} {
+		if _, err := syscall.Write(fd, b); err != nil {
+			return fail(err)
+		}
+	}
+	dec := wire.NewDecoder(wire.InitialFormat(wire.MaxVersion), wire.Limits{})
+	buf := make([]byte, 4096)
+	negotiated, answered := false, 0
+	for answered < 2 {
+		k, err := syscall.Read(fd, buf)
+		if err != nil {
+			return fail(err)
+		}
+		if k == 0 {
+			return fail(errors.New("closed by the broker"))
+		}
+		dec.Feed(buf[:k])
+		for {
+			ds, err := dec.Next()
+			if err != nil {
+				return fail(err)
+			}
+			if ds == nil {
+				break
+			}
+			switch r := ds.(type) {
+			case *wire.WireFormatInfo:
+				if !negotiated {
+					negotiated = true
+					dec.SetFormat(f)
+				}
+			case *wire.ExceptionResponse:
+				return fail(fmt.Errorf("command %d refused: %v", r.CorrelationId, r.Exception))
+			case *wire.Response:
+				answered++
+			}
+		}
+	}
+	return fd, nil
+}
+
+// BenchmarkOpenWireIdleConn reports the heap an idle OpenWire connection
+// holds (B/idle-conn). It opens 2,000 connections once, whatever b.N.
+func BenchmarkOpenWireIdleConn(b *testing.B) {
+	b.ReportAllocs()
+	var per float64
+	for range b.N {
+		var closeAll func()
+		per, closeAll = owIdleConns(b, 2000)
+		closeAll()
+	}
+	b.ReportMetric(per, "B/idle-conn")
+}
