@@ -97,7 +97,11 @@ func owHeapAfterGC() uint64 {
 // ConnectionInfo and SessionInfo (ids from n) in the format both sides
 // agree on (the client's defaults: tight, cached); and that format.
 func owIdleHello(n int) (wfi, rest []byte, f wire.Format, err error) {
-	local := wire.DefaultOptions()
+	return owHello(n, wire.DefaultOptions())
+}
+
+// owHello is owIdleHello with the client's wire format options local.
+func owHello(n int, local wire.Options) (wfi, rest []byte, f wire.Format, err error) {
 	info, err := wire.NewWireFormatInfo(local)
 	if err != nil {
 		return nil, nil, f, err

@@ -42,7 +42,13 @@ func TestOpenWireSlowReaderNotCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { nc.Close() })
-	wfi, rest, f, err := owIdleHello(1)
+	// No inactivity monitor: this client sends nothing while the producer
+	// runs, which takes longer than 30 s under the race detector on a
+	// loaded machine, and the broker would close it as inactive (the cut
+	// this test is about is the transport's, at 64 MiB unwritten).
+	opts := wire.DefaultOptions()
+	opts.MaxInactivityDuration = 0
+	wfi, rest, f, err := owHello(1, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
