@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"wharf/engine"
 	"wharf/engine/message"
 	"wharf/protocols/internal/conntest"
 	"wharf/protocols/internal/fuzzprog"
@@ -43,56 +44,73 @@ func FuzzOpenWireSessionCommands(f *testing.F) {
 	// Session, consumer on queue q, producer, message, standard ack.
 	f.Add([]byte{1, 0, 0, 0, 1, 0, 0, 2, 0, 0, 10, 0, 0, 0, 0, 0, 3, 0, 0, 4, 0, 0, 1, 0, 3, 'h', 'i', 0, 5, 0, 0, 2, 0})
 	f.Add([]byte{0, 1, 0, 6, 0, 0, 4, 0, 1, 0, 6, 2, 0, 6, 4, 0, 9, 0})
-	f.Fuzz(func(t *testing.T, data []byte) {
-		p := fuzzprog.New(data)
-		opts := wire.DefaultOptions()
-		opts.TightEncodingEnabled, opts.CacheEnabled = p.Bool(), p.Bool()
-		format, err := wire.Negotiate(opts, srv.opts.Local)
-		if err != nil {
-			t.Fatal(err)
-		}
-		enc := wire.NewEncoder(wire.InitialFormat(wire.MaxVersion))
-		wfi, err := wire.NewWireFormatInfo(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, _ := enc.Append(nil, wfi)
-		enc.SetFormat(format)
-		in, _ = enc.Append(in, &wire.ConnectionInfo{BaseCommand: wire.BaseCommand{CommandId: 1, ResponseRequired: true},
-			ConnectionId: &wire.ConnectionId{Value: "ID:fuzz-1"}, ClientId: p.Pick("fuzz-a", "fuzz-b")})
-		tc := &conntest.Conn{}
-		s := srv.Handler(tc)
-		s.OnData(in)
-		for n := 0; n < 32 && p.More() && !tc.Closed(); n++ {
-			cmd := buildOpenWireCommand(p, int32(2+n))
-			b, err := enc.Append(nil, cmd)
-			if err != nil {
-				continue // the encoder refuses what it cannot write (an over-long string)
-			}
-			b = p.Damage(b)
-			cut := p.Intn(len(b) + 1)
-			if s.OnData(b[:cut]) != nil || s.OnData(b[cut:]) != nil {
-				break
-			}
-		}
-		if !p.Damaged && !tc.Closed() {
-			b, _ := enc.Append(nil, &wire.KeepAliveInfo{BaseCommand: wire.BaseCommand{CommandId: owProbeID, ResponseRequired: true}})
-			s.OnData(b)
-			if !tc.Await(5*time.Second, func(out []byte, closed bool) bool {
-				return closed || answersProbe(out, format)
-			}) {
-				t.Fatalf("no answer to KeepAliveInfo %d and no close within 5 s", owProbeID)
-			}
-		}
-		s.OnClose(nil)
-		if st := e.Stats(message.QueueDest("q")); st.ConsumerCount != 0 {
-			t.Fatalf("a closed session left %d consumers on queue q", st.ConsumerCount)
-		}
-		if err := conntest.ServesEvery(e, 5*time.Second); err != nil {
-			t.Fatalf("the engine stopped serving after the input: %v", err)
-		}
-		e.Purge(message.QueueDest("q"))
+	f.Fuzz(func(t *testing.T, data []byte) { openwireCommandsInput(t, e, srv, data) })
+}
+
+// BenchmarkFuzzOpenWireSessionCommandsCorpus runs
+// FuzzOpenWireSessionCommands' body over its seed and cached corpus
+// (ns/input: what an execution costs).
+func BenchmarkFuzzOpenWireSessionCommandsCorpus(b *testing.B) {
+	e := conntest.Engine(b)
+	srv, err := NewServer(e, DefaultOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	fuzzprog.Replay(b, "wharf/protocols/openwire", "FuzzOpenWireSessionCommands", func(tb testing.TB, v []any) {
+		openwireCommandsInput(tb, e, srv, v[0].([]byte))
 	})
+}
+
+// openwireCommandsInput is one input of FuzzOpenWireSessionCommands.
+func openwireCommandsInput(t testing.TB, e *engine.Engine, srv *Server, data []byte) {
+	p := fuzzprog.New(data)
+	opts := wire.DefaultOptions()
+	opts.TightEncodingEnabled, opts.CacheEnabled = p.Bool(), p.Bool()
+	format, err := wire.Negotiate(opts, srv.opts.Local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := wire.NewEncoder(wire.InitialFormat(wire.MaxVersion))
+	wfi, err := wire.NewWireFormatInfo(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _ := enc.Append(nil, wfi)
+	enc.SetFormat(format)
+	in, _ = enc.Append(in, &wire.ConnectionInfo{BaseCommand: wire.BaseCommand{CommandId: 1, ResponseRequired: true},
+		ConnectionId: &wire.ConnectionId{Value: "ID:fuzz-1"}, ClientId: p.Pick("fuzz-a", "fuzz-b")})
+	tc := &conntest.Conn{}
+	s := srv.Handler(tc)
+	s.OnData(in)
+	for n := 0; n < 32 && p.More() && !tc.Closed(); n++ {
+		cmd := buildOpenWireCommand(p, int32(2+n))
+		b, err := enc.Append(nil, cmd)
+		if err != nil {
+			continue // the encoder refuses what it cannot write (an over-long string)
+		}
+		b = p.Damage(b)
+		cut := p.Intn(len(b) + 1)
+		if s.OnData(b[:cut]) != nil || s.OnData(b[cut:]) != nil {
+			break
+		}
+	}
+	if !p.Damaged && !tc.Closed() {
+		b, _ := enc.Append(nil, &wire.KeepAliveInfo{BaseCommand: wire.BaseCommand{CommandId: owProbeID, ResponseRequired: true}})
+		s.OnData(b)
+		if !tc.Await(5*time.Second, func(out []byte, closed bool) bool {
+			return closed || answersProbe(out, format)
+		}) {
+			t.Fatalf("no answer to KeepAliveInfo %d and no close within 5 s", owProbeID)
+		}
+	}
+	s.OnClose(nil)
+	if st := e.Stats(message.QueueDest("q")); st.ConsumerCount != 0 {
+		t.Fatalf("a closed session left %d consumers on queue q", st.ConsumerCount)
+	}
+	if err := conntest.ServesEvery(e, 5*time.Second); err != nil {
+		t.Fatalf("the engine stopped serving after the input: %v", err)
+	}
+	e.Purge(message.QueueDest("q"))
 }
 
 // answersProbe reports whether the server's output holds the answer to the

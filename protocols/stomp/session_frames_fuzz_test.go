@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"wharf/engine"
 	"wharf/protocols/internal/conntest"
 	"wharf/protocols/internal/fuzzprog"
 )
@@ -60,41 +61,55 @@ var stompProbes atomic.Uint64
 func FuzzSTOMPSessionFrames(f *testing.F) {
 	e := conntest.Engine(f)
 	srv := NewServer(e, DefaultOptions())
-	const connect = "CONNECT\naccept-version:1.0,1.1,1.2\nhost:x\n\n\x00"
 	f.Add([]byte{})
 	// SUBSCRIBE client-individual to /queue/q, SEND to it, ACK what came.
 	f.Add([]byte{0, 1 << 3, 3, 1 << 3, 0, 0 << 3, 0, 2, 2 << 3, 0, 0, 0, 0 << 3, 0, 2, 0 << 3, 0, 3, 4, 'b', 'o', 'd', 'y', 0, 3 << 3, 0, 0, 0})
 	f.Add([]byte("\x05\x08\x28\x04\x30\x00\x10\x00\x00\x00\x05\x00\x30\x08\x00\x00\x00"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		p := fuzzprog.New(data)
-		tc := &conntest.Conn{}
-		s := srv.Handler(tc)
-		s.OnData([]byte(connect))
-		for n := 0; n < 32 && p.More() && !tc.Closed(); n++ {
-			frame := p.Damage(buildSTOMPFrame(p, tc.Written()))
-			cut := p.Intn(len(frame) + 1)
-			if s.OnData(frame[:cut]) != nil || s.OnData(frame[cut:]) != nil {
-				break
-			}
-		}
-		if !p.Damaged && !tc.Closed() {
-			id := "probe-" + strconv.FormatUint(stompProbes.Add(1), 10)
-			s.OnData([]byte("BEGIN\ntransaction:" + id + "\nreceipt:" + id + "\n\n\x00"))
-			if !tc.Await(5*time.Second, func(out []byte, closed bool) bool {
-				return closed || bytes.Contains(out, []byte("receipt-id:"+id+"\n"))
-			}) {
-				t.Fatalf("no RECEIPT %s and no close within 5 s; the session wrote:\n%q", id, tc.Written())
-			}
-		}
-		s.OnClose(nil)
-		if st := e.Stats(queueQ); st.ConsumerCount != 0 {
-			t.Fatalf("a closed session left %d consumers on /queue/q", st.ConsumerCount)
-		}
-		if err := conntest.ServesEvery(e, 5*time.Second); err != nil {
-			t.Fatalf("the engine stopped serving after the input: %v", err)
-		}
-		e.Purge(queueQ)
+	f.Fuzz(func(t *testing.T, data []byte) { stompFramesInput(t, e, srv, data) })
+}
+
+// BenchmarkFuzzSTOMPSessionFramesCorpus runs FuzzSTOMPSessionFrames' body
+// over its seed and cached corpus (ns/input: what an execution costs).
+func BenchmarkFuzzSTOMPSessionFramesCorpus(b *testing.B) {
+	e := conntest.Engine(b)
+	srv := NewServer(e, DefaultOptions())
+	fuzzprog.Replay(b, "wharf/protocols/stomp", "FuzzSTOMPSessionFrames", func(tb testing.TB, v []any) {
+		stompFramesInput(tb, e, srv, v[0].([]byte))
 	})
+}
+
+const stompFramesConnect = "CONNECT\naccept-version:1.0,1.1,1.2\nhost:x\n\n\x00"
+
+// stompFramesInput is one input of FuzzSTOMPSessionFrames.
+func stompFramesInput(t testing.TB, e *engine.Engine, srv *Server, data []byte) {
+	p := fuzzprog.New(data)
+	tc := &conntest.Conn{}
+	s := srv.Handler(tc)
+	s.OnData([]byte(stompFramesConnect))
+	for n := 0; n < 32 && p.More() && !tc.Closed(); n++ {
+		frame := p.Damage(buildSTOMPFrame(p, tc.Written()))
+		cut := p.Intn(len(frame) + 1)
+		if s.OnData(frame[:cut]) != nil || s.OnData(frame[cut:]) != nil {
+			break
+		}
+	}
+	if !p.Damaged && !tc.Closed() {
+		id := "probe-" + strconv.FormatUint(stompProbes.Add(1), 10)
+		s.OnData([]byte("BEGIN\ntransaction:" + id + "\nreceipt:" + id + "\n\n\x00"))
+		if !tc.Await(5*time.Second, func(out []byte, closed bool) bool {
+			return closed || bytes.Contains(out, []byte("receipt-id:"+id+"\n"))
+		}) {
+			t.Fatalf("no RECEIPT %s and no close within 5 s; the session wrote:\n%q", id, tc.Written())
+		}
+	}
+	s.OnClose(nil)
+	if st := e.Stats(queueQ); st.ConsumerCount != 0 {
+		t.Fatalf("a closed session left %d consumers on /queue/q", st.ConsumerCount)
+	}
+	if err := conntest.ServesEvery(e, 5*time.Second); err != nil {
+		t.Fatalf("the engine stopped serving after the input: %v", err)
+	}
+	e.Purge(queueQ)
 }
 
 // buildSTOMPFrame builds one frame from p's choices; out is what the
