@@ -3,6 +3,7 @@ package amqp
 import (
 	"testing"
 
+	"wharf/engine"
 	"wharf/protocols/amqp/wire"
 	"wharf/protocols/internal/conntest"
 	"wharf/protocols/internal/fuzzprog"
@@ -38,20 +39,21 @@ func FuzzAMQPConnection(f *testing.F) {
 		seed = append(seed, b...)
 	}
 	f.Add(seed, uint8(40))
-	f.Fuzz(func(t *testing.T, data []byte, split uint8) { amqpConnectionInput(srv, data, split) })
+	f.Fuzz(func(t *testing.T, data []byte, split uint8) { amqpConnectionInput(t, e, srv, data, split) })
 }
 
 // BenchmarkFuzzAMQPConnectionCorpus runs FuzzAMQPConnection's body over its
 // seed and cached corpus (ns/input: what an execution costs).
 func BenchmarkFuzzAMQPConnectionCorpus(b *testing.B) {
-	srv := NewServer(conntest.Engine(b), DefaultOptions())
+	e := conntest.Engine(b)
+	srv := NewServer(e, DefaultOptions())
 	fuzzprog.Replay(b, "wharf/protocols/amqp", "FuzzAMQPConnection", func(tb testing.TB, v []any) {
-		amqpConnectionInput(srv, v[0].([]byte), v[1].(byte))
+		amqpConnectionInput(tb, e, srv, v[0].([]byte), v[1].(byte))
 	})
 }
 
 // amqpConnectionInput is one input of FuzzAMQPConnection.
-func amqpConnectionInput(srv *Server, data []byte, split uint8) {
+func amqpConnectionInput(t testing.TB, e *engine.Engine, srv *Server, data []byte, split uint8) {
 	tc := &conntest.Conn{}
 	c := srv.Handler(tc)
 	in := append(append([]byte(nil), amqpFuzzPrefix...), data...)
@@ -59,6 +61,9 @@ func amqpConnectionInput(srv *Server, data []byte, split uint8) {
 	c.OnData(in[:cut])
 	c.OnData(in[cut:])
 	c.OnClose(nil)
+	if err := conntest.Tidy(e); err != nil {
+		t.Fatalf("tidying the engine after the input: %v", err)
+	}
 }
 
 // TestAMQPConnectionFuzzPrefix checks that the fuzz target's prefix opens

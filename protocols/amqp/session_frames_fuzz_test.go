@@ -76,17 +76,19 @@ func amqpFramesInput(t testing.TB, e *engine.Engine, srv *Server, data []byte) {
 	}
 	if !p.Damaged && !tc.Closed() {
 		c.OnData(wire.AppendFrame(nil, amqpProbeChannel, &wire.Begin{NextOutgoingID: 1, IncomingWindow: 10, OutgoingWindow: 10}, nil))
-		if !tc.Await(5*time.Second, func(out []byte, closed bool) bool {
+		if !tc.Await(conntest.ProbeWait, func(out []byte, closed bool) bool {
 			return closed || answersBegin(out, amqpProbeChannel)
 		}) {
-			t.Fatalf("no Begin answering channel %d and no close within 5 s", amqpProbeChannel)
+			t.Fatalf("no Begin answering channel %d and no close within %v", amqpProbeChannel, conntest.ProbeWait)
 		}
 	}
 	c.OnClose(nil)
-	if err := conntest.ServesEvery(e, 5*time.Second); err != nil {
+	if err := conntest.ServesEvery(e, conntest.ProbeWait); err != nil {
 		t.Fatalf("the engine stopped serving after the input: %v", err)
 	}
-	e.Purge(queueQ)
+	if err := conntest.Tidy(e); err != nil {
+		t.Fatalf("tidying the engine after the input: %v", err)
+	}
 }
 
 // answersBegin reports whether the server's output holds a Begin whose

@@ -58,4 +58,7 @@ func mqttSessionInput(t testing.TB, e *engine.Engine, srv *Server, v byte, data 
 	if ids := e.DurableSubs("fuzz"); len(ids) != 0 {
 		t.Fatalf("a clean session left durable subscriptions %v", ids)
 	}
+	if err := conntest.Tidy(e); err != nil {
+		t.Fatalf("tidying the engine after the input: %v", err)
+	}
 }

@@ -3,7 +3,6 @@ package mqtt
 import (
 	"bytes"
 	"testing"
-	"time"
 
 	"wharf/engine"
 	"wharf/protocols/internal/conntest"
@@ -70,10 +69,10 @@ func mqttPacketsInput(t testing.TB, e *engine.Engine, srv *Server, data []byte) 
 	if !p.Damaged && !tc.Closed() {
 		from := len(tc.Written())
 		s.OnData([]byte{0xc0, 0})
-		if !tc.Await(5*time.Second, func(out []byte, closed bool) bool {
+		if !tc.Await(conntest.ProbeWait, func(out []byte, closed bool) bool {
 			return closed || bytes.Contains(out[from:], []byte{0xd0, 0})
 		}) {
-			t.Fatalf("no PINGRESP and no close within 5 s; the session wrote:\n%x", tc.Written())
+			t.Fatalf("no PINGRESP and no close within %v; the session wrote:\n%x", conntest.ProbeWait, tc.Written())
 		}
 	}
 	s.OnClose(nil)
@@ -91,8 +90,11 @@ func mqttPacketsInput(t testing.TB, e *engine.Engine, srv *Server, data []byte) 
 		s.OnData(wire.AppendPacket(nil, &wire.Packet{Type: wire.DISCONNECT}, wire.Version311))
 		s.OnClose(nil)
 	}
-	if err := conntest.ServesEvery(e, 5*time.Second); err != nil {
+	if err := conntest.ServesEvery(e, conntest.ProbeWait); err != nil {
 		t.Fatalf("the engine stopped serving after the input: %v", err)
+	}
+	if err := conntest.Tidy(e); err != nil {
+		t.Fatalf("tidying the engine after the input: %v", err)
 	}
 }
 

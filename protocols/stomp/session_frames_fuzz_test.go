@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"wharf/engine"
 	"wharf/protocols/internal/conntest"
@@ -87,7 +86,7 @@ func stompFramesInput(t testing.TB, e *engine.Engine, srv *Server, data []byte) 
 	s := srv.Handler(tc)
 	s.OnData([]byte(stompFramesConnect))
 	for n := 0; n < 32 && p.More() && !tc.Closed(); n++ {
-		frame := p.Damage(buildSTOMPFrame(p, tc.Written()))
+		frame := p.Damage(buildSTOMPFrame(p, tc))
 		cut := p.Intn(len(frame) + 1)
 		if s.OnData(frame[:cut]) != nil || s.OnData(frame[cut:]) != nil {
 			break
@@ -96,32 +95,36 @@ func stompFramesInput(t testing.TB, e *engine.Engine, srv *Server, data []byte) 
 	if !p.Damaged && !tc.Closed() {
 		id := "probe-" + strconv.FormatUint(stompProbes.Add(1), 10)
 		s.OnData([]byte("BEGIN\ntransaction:" + id + "\nreceipt:" + id + "\n\n\x00"))
-		if !tc.Await(5*time.Second, func(out []byte, closed bool) bool {
+		if !tc.Await(conntest.ProbeWait, func(out []byte, closed bool) bool {
 			return closed || bytes.Contains(out, []byte("receipt-id:"+id+"\n"))
 		}) {
-			t.Fatalf("no RECEIPT %s and no close within 5 s; the session wrote:\n%q", id, tc.Written())
+			t.Fatalf("no RECEIPT %s and no close within %v; the session wrote:\n%q", id, conntest.ProbeWait, tc.Written())
 		}
 	}
 	s.OnClose(nil)
 	if st := e.Stats(queueQ); st.ConsumerCount != 0 {
 		t.Fatalf("a closed session left %d consumers on /queue/q", st.ConsumerCount)
 	}
-	if err := conntest.ServesEvery(e, 5*time.Second); err != nil {
+	if err := conntest.ServesEvery(e, conntest.ProbeWait); err != nil {
 		t.Fatalf("the engine stopped serving after the input: %v", err)
 	}
-	e.Purge(queueQ)
+	if err := conntest.Tidy(e); err != nil {
+		t.Fatalf("tidying the engine after the input: %v", err)
+	}
 }
 
-// buildSTOMPFrame builds one frame from p's choices; out is what the
-// session wrote so far, where ACK and NACK find ack ids.
-func buildSTOMPFrame(p *fuzzprog.Prog, out []byte) []byte {
+// buildSTOMPFrame builds one frame from p's choices; tc holds what the
+// session wrote so far, where ACK and NACK find ack ids (read only then:
+// copying the output for every frame was a fifth of what the target
+// allocated).
+func buildSTOMPFrame(p *fuzzprog.Prog, tc *conntest.Conn) []byte {
 	cmd := p.Pick(stompCommands...)
 	b := append([]byte(cmd), '\n')
 	for n := p.Intn(7); n > 0; n-- {
 		h := stompHeaderValues[p.Intn(len(stompHeaderValues))]
 		v := p.Pick(h.values...)
 		if (cmd == "ACK" || cmd == "NACK") && h.name == "id" {
-			v = pickAckID(p, out)
+			v = pickAckID(p, tc.Written())
 		}
 		b = append(append(append(append(b, h.name...), ':'), v...), '\n')
 	}

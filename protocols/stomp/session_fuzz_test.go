@@ -53,6 +53,9 @@ func stompSessionInput(t testing.TB, e *engine.Engine, srv *Server, data []byte,
 	if st := e.Stats(queueQ); st.ConsumerCount != 0 {
 		t.Fatalf("a closed session left %d consumers on /queue/q", st.ConsumerCount)
 	}
+	if err := conntest.Tidy(e); err != nil {
+		t.Fatalf("tidying the engine after the input: %v", err)
+	}
 }
 
 var queueQ = message.QueueDest("q")

@@ -59,6 +59,14 @@ func Serves(e *engine.Engine, d time.Duration) error {
 	}
 }
 
+// ProbeWait is how long a fuzz target waits for the answer to a probe:
+// the one it sends its session after the input, and Serves' message. Two
+// of them stay under the 10 s after which the fuzz worker's watchdog
+// kills a call as "deadlocked!" (internal/fuzz), so that an answer that
+// never comes fails with the target's own message, naming what was not
+// answered, instead of as a hung worker with no message at all.
+const ProbeWait = 4 * time.Second
+
 // ServeCheckEvery is how often ServesEvery checks: every 32nd call. A
 // check costs a connection, a subscription, a send and a receive, several
 // times what a fuzz input costs.

@@ -117,8 +117,14 @@ func parseByte(arg string) (byte, error) {
 
 // CacheDir is the coordinator's cached corpus of target in package pkg
 // (an import path such as "wharf/protocols/stomp"): $(go env
-// GOCACHE)/fuzz/<pkg>/<target>, or "" when go env cannot say.
+// GOCACHE)/fuzz/<pkg>/<target>, or "" when go env cannot say. When
+// WHARF_FUZZ_CORPUS is set it is $WHARF_FUZZ_CORPUS/<target> instead: a
+// copy of the corpus that stays the same while fuzzing grows the cache,
+// for comparing two builds on the same inputs.
 func CacheDir(pkg, target string) string {
+	if dir := os.Getenv("WHARF_FUZZ_CORPUS"); dir != "" {
+		return filepath.Join(dir, target)
+	}
 	out, err := exec.Command("go", "env", "GOCACHE").Output()
 	if err != nil {
 		return ""
