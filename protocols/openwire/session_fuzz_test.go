@@ -35,8 +35,9 @@ const owProbeID = 1 << 30
 // bytes, and feeds each in two pieces. Invariants: no panic; unless a
 // command was damaged, a KeepAliveInfo asking for a response after them is
 // answered or the session has ended; no consumer is left on queue q after
-// the close; and the engine still serves a fresh client (checked
-// after every conntest.ServeCheckEvery inputs of a worker).
+// the close; and the engine still serves a fresh client
+// (checked after every seed input, and after one fuzzed input in
+// conntest.ServeCheckEvery).
 func FuzzOpenWireSessionCommands(f *testing.F) {
 	e := conntest.Engine(f)
 	srv, err := NewServer(e, DefaultOptions())
@@ -143,7 +144,7 @@ func openwireCommandsInput(t testing.TB, e *engine.Engine, srv *Server, hs *owHa
 	if st := e.Stats(message.QueueDest("q")); st.ConsumerCount != 0 {
 		t.Fatalf("a closed session left %d consumers on queue q", st.ConsumerCount)
 	}
-	if err := conntest.ServesEvery(e, conntest.ProbeWait); err != nil {
+	if err := conntest.ServesAfter(e, conntest.ProbeWait, data); err != nil {
 		t.Fatalf("the engine stopped serving after the input: %v", err)
 	}
 	if err := conntest.Tidy(e); err != nil {

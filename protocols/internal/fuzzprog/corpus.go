@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"wharf/protocols/internal/conntest"
 )
 
 // Entry is one corpus input: the values of its lines, each a []byte or a
@@ -144,6 +146,7 @@ func Replay(b *testing.B, pkg, target string, body func(tb testing.TB, vals []an
 	if len(entries) == 0 {
 		b.Skipf("no corpus for %s", target)
 	}
+	conntest.SampleAsFuzzing()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, en := range entries {
