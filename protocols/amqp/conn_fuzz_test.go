@@ -3,8 +3,10 @@ package amqp
 import (
 	"testing"
 
+	"wharf/engine"
 	"wharf/protocols/amqp/wire"
 	"wharf/protocols/internal/conntest"
+	"wharf/protocols/internal/fuzzprog"
 )
 
 // FuzzAMQPConnection feeds arbitrary frames, split in two, to a connection
@@ -13,13 +15,6 @@ import (
 func FuzzAMQPConnection(f *testing.F) {
 	e := conntest.Engine(f)
 	srv := NewServer(e, DefaultOptions())
-	var prefix []byte
-	prefix = append(prefix, wire.HeaderSASL...)
-	prefix = wire.AppendSASLFrame(prefix, &wire.SASLInit{Mechanism: "ANONYMOUS"})
-	prefix = append(prefix, wire.HeaderAMQP...)
-	prefix = wire.AppendFrame(prefix, 0, wire.NewOpen("fuzz"), nil)
-	prefix = wire.AppendFrame(prefix, 0, &wire.Begin{NextOutgoingID: 1, IncomingWindow: 100, OutgoingWindow: 100, HandleMax: 10}, nil)
-
 	frame := func(p wire.Performative, payload []byte) []byte { return wire.AppendFrame(nil, 0, p, payload) }
 	snd := wire.NewAttach("s", 0, wire.RoleSender)
 	snd.Source, snd.Target = &wire.Source{}, &wire.Target{Address: "queue://q"}
@@ -44,15 +39,31 @@ func FuzzAMQPConnection(f *testing.F) {
 		seed = append(seed, b...)
 	}
 	f.Add(seed, uint8(40))
-	f.Fuzz(func(t *testing.T, data []byte, split uint8) {
-		tc := &conntest.Conn{}
-		c := srv.Handler(tc)
-		in := append(append([]byte(nil), prefix...), data...)
-		cut := min(len(prefix)+int(split), len(in))
-		c.OnData(in[:cut])
-		c.OnData(in[cut:])
-		c.OnClose(nil)
+	f.Fuzz(func(t *testing.T, data []byte, split uint8) { amqpConnectionInput(t, e, srv, data, split) })
+}
+
+// BenchmarkFuzzAMQPConnectionCorpus runs FuzzAMQPConnection's body over its
+// seed and cached corpus (ns/input: what an execution costs).
+func BenchmarkFuzzAMQPConnectionCorpus(b *testing.B) {
+	e := conntest.Engine(b)
+	srv := NewServer(e, DefaultOptions())
+	fuzzprog.Replay(b, "wharf/protocols/amqp", "FuzzAMQPConnection", func(tb testing.TB, v []any) {
+		amqpConnectionInput(tb, e, srv, v[0].([]byte), v[1].(byte))
 	})
+}
+
+// amqpConnectionInput is one input of FuzzAMQPConnection.
+func amqpConnectionInput(t testing.TB, e *engine.Engine, srv *Server, data []byte, split uint8) {
+	tc := &conntest.Conn{}
+	c := srv.Handler(tc)
+	in := append(append([]byte(nil), amqpFuzzPrefix...), data...)
+	cut := min(len(amqpFuzzPrefix)+int(split), len(in))
+	c.OnData(in[:cut])
+	c.OnData(in[cut:])
+	c.OnClose(nil)
+	if err := conntest.Tidy(e); err != nil {
+		t.Fatalf("tidying the engine after the input: %v", err)
+	}
 }
 
 // TestAMQPConnectionFuzzPrefix checks that the fuzz target's prefix opens

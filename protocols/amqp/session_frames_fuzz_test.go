@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"wharf/engine"
 	"wharf/engine/message"
 	"wharf/protocols/amqp/wire"
 	"wharf/protocols/internal/conntest"
@@ -27,47 +28,68 @@ const amqpProbeChannel = 9
 // 0 to 2, close — damages some of their bytes and feeds each in two
 // pieces. Invariants: no panic; unless a frame was damaged, a Begin on a
 // fresh channel after them is answered, or the connection has ended; and
-// the engine still serves a fresh client (checked after every
-// conntest.ServeCheckEvery inputs of a worker).
+// the engine still serves a fresh client
+// (checked after every seed input, and after one fuzzed input in
+// conntest.ServeCheckEvery).
 func FuzzAMQPSessionFrames(f *testing.F) {
 	e := conntest.Engine(f)
 	srv := NewServer(e, DefaultOptions())
+	f.Add([]byte{})
+	// Attach a receiver and give it credit, attach a sender and transfer.
+	f.Add([]byte{0, 0, 1, 0, 0, 0, 2, 1, 0, 10, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 4, 'x', 0, 0})
+	f.Add([]byte{0, 0, 2, 0, 0, 0, 3, 2, 0, 0, 1, 0, 0, 0, 6, 2, 0, 0})
+	f.Fuzz(func(t *testing.T, data []byte) { amqpFramesInput(t, e, srv, data) })
+}
+
+// BenchmarkFuzzAMQPSessionFramesCorpus runs FuzzAMQPSessionFrames' body
+// over its seed and cached corpus (ns/input: what an execution costs).
+func BenchmarkFuzzAMQPSessionFramesCorpus(b *testing.B) {
+	e := conntest.Engine(b)
+	srv := NewServer(e, DefaultOptions())
+	fuzzprog.Replay(b, "wharf/protocols/amqp", "FuzzAMQPSessionFrames", func(tb testing.TB, v []any) {
+		amqpFramesInput(tb, e, srv, v[0].([]byte))
+	})
+}
+
+// amqpFuzzPrefix is SASL ANONYMOUS, Open and Begin on channel 0: what the
+// AMQP fuzz targets put before their input.
+var amqpFuzzPrefix = func() []byte {
 	var prefix []byte
 	prefix = append(prefix, wire.HeaderSASL...)
 	prefix = wire.AppendSASLFrame(prefix, &wire.SASLInit{Mechanism: "ANONYMOUS"})
 	prefix = append(prefix, wire.HeaderAMQP...)
 	prefix = wire.AppendFrame(prefix, 0, wire.NewOpen("fuzz"), nil)
-	prefix = wire.AppendFrame(prefix, 0, &wire.Begin{NextOutgoingID: 1, IncomingWindow: 100, OutgoingWindow: 100, HandleMax: 10}, nil)
-	f.Add([]byte{})
-	// Attach a receiver and give it credit, attach a sender and transfer.
-	f.Add([]byte{0, 0, 1, 0, 0, 0, 2, 1, 0, 10, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 4, 'x', 0, 0})
-	f.Add([]byte{0, 0, 2, 0, 0, 0, 3, 2, 0, 0, 1, 0, 0, 0, 6, 2, 0, 0})
-	f.Fuzz(func(t *testing.T, data []byte) {
-		p := fuzzprog.New(data)
-		tc := &conntest.Conn{}
-		c := srv.Handler(tc)
-		c.OnData(prefix)
-		for n := 0; n < 32 && p.More() && !tc.Closed(); n++ {
-			fr := p.Damage(buildAMQPFrame(p))
-			cut := p.Intn(len(fr) + 1)
-			if c.OnData(fr[:cut]) != nil || c.OnData(fr[cut:]) != nil {
-				break
-			}
+	return wire.AppendFrame(prefix, 0, &wire.Begin{NextOutgoingID: 1, IncomingWindow: 100, OutgoingWindow: 100, HandleMax: 10}, nil)
+}()
+
+// amqpFramesInput is one input of FuzzAMQPSessionFrames.
+func amqpFramesInput(t testing.TB, e *engine.Engine, srv *Server, data []byte) {
+	p := fuzzprog.New(data)
+	tc := &conntest.Conn{}
+	c := srv.Handler(tc)
+	c.OnData(amqpFuzzPrefix)
+	for n := 0; n < 32 && p.More() && !tc.Closed(); n++ {
+		fr := p.Damage(buildAMQPFrame(p))
+		cut := p.Intn(len(fr) + 1)
+		if c.OnData(fr[:cut]) != nil || c.OnData(fr[cut:]) != nil {
+			break
 		}
-		if !p.Damaged && !tc.Closed() {
-			c.OnData(wire.AppendFrame(nil, amqpProbeChannel, &wire.Begin{NextOutgoingID: 1, IncomingWindow: 10, OutgoingWindow: 10}, nil))
-			if !tc.Await(5*time.Second, func(out []byte, closed bool) bool {
-				return closed || answersBegin(out, amqpProbeChannel)
-			}) {
-				t.Fatalf("no Begin answering channel %d and no close within 5 s", amqpProbeChannel)
-			}
+	}
+	if !p.Damaged && !tc.Closed() {
+		c.OnData(wire.AppendFrame(nil, amqpProbeChannel, &wire.Begin{NextOutgoingID: 1, IncomingWindow: 10, OutgoingWindow: 10}, nil))
+		if !tc.Await(conntest.ProbeWait, func(out []byte, closed bool) bool {
+			return closed || answersBegin(out, amqpProbeChannel)
+		}) {
+			t.Fatalf("no Begin answering channel %d and no close within %v", amqpProbeChannel, conntest.ProbeWait)
 		}
-		c.OnClose(nil)
-		if err := conntest.ServesEvery(e, 5*time.Second); err != nil {
-			t.Fatalf("the engine stopped serving after the input: %v", err)
-		}
-		e.Purge(queueQ)
-	})
+	}
+	c.OnClose(nil)
+	if err := conntest.ServesAfter(e, conntest.ProbeWait, data); err != nil {
+		t.Fatalf("the engine stopped serving after the input: %v", err)
+	}
+	if err := conntest.Tidy(e); err != nil {
+		t.Fatalf("tidying the engine after the input: %v", err)
+	}
 }
 
 // answersBegin reports whether the server's output holds a Begin whose

@@ -3,8 +3,8 @@ package mqtt
 import (
 	"bytes"
 	"testing"
-	"time"
 
+	"wharf/engine"
 	"wharf/protocols/internal/conntest"
 	"wharf/protocols/internal/fuzzprog"
 	"wharf/protocols/mqtt/wire"
@@ -24,62 +24,79 @@ var (
 // bytes, and feeds each in two pieces. Invariants: no panic; unless a
 // packet was damaged, a PINGREQ after them is answered with PINGRESP or the
 // session has ended; a clean session leaves no durable subscription; and
-// the engine still serves a fresh client (checked after every
-// conntest.ServeCheckEvery inputs of a worker).
+// the engine still serves a fresh client
+// (checked after every seed input, and after one fuzzed input in
+// conntest.ServeCheckEvery).
 func FuzzMQTTSessionPackets(f *testing.F) {
 	e := conntest.Engine(f)
 	srv := NewServer(e, DefaultOptions())
 	f.Add([]byte{})
 	f.Add([]byte{1, 1, 3, 0, 1, 0, 0, 2, 0, 1, 0, 0, 0, 3, 'h', 'i', 0, 0})
 	f.Add([]byte{0, 1, 2, 1, 0, 2, 0, 1, 0, 0, 2, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 3, 0, 1, 0, 0})
-	f.Fuzz(func(t *testing.T, data []byte) {
-		p := fuzzprog.New(data)
-		v := wire.Version311
-		if p.Bool() {
-			v = wire.Version5
+	f.Fuzz(func(t *testing.T, data []byte) { mqttPacketsInput(t, e, srv, data) })
+}
+
+// BenchmarkFuzzMQTTSessionPacketsCorpus runs FuzzMQTTSessionPackets' body
+// over its seed and cached corpus (ns/input: what an execution costs).
+func BenchmarkFuzzMQTTSessionPacketsCorpus(b *testing.B) {
+	e := conntest.Engine(b)
+	srv := NewServer(e, DefaultOptions())
+	fuzzprog.Replay(b, "wharf/protocols/mqtt", "FuzzMQTTSessionPackets", func(tb testing.TB, v []any) {
+		mqttPacketsInput(tb, e, srv, v[0].([]byte))
+	})
+}
+
+// mqttPacketsInput is one input of FuzzMQTTSessionPackets.
+func mqttPacketsInput(t testing.TB, e *engine.Engine, srv *Server, data []byte) {
+	p := fuzzprog.New(data)
+	v := wire.Version311
+	if p.Bool() {
+		v = wire.Version5
+	}
+	clean := !p.Bool()
+	clientID := p.Pick("fuzz-a", "fuzz-b")
+	tc := &conntest.Conn{}
+	s := srv.Handler(tc)
+	s.OnData(wire.AppendPacket(nil, &wire.Packet{Type: wire.CONNECT, Connect: &wire.Connect{
+		ProtocolName: wire.ProtocolName, ProtocolLevel: v, CleanSession: clean, ClientID: clientID,
+	}}, v))
+	for n := 0; n < 32 && p.More() && !tc.Closed(); n++ {
+		pk := p.Damage(wire.AppendPacket(nil, buildMQTTPacket(p, v), v))
+		cut := p.Intn(len(pk) + 1)
+		if s.OnData(pk[:cut]) != nil || s.OnData(pk[cut:]) != nil {
+			break
 		}
-		clean := !p.Bool()
-		clientID := p.Pick("fuzz-a", "fuzz-b")
+	}
+	if !p.Damaged && !tc.Closed() {
+		from := len(tc.Written())
+		s.OnData([]byte{0xc0, 0})
+		if !tc.Await(conntest.ProbeWait, func(out []byte, closed bool) bool {
+			return closed || bytes.Contains(out[from:], []byte{0xd0, 0})
+		}) {
+			t.Fatalf("no PINGRESP and no close within %v; the session wrote:\n%x", conntest.ProbeWait, tc.Written())
+		}
+	}
+	s.OnClose(nil)
+	if clean {
+		if ids := e.DurableSubs(clientID); len(ids) != 0 {
+			t.Fatalf("a clean session left durable subscriptions %v", ids)
+		}
+	} else {
+		// Wipe the persistent session, so that inputs stay independent.
 		tc := &conntest.Conn{}
 		s := srv.Handler(tc)
 		s.OnData(wire.AppendPacket(nil, &wire.Packet{Type: wire.CONNECT, Connect: &wire.Connect{
-			ProtocolName: wire.ProtocolName, ProtocolLevel: v, CleanSession: clean, ClientID: clientID,
-		}}, v))
-		for n := 0; n < 32 && p.More() && !tc.Closed(); n++ {
-			pk := p.Damage(wire.AppendPacket(nil, buildMQTTPacket(p, v), v))
-			cut := p.Intn(len(pk) + 1)
-			if s.OnData(pk[:cut]) != nil || s.OnData(pk[cut:]) != nil {
-				break
-			}
-		}
-		if !p.Damaged && !tc.Closed() {
-			from := len(tc.Written())
-			s.OnData([]byte{0xc0, 0})
-			if !tc.Await(5*time.Second, func(out []byte, closed bool) bool {
-				return closed || bytes.Contains(out[from:], []byte{0xd0, 0})
-			}) {
-				t.Fatalf("no PINGRESP and no close within 5 s; the session wrote:\n%x", tc.Written())
-			}
-		}
+			ProtocolName: wire.ProtocolName, ProtocolLevel: wire.Version311, CleanSession: true, ClientID: clientID,
+		}}, wire.Version311))
+		s.OnData(wire.AppendPacket(nil, &wire.Packet{Type: wire.DISCONNECT}, wire.Version311))
 		s.OnClose(nil)
-		if clean {
-			if ids := e.DurableSubs(clientID); len(ids) != 0 {
-				t.Fatalf("a clean session left durable subscriptions %v", ids)
-			}
-		} else {
-			// Wipe the persistent session, so that inputs stay independent.
-			tc := &conntest.Conn{}
-			s := srv.Handler(tc)
-			s.OnData(wire.AppendPacket(nil, &wire.Packet{Type: wire.CONNECT, Connect: &wire.Connect{
-				ProtocolName: wire.ProtocolName, ProtocolLevel: wire.Version311, CleanSession: true, ClientID: clientID,
-			}}, wire.Version311))
-			s.OnData(wire.AppendPacket(nil, &wire.Packet{Type: wire.DISCONNECT}, wire.Version311))
-			s.OnClose(nil)
-		}
-		if err := conntest.ServesEvery(e, 5*time.Second); err != nil {
-			t.Fatalf("the engine stopped serving after the input: %v", err)
-		}
-	})
+	}
+	if err := conntest.ServesAfter(e, conntest.ProbeWait, data); err != nil {
+		t.Fatalf("the engine stopped serving after the input: %v", err)
+	}
+	if err := conntest.Tidy(e); err != nil {
+		t.Fatalf("tidying the engine after the input: %v", err)
+	}
 }
 
 // buildMQTTPacket builds one client packet from p's choices.

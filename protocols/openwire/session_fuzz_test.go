@@ -1,9 +1,13 @@
 package openwire
 
 import (
+	"bytes"
+	"compress/zlib"
+	"sync"
 	"testing"
 	"time"
 
+	"wharf/engine"
 	"wharf/engine/message"
 	"wharf/protocols/internal/conntest"
 	"wharf/protocols/internal/fuzzprog"
@@ -31,8 +35,9 @@ const owProbeID = 1 << 30
 // bytes, and feeds each in two pieces. Invariants: no panic; unless a
 // command was damaged, a KeepAliveInfo asking for a response after them is
 // answered or the session has ended; no consumer is left on queue q after
-// the close; and the engine still serves a fresh client (checked
-// after every conntest.ServeCheckEvery inputs of a worker).
+// the close; and the engine still serves a fresh client
+// (checked after every seed input, and after one fuzzed input in
+// conntest.ServeCheckEvery).
 func FuzzOpenWireSessionCommands(f *testing.F) {
 	e := conntest.Engine(f)
 	srv, err := NewServer(e, DefaultOptions())
@@ -43,56 +48,108 @@ func FuzzOpenWireSessionCommands(f *testing.F) {
 	// Session, consumer on queue q, producer, message, standard ack.
 	f.Add([]byte{1, 0, 0, 0, 1, 0, 0, 2, 0, 0, 10, 0, 0, 0, 0, 0, 3, 0, 0, 4, 0, 0, 1, 0, 3, 'h', 'i', 0, 5, 0, 0, 2, 0})
 	f.Add([]byte{0, 1, 0, 6, 0, 0, 4, 0, 1, 0, 6, 2, 0, 6, 4, 0, 9, 0})
-	f.Fuzz(func(t *testing.T, data []byte) {
-		p := fuzzprog.New(data)
+	hs := newOWHandshakes(f, srv)
+	f.Fuzz(func(t *testing.T, data []byte) { openwireCommandsInput(t, e, srv, hs, data) })
+}
+
+// BenchmarkFuzzOpenWireSessionCommandsCorpus runs
+// FuzzOpenWireSessionCommands' body over its seed and cached corpus
+// (ns/input: what an execution costs).
+func BenchmarkFuzzOpenWireSessionCommandsCorpus(b *testing.B) {
+	e := conntest.Engine(b)
+	srv, err := NewServer(e, DefaultOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := newOWHandshakes(b, srv)
+	fuzzprog.Replay(b, "wharf/protocols/openwire", "FuzzOpenWireSessionCommands", func(tb testing.TB, v []any) {
+		openwireCommandsInput(tb, e, srv, hs, v[0].([]byte))
+	})
+}
+
+// owHandshake is one encoding the OpenWire fuzz target picks: the
+// WireFormatInfo it sends, encoded, and the format both sides then use.
+type owHandshake struct {
+	wfi    []byte
+	format wire.Format
+}
+
+// owHandshakes holds the four encodings, indexed tight*2+cache, built
+// once: building the WireFormatInfo and negotiating for every input was a
+// tenth of what the target spent.
+type owHandshakes [4]owHandshake
+
+func newOWHandshakes(tb testing.TB, srv *Server) *owHandshakes {
+	var hs owHandshakes
+	for i := range hs {
 		opts := wire.DefaultOptions()
-		opts.TightEncodingEnabled, opts.CacheEnabled = p.Bool(), p.Bool()
+		opts.TightEncodingEnabled, opts.CacheEnabled = i&2 != 0, i&1 != 0
 		format, err := wire.Negotiate(opts, srv.opts.Local)
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
-		enc := wire.NewEncoder(wire.InitialFormat(wire.MaxVersion))
 		wfi, err := wire.NewWireFormatInfo(opts)
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
-		in, _ := enc.Append(nil, wfi)
-		enc.SetFormat(format)
-		in, _ = enc.Append(in, &wire.ConnectionInfo{BaseCommand: wire.BaseCommand{CommandId: 1, ResponseRequired: true},
-			ConnectionId: &wire.ConnectionId{Value: "ID:fuzz-1"}, ClientId: p.Pick("fuzz-a", "fuzz-b")})
-		tc := &conntest.Conn{}
-		s := srv.Handler(tc)
-		s.OnData(in)
-		for n := 0; n < 32 && p.More() && !tc.Closed(); n++ {
-			cmd := buildOpenWireCommand(p, int32(2+n))
-			b, err := enc.Append(nil, cmd)
-			if err != nil {
-				continue // the encoder refuses what it cannot write (an over-long string)
-			}
-			b = p.Damage(b)
-			cut := p.Intn(len(b) + 1)
-			if s.OnData(b[:cut]) != nil || s.OnData(b[cut:]) != nil {
-				break
-			}
+		b, err := wire.NewEncoder(wire.InitialFormat(wire.MaxVersion)).Append(nil, wfi)
+		if err != nil {
+			tb.Fatal(err)
 		}
-		if !p.Damaged && !tc.Closed() {
-			b, _ := enc.Append(nil, &wire.KeepAliveInfo{BaseCommand: wire.BaseCommand{CommandId: owProbeID, ResponseRequired: true}})
-			s.OnData(b)
-			if !tc.Await(5*time.Second, func(out []byte, closed bool) bool {
-				return closed || answersProbe(out, format)
-			}) {
-				t.Fatalf("no answer to KeepAliveInfo %d and no close within 5 s", owProbeID)
-			}
+		hs[i] = owHandshake{wfi: b, format: format}
+	}
+	return &hs
+}
+
+// openwireCommandsInput is one input of FuzzOpenWireSessionCommands.
+func openwireCommandsInput(t testing.TB, e *engine.Engine, srv *Server, hs *owHandshakes, data []byte) {
+	p := fuzzprog.New(data)
+	i := 0
+	if p.Bool() { // TightEncodingEnabled
+		i |= 2
+	}
+	if p.Bool() { // CacheEnabled
+		i |= 1
+	}
+	format := hs[i].format
+	enc := wire.NewEncoder(format)
+	in := append([]byte(nil), hs[i].wfi...)
+	in, _ = enc.Append(in, &wire.ConnectionInfo{BaseCommand: wire.BaseCommand{CommandId: 1, ResponseRequired: true},
+		ConnectionId: &wire.ConnectionId{Value: "ID:fuzz-1"}, ClientId: p.Pick("fuzz-a", "fuzz-b")})
+	tc := &conntest.Conn{}
+	s := srv.Handler(tc)
+	s.OnData(in)
+	for n := 0; n < 32 && p.More() && !tc.Closed(); n++ {
+		cmd := buildOpenWireCommand(p, int32(2+n))
+		b, err := enc.Append(nil, cmd)
+		if err != nil {
+			continue // the encoder refuses what it cannot write (an over-long string)
 		}
-		s.OnClose(nil)
-		if st := e.Stats(message.QueueDest("q")); st.ConsumerCount != 0 {
-			t.Fatalf("a closed session left %d consumers on queue q", st.ConsumerCount)
+		b = p.Damage(b)
+		cut := p.Intn(len(b) + 1)
+		if s.OnData(b[:cut]) != nil || s.OnData(b[cut:]) != nil {
+			break
 		}
-		if err := conntest.ServesEvery(e, 5*time.Second); err != nil {
-			t.Fatalf("the engine stopped serving after the input: %v", err)
+	}
+	if !p.Damaged && !tc.Closed() {
+		b, _ := enc.Append(nil, &wire.KeepAliveInfo{BaseCommand: wire.BaseCommand{CommandId: owProbeID, ResponseRequired: true}})
+		s.OnData(b)
+		if !tc.Await(conntest.ProbeWait, func(out []byte, closed bool) bool {
+			return closed || answersProbe(out, format)
+		}) {
+			t.Fatalf("no answer to KeepAliveInfo %d and no close within %v", owProbeID, conntest.ProbeWait)
 		}
-		e.Purge(message.QueueDest("q"))
-	})
+	}
+	s.OnClose(nil)
+	if st := e.Stats(message.QueueDest("q")); st.ConsumerCount != 0 {
+		t.Fatalf("a closed session left %d consumers on queue q", st.ConsumerCount)
+	}
+	if err := conntest.ServesAfter(e, conntest.ProbeWait, data); err != nil {
+		t.Fatalf("the engine stopped serving after the input: %v", err)
+	}
+	if err := conntest.Tidy(e); err != nil {
+		t.Fatalf("tidying the engine after the input: %v", err)
+	}
 }
 
 // answersProbe reports whether the server's output holds the answer to the
@@ -122,6 +179,27 @@ func answersProbe(out []byte, f wire.Format) bool {
 			return true
 		}
 	}
+}
+
+var owZlib struct {
+	sync.Mutex
+	w *zlib.Writer
+}
+
+// owDeflate is b compressed as OpenWire compresses a body (zlib, default
+// level), with one zlib writer reused.
+func owDeflate(b []byte) []byte {
+	owZlib.Lock()
+	defer owZlib.Unlock()
+	var buf bytes.Buffer
+	if owZlib.w == nil {
+		owZlib.w = zlib.NewWriter(&buf)
+	} else {
+		owZlib.w.Reset(&buf)
+	}
+	owZlib.w.Write(b) // writes to a bytes.Buffer cannot fail
+	owZlib.w.Close()
+	return buf.Bytes()
 }
 
 // buildOpenWireCommand builds one command from p's choices; id is its
@@ -174,7 +252,15 @@ func buildOpenWireCommand(p *fuzzprog.Prog, id int32) wire.Command {
 		m.Kind = []byte{wire.TypeActiveMQTextMessage, wire.TypeActiveMQBytesMessage, wire.TypeActiveMQMapMessage,
 			wire.TypeActiveMQMessage, wire.TypeActiveMQObjectMessage, wire.TypeActiveMQStreamMessage}[p.Intn(6)]
 		if m.Kind == wire.TypeActiveMQTextMessage && p.Bool() {
-			m.SetText(string(p.Bytes(32)), p.Byte()&3 == 3)
+			text := string(p.Bytes(32))
+			if p.Byte()&3 == 3 {
+				// What m.SetText(text, true) makes, with a reused zlib
+				// writer: a new one per message was most of what the
+				// target allocated.
+				m.Compressed, m.Content = true, owDeflate(wire.AppendUTF8(nil, text))
+			} else {
+				m.SetText(text, false)
+			}
 		} else {
 			m.Content = p.Bytes(32)
 		}

@@ -3,8 +3,10 @@ package stomp
 import (
 	"testing"
 
+	"wharf/engine"
 	"wharf/engine/message"
 	"wharf/protocols/internal/conntest"
+	"wharf/protocols/internal/fuzzprog"
 )
 
 // FuzzSTOMPSession feeds arbitrary frames, split in two, to a session on a
@@ -13,7 +15,6 @@ import (
 func FuzzSTOMPSession(f *testing.F) {
 	e := conntest.Engine(f)
 	srv := NewServer(e, DefaultOptions())
-	const connect = "CONNECT\naccept-version:1.2\nhost:x\n\n\x00"
 	for _, s := range []string{
 		"SUBSCRIBE\nid:1\ndestination:/queue/q\nack:client-individual\nreceipt:r1\n\n\x00",
 		"SEND\ndestination:/queue/q\npersistent:true\n\nhello\x00",
@@ -26,18 +27,35 @@ func FuzzSTOMPSession(f *testing.F) {
 	} {
 		f.Add([]byte(s), uint8(5))
 	}
-	f.Fuzz(func(t *testing.T, data []byte, split uint8) {
-		tc := &conntest.Conn{}
-		s := srv.Handler(tc)
-		in := append([]byte(connect), data...)
-		cut := min(len(connect)+int(split), len(in))
-		s.OnData(in[:cut])
-		s.OnData(in[cut:])
-		s.OnClose(nil)
-		if st := e.Stats(queueQ); st.ConsumerCount != 0 {
-			t.Fatalf("a closed session left %d consumers on /queue/q", st.ConsumerCount)
-		}
+	f.Fuzz(func(t *testing.T, data []byte, split uint8) { stompSessionInput(t, e, srv, data, split) })
+}
+
+// BenchmarkFuzzSTOMPSessionCorpus runs FuzzSTOMPSession's body over its
+// seed and cached corpus (ns/input: what an execution costs).
+func BenchmarkFuzzSTOMPSessionCorpus(b *testing.B) {
+	e := conntest.Engine(b)
+	srv := NewServer(e, DefaultOptions())
+	fuzzprog.Replay(b, "wharf/protocols/stomp", "FuzzSTOMPSession", func(tb testing.TB, v []any) {
+		stompSessionInput(tb, e, srv, v[0].([]byte), v[1].(byte))
 	})
+}
+
+// stompSessionInput is one input of FuzzSTOMPSession.
+func stompSessionInput(t testing.TB, e *engine.Engine, srv *Server, data []byte, split uint8) {
+	const connect = "CONNECT\naccept-version:1.2\nhost:x\n\n\x00"
+	tc := &conntest.Conn{}
+	s := srv.Handler(tc)
+	in := append([]byte(connect), data...)
+	cut := min(len(connect)+int(split), len(in))
+	s.OnData(in[:cut])
+	s.OnData(in[cut:])
+	s.OnClose(nil)
+	if st := e.Stats(queueQ); st.ConsumerCount != 0 {
+		t.Fatalf("a closed session left %d consumers on /queue/q", st.ConsumerCount)
+	}
+	if err := conntest.Tidy(e); err != nil {
+		t.Fatalf("tidying the engine after the input: %v", err)
+	}
 }
 
 var queueQ = message.QueueDest("q")
