@@ -12,9 +12,17 @@
 # deadline exceeded" when the budget runs out while a worker is busy
 # (golang/go#75804): such a run wrote no input and is reported as
 # "ok (go#75804)", its executions counted.
+#
+# FUZZ_MINIMIZE_TIME (default 5s) caps how long a worker minimises each
+# input that found new coverage (go test -fuzzminimizetime; Go's default
+# is 60s). The session targets' inputs are hundreds of bytes: minimising
+# one took 30-60 s, during which the progress line says 0/sec, and a run
+# that ends meanwhile never counts those executions
+# (bench/results/2026-12-03-fuzzspeed.md).
 set -u
 GO=${GO:-go}
 execs=${FUZZ_EXECS:-10000000}
+minimize=${FUZZ_MINIMIZE_TIME:-5s}
 logs=${FUZZ_LOGS:-/tmp/wharf-fuzz-long}
 if [ -n "${FUZZ_TIME:-}" ]; then budget=$FUZZ_TIME; else budget=${execs}x; fi
 mkdir -p "$logs"
@@ -27,7 +35,7 @@ for t in "$@"; do
 	log=$logs/$name.log
 	before=$(ls "$pkg/testdata/fuzz/$name" 2>/dev/null | wc -l)
 	start=$(date +%s)
-	if $GO test -run='^$' -fuzz="^$name\$" -fuzztime="$budget" "$pkg" >"$log" 2>&1; then
+	if $GO test -run='^$' -fuzz="^$name\$" -fuzztime="$budget" -fuzzminimizetime="$minimize" "$pkg" >"$log" 2>&1; then
 		result=ok
 	else
 		after=$(ls "$pkg/testdata/fuzz/$name" 2>/dev/null | wc -l)
