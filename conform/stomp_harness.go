@@ -26,6 +26,7 @@ func dial(t *T, addr string, opts ...func(*stomp.Conn) error) *stomp.Conn {
 		stomp.ConnOpt.Host(t.STOMPHost()),
 		stomp.ConnOpt.HeartBeat(0, 0),
 		stomp.ConnOpt.Logger(stompLogger{t}),
+		stomp.ConnOpt.UnsubscribeReceiptTimeout(stompUnsubscribeWait),
 	}, opts...)
 	if t.User() != "" {
 		opts = append([]func(*stomp.Conn) error{stomp.ConnOpt.Login(t.User(), t.Password())}, opts...)
