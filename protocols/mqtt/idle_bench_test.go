@@ -4,18 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"os"
-	"runtime"
-	"runtime/pprof"
 	"syscall"
 	"testing"
 	"time"
 
 	"wharf/protocols/internal/conntest"
 	"wharf/protocols/mqtt/wire"
-	"wharf/protocols/transport"
 )
 
 // What an idle MQTT connection costs the broker's heap (issue 18): N real
@@ -32,67 +27,14 @@ import (
 // -memprofilerate 1 for every allocation). keepAlive is the CONNECT's keep-alive (s).
 func idleConns(tb testing.TB, n int, keepAlive uint16) (perConn float64, closeAll func()) {
 	tb.Helper()
-	// Both ends of every connection are in this process; Go raises the
-	// soft descriptor limit to the hard one at start.
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Cur < uint64(2*(n+200)+100) {
-		tb.Skipf("descriptor limit %d is below the %d this needs (ulimit -n)", lim.Cur, 2*(n+200)+100)
+	profile := os.Getenv("MQTT_IDLE_HEAPPROFILE")
+	if profile != "" {
+		profile = fmt.Sprintf("%s.ka%d", profile, keepAlive)
 	}
-	e := conntest.Engine(tb)
-	srv := NewServer(e, DefaultOptions())
-	l, err := transport.Listen("127.0.0.1:0", srv.Handler, transport.Options{NumEventLoop: 2, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { l.Close() })
-	port := l.Addr().(*net.TCPAddr).Port
-	var fds []int
-	closeAll = func() {
-		for _, fd := range fds {
-			syscall.Close(fd)
-		}
-		fds = nil
-		l.Close() // each benchmark iteration frees its descriptors
-	}
-	tb.Cleanup(closeAll)
-	open := func(k int) {
-		for i := 0; i < k; i++ {
-			fd, err := dialIdle(port, fmt.Sprintf("idle-%d-%d", len(fds), keepAlive), keepAlive)
-			if err != nil {
-				tb.Fatalf("connection %d: %v", len(fds), err)
-			}
-			fds = append(fds, fd)
-		}
-	}
-	// Warm up: pools, event-loop buffers and maps reach their steady
-	// size before the measured connections.
-	open(200)
-	before := heapAfterGC()
-	open(n)
-	after := heapAfterGC()
-	if f := os.Getenv("MQTT_IDLE_HEAPPROFILE"); f != "" {
-		w, err := os.Create(fmt.Sprintf("%s.ka%d", f, keepAlive))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		err = pprof.Lookup("heap").WriteTo(w, 0)
-		w.Close()
-		if err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if got := l.Conns(); got != len(fds) {
-		tb.Fatalf("listener holds %d connections, want %d", got, len(fds))
-	}
-	return float64(int64(after)-int64(before)) / float64(n), closeAll
-}
-
-func heapAfterGC() uint64 {
-	var ms runtime.MemStats
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
+	srv := NewServer(conntest.Engine(tb), DefaultOptions())
+	return conntest.IdleHeap(tb, n, srv.Handler, func(port, i int) (int, error) {
+		return dialIdle(port, fmt.Sprintf("idle-%d-%d", i, keepAlive), keepAlive)
+	}, profile)
 }
 
 // dialIdle connects a raw socket to 127.0.0.1:port, sends an MQTT 3.1.1

@@ -3,17 +3,12 @@ package openwire
 import (
 	"errors"
 	"fmt"
-	"log/slog"
-	"net"
 	"os"
-	"runtime"
-	"runtime/pprof"
 	"syscall"
 	"testing"
 
 	"wharf/protocols/internal/conntest"
 	"wharf/protocols/openwire/wire"
-	"wharf/protocols/transport"
 )
 
 // What an idle OpenWire connection costs the broker's heap (issue 18: the
@@ -30,66 +25,11 @@ import (
 // the open connections to <file>.
 func owIdleConns(tb testing.TB, n int) (perConn float64, closeAll func()) {
 	tb.Helper()
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Cur < uint64(2*(n+200)+100) {
-		tb.Skipf("descriptor limit %d is below the %d this needs (ulimit -n)", lim.Cur, 2*(n+200)+100)
-	}
-	e := conntest.Engine(tb)
-	srv, err := NewServer(e, DefaultOptions())
+	srv, err := NewServer(conntest.Engine(tb), DefaultOptions())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	l, err := transport.Listen("127.0.0.1:0", srv.Handler, transport.Options{NumEventLoop: 2, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { l.Close() })
-	port := l.Addr().(*net.TCPAddr).Port
-	var fds []int
-	closeAll = func() {
-		for _, fd := range fds {
-			syscall.Close(fd)
-		}
-		fds = nil
-		l.Close()
-	}
-	tb.Cleanup(closeAll)
-	open := func(k int) {
-		for i := 0; i < k; i++ {
-			fd, err := owDialIdle(port, len(fds))
-			if err != nil {
-				tb.Fatalf("connection %d: %v", len(fds), err)
-			}
-			fds = append(fds, fd)
-		}
-	}
-	open(200) // pools, event-loop buffers and maps reach their size
-	before := owHeapAfterGC()
-	open(n)
-	after := owHeapAfterGC()
-	if f := os.Getenv("OPENWIRE_IDLE_HEAPPROFILE"); f != "" {
-		w, err := os.Create(f)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		err = pprof.Lookup("heap").WriteTo(w, 0)
-		w.Close()
-		if err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if got := l.Conns(); got != len(fds) {
-		tb.Fatalf("listener holds %d connections, want %d", got, len(fds))
-	}
-	return float64(int64(after)-int64(before)) / float64(n), closeAll
-}
-
-func owHeapAfterGC() uint64 {
-	var ms runtime.MemStats
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
+	return conntest.IdleHeap(tb, n, srv.Handler, owDialIdle, os.Getenv("OPENWIRE_IDLE_HEAPPROFILE"))
 }
 
 // owIdleHello returns what the Go client sends to open a connection

@@ -4,15 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
 
 	"wharf/protocols/internal/conntest"
-	"wharf/protocols/transport"
 )
 
 // What an idle STOMP connection costs the broker's heap (issue 18): N real
@@ -26,53 +22,10 @@ import (
 // holds, and a function that closes them and the listener.
 func stompIdleConns(tb testing.TB, n int, hb string) (perConn float64, closeAll func()) {
 	tb.Helper()
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Cur < uint64(2*(n+200)+100) {
-		tb.Skipf("descriptor limit %d is below the %d this needs (ulimit -n)", lim.Cur, 2*(n+200)+100)
-	}
-	e := conntest.Engine(tb)
-	srv := NewServer(e, DefaultOptions())
-	l, err := transport.Listen("127.0.0.1:0", srv.Handler, transport.Options{NumEventLoop: 2, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { l.Close() })
-	port := l.Addr().(*net.TCPAddr).Port
-	var fds []int
-	closeAll = func() {
-		for _, fd := range fds {
-			syscall.Close(fd)
-		}
-		fds = nil
-		l.Close()
-	}
-	tb.Cleanup(closeAll)
-	open := func(k int) {
-		for range k {
-			fd, err := dialSTOMPIdle(port, hb)
-			if err != nil {
-				tb.Fatalf("connection %d: %v", len(fds), err)
-			}
-			fds = append(fds, fd)
-		}
-	}
-	// Warm up: pools, event-loop buffers and maps reach their steady size.
-	open(200)
-	before := stompHeapAfterGC()
-	open(n)
-	after := stompHeapAfterGC()
-	if got := l.Conns(); got != len(fds) {
-		tb.Fatalf("listener holds %d connections, want %d", got, len(fds))
-	}
-	return float64(int64(after)-int64(before)) / float64(n), closeAll
-}
-
-func stompHeapAfterGC() uint64 {
-	var ms runtime.MemStats
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
+	srv := NewServer(conntest.Engine(tb), DefaultOptions())
+	return conntest.IdleHeap(tb, n, srv.Handler, func(port, _ int) (int, error) {
+		return dialSTOMPIdle(port, hb)
+	}, "")
 }
 
 // dialSTOMPIdle connects a raw socket, sends CONNECT and reads the reply
